@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every difference between the kernels vmrapl supports lives here.  Each
+ * branch names the upstream change it follows.  Supported window: Linux 6.1
+ * up to and including 6.12 (Debian 12's kernel and its 6.12 backport).
+ */
+#ifndef _VMRAPL_COMPAT_H
+#define _VMRAPL_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/topology.h>
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0) || \
+	LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#error "vmrapl supports Linux 6.1 to 6.12; this kernel is outside that window"
+#endif
+
+/*
+ * Dies per package.  The v6.9 x86 topology rework ("x86/cpu/topology:
+ * Rename topology_max_die_per_package()") renamed the helper.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#define vr_max_dies_per_package()	topology_max_dies_per_package()
+#else
+#define vr_max_dies_per_package()	topology_max_die_per_package()
+#endif
+
+/*
+ * kvm_entry tracepoint.  Upstream "KVM: x86: Plumb "force_immediate_exit"
+ * into kvm_entry() tracepoint" (v6.9) added a second argument, in the same
+ * series that gave kvm_x86_ops.vcpu_run() a second parameter.  Both were
+ * backported to the 6.1 stable series (Debian's 6.1.0 kernels have them, with
+ * vcpu_run() taking "u64 run_flags"), so the kernel version cannot tell.
+ * Kbuild looks at vcpu_run() in asm/kvm_host.h and defines
+ * VMRAPL_KVM_ENTRY_HAS_FORCE_EXIT when it takes a second parameter.
+ */
+#ifdef VMRAPL_KVM_ENTRY_HAS_FORCE_EXIT
+#define VR_KVM_ENTRY_PROTO	void *data, struct kvm_vcpu *vcpu, \
+				bool force_immediate_exit
+#else
+#define VR_KVM_ENTRY_PROTO	void *data, struct kvm_vcpu *vcpu
+#endif
+
+#endif /* _VMRAPL_COMPAT_H */
