@@ -98,4 +98,254 @@ struct vmrapl_info {
 
 #define VMRAPL_GET_INFO		_IOR(VMRAPL_IO, 0x00, struct vmrapl_info)
 
+/* Guest register sets (vmrapl_attach.regset). */
+#define VMRAPL_REGSET_INTEL	1	/* 0x606 0x610 0x611 0x614 0x619 0x639 */
+#define VMRAPL_REGSET_AMD	2	/* 0xC0010299 0xC001029A 0xC001029B */
+
+#define VMRAPL_DEFAULT_ESU	14	/* 61 uJ, the common Intel unit */
+#define VMRAPL_MAX_VCPUS	1024
+#define VMRAPL_MAX_VPKGS	64
+
+/**
+ * struct vmrapl_attach - VMRAPL_ATTACH_VM
+ * @size: sizeof(struct vmrapl_attach) as built by userspace.
+ * @flags: zero.
+ * @kvm_fd: file descriptor of a KVM VM (from KVM_CREATE_VM).
+ * @nr_vcpus: vCPU indexes 0..nr_vcpus-1 are accounted, 1..VMRAPL_MAX_VCPUS.
+ * @regset: VMRAPL_REGSET_* matching the guest's CPUID vendor.
+ * @esu: virtual energy status unit, 1/2^esu J; 0 selects
+ *	VMRAPL_DEFAULT_ESU, else 1..31.  It does not depend on the host, so
+ *	the guest's counter keeps its scale across migration.
+ * @reserved: zero.
+ *
+ * Returns a new file descriptor (O_CLOEXEC) for the attached VM.
+ */
+struct vmrapl_attach {
+	__u32 size;
+	__u32 flags;
+	__u32 kvm_fd;
+	__u32 nr_vcpus;
+	__u32 regset;
+	__u32 esu;
+	__u64 reserved[4];
+};
+
+#define VMRAPL_ATTACH_VM	_IOW(VMRAPL_IO, 0x01, struct vmrapl_attach)
+
+/**
+ * struct vmrapl_topology - VMRAPL_VM_SET_TOPOLOGY
+ * @size: sizeof(struct vmrapl_topology).
+ * @flags: zero.
+ * @nr_vcpus: must equal vmrapl_attach.nr_vcpus.
+ * @reserved0: zero.
+ * @vpkg_ptr: user address of __u32[nr_vcpus], the virtual package of each
+ *	vCPU index, each below VMRAPL_MAX_VPKGS.  Without this call every vCPU
+ *	is in virtual package 0.
+ * @reserved: zero.
+ */
+struct vmrapl_topology {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_vcpus;
+	__u32 reserved0;
+	__u64 vpkg_ptr;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_VM_SET_TOPOLOGY	_IOW(VMRAPL_IO, 0x10, struct vmrapl_topology)
+
+/**
+ * struct vmrapl_task - VMRAPL_VM_ADD_TASK
+ * @flags: zero.
+ * @tid: a thread of the caller's process, or a kernel worker created on
+ *	behalf of it (vhost).  Its CPU time becomes the VM's overhead.
+ * @reserved: zero.
+ */
+struct vmrapl_task {
+	__u32 flags;
+	__u32 tid;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_VM_ADD_TASK	_IOW(VMRAPL_IO, 0x11, struct vmrapl_task)
+
+/**
+ * struct vmrapl_msr - VMRAPL_VM_READ_MSR
+ * @vcpu: vCPU index that executed rdmsr.
+ * @index: MSR number.  ENOENT when vmrapl does not virtualize it (the VMM
+ *	should then inject #GP).
+ * @flags: zero.
+ * @reserved0: zero.
+ * @data: out: the value the guest reads.
+ */
+struct vmrapl_msr {
+	__u32 vcpu;
+	__u32 index;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 data;
+};
+
+#define VMRAPL_VM_READ_MSR	_IOWR(VMRAPL_IO, 0x12, struct vmrapl_msr)
+
+/* Exact energy of one vCPU.  energy_uj is indexed by VMRAPL_DOM_*. */
+struct vmrapl_vcpu_stats {
+	__u64 energy_uj[VMRAPL_NR_DOMAINS];
+	__u64 runtime_ns;
+	__u64 reserved[2];
+};
+
+/* A virtual package: its vCPUs plus its share of the VM's overhead. */
+struct vmrapl_vpkg_stats {
+	__u64 energy_uj[VMRAPL_NR_DOMAINS];
+	__u64 overhead_uj[VMRAPL_NR_DOMAINS];
+	__u32 nr_vcpus;
+	__u32 reserved0;
+	__u64 reserved;
+};
+
+/**
+ * struct vmrapl_stats - VMRAPL_VM_GET_STATS
+ * @size: sizeof(struct vmrapl_stats).
+ * @flags: zero.
+ * @nr_vcpus: in: entries available at @vcpus_ptr; out: vCPUs of the VM.
+ *	Fewer entries than vCPUs fill what fits.
+ * @nr_vpkgs: in: entries available at @vpkgs_ptr; out: virtual packages.
+ * @vcpus_ptr: user address of struct vmrapl_vcpu_stats[], or 0.
+ * @vpkgs_ptr: user address of struct vmrapl_vpkg_stats[], or 0.
+ * @energy_uj: out: whole VM, overhead included.
+ * @overhead_uj: out: overhead part of @energy_uj.
+ * @runtime_ns: out: CPU time charged to the vCPUs.
+ * @overhead_ns: out: CPU time charged to the overhead.
+ * @reserved: zero.
+ */
+struct vmrapl_stats {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_vcpus;
+	__u32 nr_vpkgs;
+	__u64 vcpus_ptr;
+	__u64 vpkgs_ptr;
+	__u64 energy_uj[VMRAPL_NR_DOMAINS];
+	__u64 overhead_uj[VMRAPL_NR_DOMAINS];
+	__u64 runtime_ns;
+	__u64 overhead_ns;
+	__u64 reserved[4];
+};
+
+#define VMRAPL_VM_GET_STATS	_IOWR(VMRAPL_IO, 0x13, struct vmrapl_stats)
+
+/* Charge policies (vmrapl_policy.charge). */
+#define VMRAPL_CHARGE_THREAD	0	/* all on-CPU time of vCPU threads */
+#define VMRAPL_CHARGE_GUEST	1	/* kvm_entry..kvm_exit only */
+
+/* vmrapl_policy.flags: which fields to apply. */
+#define VMRAPL_POLICY_F_CHARGE		(1U << 0)
+#define VMRAPL_POLICY_F_GUEST_PERIOD	(1U << 1)
+
+#define VMRAPL_GUEST_PERIOD_MIN_US	1000
+#define VMRAPL_GUEST_PERIOD_DEF_US	100000
+#define VMRAPL_GUEST_PERIOD_MAX_US	10000000
+
+/**
+ * struct vmrapl_policy - VMRAPL_VM_SET_POLICY
+ * @flags: VMRAPL_POLICY_F_* selecting the fields below.
+ * @charge: VMRAPL_CHARGE_*.
+ * @guest_period_us: the guest-visible counters advance at most once per
+ *	period, VMRAPL_GUEST_PERIOD_MIN_US..VMRAPL_GUEST_PERIOD_MAX_US.
+ * @reserved0: zero.
+ * @reserved: zero.
+ */
+struct vmrapl_policy {
+	__u32 flags;
+	__u32 charge;
+	__u32 guest_period_us;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_VM_SET_POLICY	_IOW(VMRAPL_IO, 0x14, struct vmrapl_policy)
+
+#define VMRAPL_STATE_VERSION	1
+
+/* Guest-visible counters of one virtual package, 64-bit, in guest ESU. */
+struct vmrapl_vpkg_state {
+	__u64 energy[VMRAPL_NR_DOMAINS];
+	__u64 reserved;
+};
+
+/**
+ * struct vmrapl_state - VMRAPL_VM_GET_STATE / VMRAPL_VM_SET_STATE
+ * @size: sizeof(struct vmrapl_state).
+ * @flags: zero.
+ * @version: VMRAPL_STATE_VERSION.
+ * @esu: the VM's virtual ESU; SET_STATE requires the same ESU.
+ * @nr_vpkgs: in: entries at @vpkgs_ptr; GET_STATE writes the count.
+ * @nr_vcpus: in: entries at @vcpus_ptr; GET_STATE writes the count.
+ * @vpkgs_ptr: user address of struct vmrapl_vpkg_state[].
+ * @vcpus_ptr: user address of __u64[], the per-vCPU core counters (AMD).
+ * @reserved: zero.
+ *
+ * SET_STATE makes the guest-visible counters continue from the saved
+ * values; call it on the migration destination before any vCPU runs.  It
+ * never moves a counter backwards.
+ */
+struct vmrapl_state {
+	__u32 size;
+	__u32 flags;
+	__u32 version;
+	__u32 esu;
+	__u32 nr_vpkgs;
+	__u32 nr_vcpus;
+	__u64 vpkgs_ptr;
+	__u64 vcpus_ptr;
+	__u64 reserved[4];
+};
+
+#define VMRAPL_VM_GET_STATE	_IOWR(VMRAPL_IO, 0x15, struct vmrapl_state)
+#define VMRAPL_VM_SET_STATE	_IOW(VMRAPL_IO, 0x16, struct vmrapl_state)
+
+/*
+ * mmap() of the VM fd at offset 0 maps read-only pages holding the values
+ * the guest reads, so a VMM can answer an rdmsr exit without a syscall.
+ * Read under the sequence count: retry while @seq is odd or changed.
+ */
+struct vmrapl_page_vcpu {
+	__u64 pkg;	/* 0x611 / 0xC001029B */
+	__u64 core;	/* 0x639 / 0xC001029A */
+	__u64 dram;	/* 0x619 */
+};
+
+struct vmrapl_page {
+	__u32 seq;
+	__u32 abi_version;
+	__u32 nr_vcpus;
+	__u32 regset;
+	__u64 unit;		/* 0x606 / 0xC0010299 */
+	__u64 power_info;	/* 0x614 */
+	__u64 power_limit;	/* 0x610 */
+	__u32 domains;		/* VMRAPL_DOM_* the guest sees */
+	__u32 reserved0;
+	__u64 reserved[3];
+	struct vmrapl_page_vcpu vcpu[];
+};
+
+/*
+ * Test source only (module parameter test_source=1, CAP_SYS_ADMIN): make
+ * the test energy counter of a package advance by, or jump to, @value in
+ * units of the test source.
+ */
+#define VMRAPL_INJECT_F_SET	(1U << 0)
+
+struct vmrapl_test_inject {
+	__u32 flags;
+	__u32 package;
+	__u32 domain;
+	__u32 reserved0;
+	__u64 value;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_TEST_INJECT	_IOW(VMRAPL_IO, 0x7f, struct vmrapl_test_inject)
+
 #endif /* _UAPI_LINUX_VMRAPL_H */
