@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vmrapl top-level Makefile: drives kbuild for the module (see Kbuild),
+# userspace, the selftests, lint, DKMS and the QEMU test rig.
+#
+#   make                      module for KVER + userspace
+#   make KVER=6.12.117+deb12-amd64 / make KDIR=/path/to/kernel/build
+#   make modules-all          module for every installed linux-headers-*-amd64
+#   make lint                 sparse (C=2) + checkpatch --strict
+#   make unit                 userspace unit tests (TAP)
+#   make vmtest KVER=...      boot KVER under QEMU and run the selftests
+#   make check                everything above, summary + "N passed, N failed"
+#   make demo                 build, boot the rig and run the demo program
+#   make dkms-install / dkms-test / deps / clean
+
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+
+# Kernel to build against.  KDIR alone implies its own release; otherwise
+# the running kernel if it has a build dir, else the newest installed one.
+ifeq ($(KVER),)
+ifneq ($(KDIR),)
+KVER := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+else
+KVER := $(shell k=$$(uname -r); \
+	if [ -d /lib/modules/$$k/build ]; then echo $$k; else \
+	ls -d /lib/modules/*-amd64/build 2>/dev/null | \
+	sed 's|^/lib/modules/||; s|/build$$||' | sort -V | tail -n1; fi)
+endif
+endif
+KDIR ?= /lib/modules/$(KVER)/build
+
+# Every kernel with an installed headers package.
+ALL_KVERS := $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | \
+	sed 's|^/usr/src/linux-headers-||' | sort -V)
+
+MODDIR := $(BUILD)/$(KVER)
+KSRC := $(BUILD)/ksrc
+KSRC_STAMP := $(KSRC)/.stamp
+
+VERSION_STR := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null || \
+	cat $(TOP)/VERSION 2>/dev/null || echo 0.1.0)
+
+KMOD_SRCS := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)
+LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
+
+KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
+
+.PHONY: all module modules-all userspace selftests unit lint sparse \
+	checkpatch ksrc deps check vmtest demo dkms-install dkms-test \
+	clean help kver
+
+all: module userspace
+
+help:
+	@sed -n '3,15s/^# \{0,1\}//p' $(TOP)/Makefile
+
+kver:
+	@echo $(KVER)
+
+# kbuild writes objects next to the sources it is given, so each kernel
+# gets its own tree of symlinks (build/<KVER>/) and builds for different
+# kernels never clobber each other or the source tree.
+$(MODDIR)/.mirror: FORCE
+	@test -n "$(KVER)" || { echo "no kernel headers found; run 'make deps'" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "KDIR $(KDIR) does not exist" >&2; exit 1; }
+	@mkdir -p $(MODDIR)/kmod
+	@ln -sfn $(TOP)/Kbuild $(MODDIR)/Kbuild
+	@ln -sfn $(TOP)/uapi $(MODDIR)/uapi
+	@for f in $(KMOD_SRCS); do ln -sfn $$f $(MODDIR)/kmod/; done
+	@find $(MODDIR)/kmod -xtype l -delete
+	@touch $@
+
+module: $(MODDIR)/.mirror
+	$(KBUILD_MAKE) modules
+	@echo "built $(MODDIR)/vmrapl.ko"
+
+modules-all:
+	@set -e; for k in $(ALL_KVERS); do \
+		echo "=== $$k"; $(MAKE) --no-print-directory module KVER=$$k KDIR=; \
+	done
+
+userspace:
+	@if [ -f $(TOP)/userspace/Makefile ]; then $(MAKE) -C $(TOP)/userspace; fi
+
+ksrc: $(KSRC_STAMP)
+$(KSRC_STAMP):
+	$(TOP)/scripts/ksrc.sh $(KSRC)
+
+selftests: ksrc userspace
+	$(MAKE) -C $(TOP)/selftests/vmrapl
+
+unit:
+	$(MAKE) -C $(TOP)/selftests/unit run
+
+sparse: $(MODDIR)/.mirror
+	@mkdir -p $(BUILD)/lint
+	@$(KBUILD_MAKE) C=2 CHECK=sparse modules > $(BUILD)/lint/sparse-$(KVER).log 2>&1 || \
+		{ cat $(BUILD)/lint/sparse-$(KVER).log; exit 1; }
+	@if grep -E '(warning|error):' $(BUILD)/lint/sparse-$(KVER).log; then \
+		echo "sparse: findings above"; exit 1; fi
+	@echo "sparse ($(KVER)): clean"
+
+checkpatch: ksrc
+	@if [ -z "$(LINT_FILES)" ]; then echo "checkpatch: no files"; exit 0; fi
+	perl $(KSRC)/scripts/checkpatch.pl --strict --no-tree --color=never \
+		--show-types -f $(LINT_FILES)
+
+lint: sparse checkpatch
+
+deps:
+	@$(TOP)/scripts/deps.sh
+
+vmtest: module selftests
+	$(TOP)/selftests/rig/run.sh $(KVER) $(RIG_ARGS)
+
+demo:
+	@$(TOP)/scripts/demo.sh $(KVER)
+
+check:
+	@$(TOP)/scripts/check.sh
+
+# DKMS: install the module source under /usr/src and let dkms build it.
+DKMS_FILES := Kbuild Makefile dkms.conf kmod uapi
+dkms-install:
+	@rm -rf /usr/src/vmrapl-$(VERSION_STR)
+	@mkdir -p /usr/src/vmrapl-$(VERSION_STR)
+	cp -a $(addprefix $(TOP)/,$(DKMS_FILES)) /usr/src/vmrapl-$(VERSION_STR)/
+	@echo "$(VERSION_STR)" > /usr/src/vmrapl-$(VERSION_STR)/VERSION
+	@sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION_STR)"/' \
+		/usr/src/vmrapl-$(VERSION_STR)/dkms.conf
+	dkms add -m vmrapl -v $(VERSION_STR)
+	dkms build -m vmrapl -v $(VERSION_STR)
+	dkms install -m vmrapl -v $(VERSION_STR)
+
+dkms-test:
+	@$(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS)
+
+clean:
+	rm -rf $(BUILD)
+	@if [ -f $(TOP)/userspace/Makefile ]; then $(MAKE) -C $(TOP)/userspace clean; fi
+	@if [ -f $(TOP)/selftests/unit/Makefile ]; then $(MAKE) -C $(TOP)/selftests/unit clean; fi
+
+FORCE:

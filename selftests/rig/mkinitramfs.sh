@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the busybox initramfs the test rig boots.
+#
+# Usage: mkinitramfs.sh KVER OUT
+#
+# Contents:
+#   /bin/busybox + one symlink per applet
+#   /lib/modules/<KVER>/*.ko  the KVM chain of the installed image, in load
+#                             order (listed in /etc/rig/modules), decompressed
+#   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
+#   /tests/*                  static test programs from build/selftests/
+#                             (or $RIG_TESTS_DIR)
+#   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
+#   /init                     selftests/rig/init
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=${1:?usage: mkinitramfs.sh KVER OUT}
+out=${2:?usage: mkinitramfs.sh KVER OUT}
+ko=${VMRAPL_KO:-$top/build/$kver/vmrapl.ko}
+tests_dir=${RIG_TESTS_DIR:-$top/build/selftests}
+moddir=/lib/modules/$kver
+# Top of the module chain; modules.dep supplies the rest (irqbypass, kvm,
+# ccp on kernels where kvm-amd links against the PSP driver).
+want_mods=(kvm-amd)
+
+die() { echo "mkinitramfs: $*" >&2; exit 1; }
+
+[[ -f $moddir/modules.dep ]] || die "$moddir/modules.dep missing (install linux-image for $kver)"
+[[ -f $ko ]] || die "$ko missing (run 'make KVER=$kver')"
+busybox=$(command -v busybox) || die "busybox missing (apt-get install busybox-static)"
+if ldd "$busybox" >/dev/null 2>&1; then
+	die "$busybox is dynamically linked; install busybox-static"
+fi
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/vmrapl-initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/rig,proc,sys,dev,tmp,root,tests,run}
+mkdir -p "$root/lib/modules/$kver"
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list); do
+	[[ $applet == busybox ]] && continue
+	[[ -e $root/bin/$applet ]] || ln -s busybox "$root/bin/$applet"
+done
+
+# Resolve the dependency closure of want_mods from modules.dep, emitting
+# dependencies before their users (post-order DFS).
+declare -A seen=()
+order=()
+dep_line() { # module name -> "path: deps..."
+	local name=$1 re
+	re="${name//-/[-_]}"
+	grep -E "(^|/)${re}\.ko(\.xz|\.zst|\.gz)?:" "$moddir/modules.dep" | head -n1
+}
+visit() { # path relative to moddir
+	local path=$1 line d
+	[[ -n ${seen[$path]:-} ]] && return
+	seen[$path]=1
+	line=$(grep -E "^${path//+/\\+}:" "$moddir/modules.dep" | head -n1)
+	for d in ${line#*:}; do
+		visit "$d"
+	done
+	order+=("$path")
+}
+for m in "${want_mods[@]}"; do
+	line=$(dep_line "$m")
+	[[ -n $line ]] || die "module $m not found in $moddir/modules.dep"
+	visit "${line%%:*}"
+done
+
+: > "$root/etc/rig/modules"
+for path in "${order[@]}"; do
+	src=$moddir/$path
+	base=$(basename "$path")
+	case $base in
+	*.ko.xz)  xz -dc "$src" > "$root/lib/modules/$kver/${base%.xz}"; base=${base%.xz} ;;
+	*.ko.zst) zstd -qdc "$src" > "$root/lib/modules/$kver/${base%.zst}"; base=${base%.zst} ;;
+	*.ko.gz)  gzip -dc "$src" > "$root/lib/modules/$kver/${base%.gz}"; base=${base%.gz} ;;
+	*.ko)     cp "$src" "$root/lib/modules/$kver/$base" ;;
+	*)        die "unexpected module file $path" ;;
+	esac
+	echo "/lib/modules/$kver/$base" >> "$root/etc/rig/modules"
+done
+
+cp "$ko" "$root/vmrapl.ko"
+if [[ -d $tests_dir ]]; then
+	find "$tests_dir" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
+fi
+if [[ -f $top/udev/60-vmrapl.rules ]]; then
+	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
+fi
+echo "$kver" > "$root/etc/rig/kver"
+install -m 0755 "$top/selftests/rig/init" "$root/init"
+
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . -print0 | sort -z | cpio --quiet -o -0 -H newc --owner=0:0) | \
+	gzip -1 > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "mkinitramfs: $out ($(du -h "$out" | cut -f1), modules: $(tr '\n' ' ' < "$root/etc/rig/modules"), tests: $(ls "$root/tests" | wc -l))"

@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
+# selftests inside and decide pass/fail on the host.
+#
+# Usage: run.sh KVER [--variant numa] [--mode tests|demo|shell]
+#               [--timeout SECONDS] [--no-build-initramfs]
+#
+# Environment: RIG_TIMEOUT (whole boot, default 900 s), RIG_TEST_TIMEOUT
+# (per program, default 300 s), RIG_EXPECTED (space separated test names;
+# default: one per selftests/vmrapl/*.c), RIG_EXTRA_CMDLINE.
+#
+# Writes build/rig-<KVER>[-<variant>].log (console) and .result
+# ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
+# N skipped"; exits non-zero when the run failed.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kver=${1:?usage: run.sh KVER [--variant numa] [--mode MODE] [--timeout S]}
+shift
+variant=
+mode=tests
+timeout=${RIG_TIMEOUT:-900}
+build_initramfs=1
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	--variant) variant=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--no-build-initramfs) build_initramfs=0; shift ;;
+	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+tag=$kver${variant:+-$variant}
+[[ $mode == tests ]] || tag=$tag-$mode
+initrd=$top/build/rig/initramfs-$kver.cpio.gz
+log=$top/build/rig-$tag.log
+result=$top/build/rig-$tag.result
+kernel=/boot/vmlinuz-$kver
+mkdir -p "$top/build/rig"
+rm -f "$result"
+
+if [[ ! -r $kernel ]]; then
+	echo "run.sh: $kernel missing (install linux-image for $kver)" >&2
+	echo "passed=0 failed=1 skipped=0" > "$result"
+	exit 1
+fi
+if [[ $build_initramfs == 1 ]]; then
+	"$top/selftests/rig/mkinitramfs.sh" "$kver" "$initrd" || {
+		echo "passed=0 failed=1 skipped=0" > "$result"
+		exit 1
+	}
+fi
+
+cmdline="console=ttyS0,115200 panic=-1 printk.time=1 loglevel=7"
+# TCG vCPUs share two host cores; give RCU more slack before it reports a
+# stall so the check catches real stalls, not emulation hiccups.
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=60"
+cmdline+=" rig.mode=$mode rig.timeout=${RIG_TEST_TIMEOUT:-300}"
+[[ -n $variant ]] && cmdline+=" rig.variant=$variant"
+[[ -n ${RIG_EXTRA_CMDLINE:-} ]] && cmdline+=" $RIG_EXTRA_CMDLINE"
+
+cpu=max
+smp=4,sockets=2,cores=2
+qemu=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi
+	-m 2G -nographic -no-reboot
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+case $variant in
+"") ;;
+numa)
+	# Two packages, each split into two NUMA nodes: nodes 0,1 hold
+	# package 0's CPUs 0,1; nodes 2,3 hold package 1's CPUs 2,3.
+	# The kernel derives the LLC of this emulated AMD CPU from the die, so
+	# a package split across nodes needs one die per node; otherwise
+	# topology_sane() warns that LLC siblings sit on different nodes.
+	smp=4,sockets=2,dies=2,cores=1
+	for n in 0 1 2 3; do
+		qemu+=(-object "memory-backend-ram,id=mem$n,size=512M"
+		       -numa "node,nodeid=$n,cpus=$n,memdev=mem$n")
+	done
+	;;
+*) echo "run.sh: unknown variant $variant" >&2; exit 2 ;;
+esac
+qemu+=(-cpu "$cpu" -smp "$smp")
+
+stdin=/dev/null
+[[ $mode == shell && -t 0 ]] && stdin=/dev/stdin
+
+echo "rig $tag: booting (timeout ${timeout}s)"
+start=$(date +%s)
+timeout -k 10 "$timeout" "${qemu[@]}" < "$stdin" 2>&1 | tee "$log"
+qrc=${PIPESTATUS[0]}
+elapsed=$(( $(date +%s) - start ))
+[[ $mode == shell ]] && exit "$qrc"
+
+# ---- host-side verdict -------------------------------------------------
+tr -d '\r' < "$log" > "$log.clean"
+mv "$log.clean" "$log"
+
+passed=0 failed=0 skipped=0
+problems=()
+fail() { problems+=("$*"); failed=$((failed + 1)); }
+
+if [[ $qrc == 124 || $qrc == 137 ]]; then
+	fail "boot timed out after ${timeout}s"
+elif ! grep -q '^### RIG DONE' "$log"; then
+	fail "rig did not finish (qemu rc=$qrc)"
+fi
+
+while read -r line; do
+	fail "module load: ${line#\#\#\# MODULE }"
+done < <(grep -E '^### MODULE .* LOAD FAIL' "$log")
+if ! grep -q '^### MODULE vmrapl LOAD ok' "$log"; then
+	grep -q '^### MODULE vmrapl LOAD FAIL' "$log" || fail "vmrapl.ko was never loaded"
+fi
+while read -r line; do
+	fail "unload: ${line#\#\#\# }"
+done < <(grep -E '^### VMRAPL UNLOAD FAIL' "$log")
+
+# Kernel problems: only lines that carry a printk timestamp, so test
+# names or test output mentioning these words do not count.
+kpat='(BUG: |kernel BUG at|WARNING: CPU: |WARNING: at |Oops: |general protection fault|'
+kpat+='Kernel panic|kmemleak: .*(new suspected|leak)|RCU stall|self-detected stall|'
+kpat+='detected stalls? on CPU|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|'
+kpat+='UBSAN: |KASAN: |list_(add|del) corruption)'
+while read -r line; do
+	fail "kernel: $line"
+done < <(grep -E '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed 's/^\[ *[0-9.]*\] //' |
+	grep -E "$kpat" | sort -u)
+
+# Per-program TAP accounting.
+declare -A seen_prog=()
+if [[ $mode == tests ]]; then
+	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
+		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -v '^demo' | tr '\n' ' ')}
+else
+	expected=demo
+fi
+tapfile=$(mktemp)
+trap 'rm -f "$tapfile"' EXIT
+awk '
+/^### TEST .* BEGIN$/ { name = $3; inside = 1; next }
+/^### TEST .* END rc=/ { sub(/.*rc=/, ""); print "END", name, $0; inside = 0; next }
+inside && /^ok [0-9]+/ {
+	if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) print "SKIP", name, $0; else print "PASS", name, $0
+	next
+}
+inside && /^not ok [0-9]+/ {
+	if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) print "SKIP", name, $0; else print "FAIL", name, $0
+	next
+}
+inside && /^1\.\.[0-9]+/ { print "PLAN", name }
+' "$log" > "$tapfile"
+
+declare -A p_pass=() p_fail=() p_skip=() p_plan=() p_rc=()
+while read -r kind name rest; do
+	case $kind in
+	PASS) p_pass[$name]=$(( ${p_pass[$name]:-0} + 1 )) ;;
+	SKIP) p_skip[$name]=$(( ${p_skip[$name]:-0} + 1 )) ;;
+	FAIL) p_fail[$name]=$(( ${p_fail[$name]:-0} + 1 ))
+	      problems+=("$name: $rest") ;;
+	PLAN) p_plan[$name]=1 ;;
+	END)  p_rc[$name]=$rest; seen_prog[$name]=1 ;;
+	esac
+done < "$tapfile"
+
+for name in "${!seen_prog[@]}"; do
+	passed=$(( passed + ${p_pass[$name]:-0} ))
+	skipped=$(( skipped + ${p_skip[$name]:-0} ))
+	failed=$(( failed + ${p_fail[$name]:-0} ))
+	rc=${p_rc[$name]}
+	if [[ -z ${p_plan[$name]:-} && $mode == tests ]]; then
+		fail "$name: no TAP plan (rc=$rc)"
+	elif [[ $rc != 0 && $rc != 4 && ${p_fail[$name]:-0} == 0 ]]; then
+		# 4 is KSFT_SKIP; anything else without a "not ok" is a crash,
+		# a timeout (137) or a harness failure.
+		fail "$name: exited rc=$rc"
+	fi
+done
+for name in $expected; do
+	[[ -n ${seen_prog[$name]:-} ]] || fail "$name: expected test program did not run"
+done
+
+echo "passed=$passed failed=$failed skipped=$skipped elapsed=$elapsed" > "$result"
+echo
+echo "rig $tag: per program:"
+for name in $(printf '%s\n' "${!seen_prog[@]}" | sort); do
+	printf '  %-32s pass=%d fail=%d skip=%d rc=%s\n' "$name" "${p_pass[$name]:-0}" \
+		"${p_fail[$name]:-0}" "${p_skip[$name]:-0}" "${p_rc[$name]}"
+done
+for p in "${problems[@]}"; do
+	echo "  FAIL: $p"
+done
+echo "rig $tag: boot+run took ${elapsed}s"
+echo "rig $tag: $passed passed, $failed failed, $skipped skipped"
+[[ $failed == 0 ]]
