@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmrapl accounting core.  See vr_core.h for the model and the locking;
+ * Documentation/design.rst for the reasoning.
+ */
+#include "vr_core.h"
+
+#define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */
+#define VR_UW_MAX	(1ULL << 39)		/* 550 kW: uw << 24 fits */
+
+/* a * b / c with the remainder, for a quotient that fits in 64 bits. */
+static u64 vr_mul_div_rem(u64 a, u64 b, u64 c, u64 *rem)
+{
+	u64 q = vr_mul_div(a, b, c);
+
+	/* The true remainder is below c, so wrapping arithmetic is exact. */
+	*rem = a * b - q * c;
+	return q;
+}
+
+u64 vr_wrap_delta(u64 old, u64 cur, u32 width)
+{
+	u32 shift = 64 - width;
+
+	if (!width || width >= 64)
+		return cur - old;
+	return ((cur << shift) - (old << shift)) >> shift;
+}
+
+u64 vr_units_to_eu(u64 units, u32 esu, u64 *carry)
+{
+	u32 sh;
+	u64 t;
+
+	if (esu <= VR_EU_SHIFT)
+		return units << (VR_EU_SHIFT - esu);
+	/* Finer than eu: keep the sub-eu remainder for the next delta. */
+	sh = esu - VR_EU_SHIFT;
+	t = units + *carry;
+	*carry = t & ((1ULL << sh) - 1);
+	return t >> sh;
+}
+
+u64 vr_eu_to_units(u64 eu, u32 esu)
+{
+	if (esu <= VR_EU_SHIFT)
+		return eu >> (VR_EU_SHIFT - esu);
+	return eu << (esu - VR_EU_SHIFT);
+}
+
+u64 vr_eu_to_uj(u64 eu)
+{
+	return vr_mul_div(eu, 1000000, 1ULL << VR_EU_SHIFT);
+}
+
+/* Energy of @uw over @ns in eu; *rem carries the sub-eu part (in fJ/2^24). */
+u64 vr_energy_eu(u64 uw, u64 ns, u64 *rem)
+{
+	u64 r, q;
+
+	if (uw > VR_UW_MAX)
+		uw = VR_UW_MAX;
+	q = vr_mul_div_rem(uw << VR_EU_SHIFT, ns, VR_FJ_PER_J, &r);
+	*rem += r;
+	if (*rem >= VR_FJ_PER_J) {
+		*rem -= VR_FJ_PER_J;
+		q++;
+	}
+	return q;
+}
+
+u64 vr_estimate_advance(struct vr_estimate *e, u64 dt_ns, u64 busy_ns)
+{
+	e->counter += vr_energy_eu(e->idle_uw, dt_ns, &e->rem);
+	e->counter += vr_energy_eu(e->busy_uw, busy_ns, &e->rem);
+	return e->counter;
+}
+
+void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
+		 u64 period_ns, u64 max_power_uw)
+{
+	unsigned int d;
+
+	vr_lock_init(&p->close_lock);
+	vr_seq_init(&p->stat_seq);
+	p->cpus = cpus;
+	p->nr_cpus = nr_cpus;
+	p->period_ns = period_ns;
+	p->max_power_uw = max_power_uw;
+	p->policy = VR_STATIC_OCCUPIED;
+	p->learn_static = true;
+	for (d = 0; d < VR_NDOM; d++) {
+		p->src[d].esu = VR_EU_SHIFT;
+		p->src[d].width = 64;
+	}
+}
+
+void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width)
+{
+	p->src[dom].esu = esu;
+	p->src[dom].width = width;
+	p->carry[dom] = 0;
+	p->have_raw &= ~(1U << dom);
+	p->domains |= 1U << dom;
+}
+
+void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
+{
+	p->p_static_uw = uw;
+	p->static_origin = origin;
+	/* Only a package whose static power is unknown or learned learns. */
+	p->learn_static = origin == VR_STATIC_UNKNOWN ||
+			  origin == VR_STATIC_LEARNED;
+}
+
+void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p)
+{
+	vr_lock_init(&c->lock);
+	c->pkg = p;
+}
+
+static void vr_acct_accrue(struct vr_pkg *p, struct vr_acct *a, u32 slot,
+			   u64 ns)
+{
+	struct vr_acct *head, *old;
+
+	if (vr_atomic64_fetch_add(ns, &a->pend[slot]))
+		return;
+	/* First accrual of this epoch: put the account on the list. */
+	head = READ_ONCE(p->pending[slot]);
+	for (;;) {
+		a->pnext[slot] = head;
+		old = vr_cmpxchg_ptr(&p->pending[slot], head, a);
+		if (old == head)
+			break;
+		head = old;
+	}
+}
+
+/* Under c->lock: account [since, now) to the current state. */
+static void vr_cpu_fold(struct vr_cpu *c, u64 now)
+{
+	u64 d;
+
+	/* Another CPU's clock may be slightly behind: never go backwards. */
+	if ((s64)(now - c->since) <= 0)
+		return;
+	d = now - c->since;
+	c->since = now;
+	if (!c->busy)
+		return;
+	c->busy_ns += d;
+	if (c->cur)
+		vr_acct_accrue(c->pkg, c->cur, c->seq & 1, d);
+}
+
+/**
+ * vr_cpu_event() - the CPU switches task, or enters/leaves a guest
+ * @c: this CPU.
+ * @now: local clock.
+ * @busy: the CPU runs something else than its idle task from now on.
+ * @next: account to charge from now on, NULL for host or idle.
+ *
+ * Context: interrupts disabled, on the CPU of @c.
+ */
+void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
+{
+	vr_lock(&c->lock);
+	if (c->online)
+		vr_cpu_fold(c, now);
+	c->busy = busy;
+	c->cur = busy ? next : NULL;
+	vr_unlock(&c->lock);
+}
+
+void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
+{
+	struct vr_pkg *p = c->pkg;
+
+	vr_lock(&c->lock);
+	c->since = now;
+	c->busy_ns = 0;
+	c->busy = busy;
+	c->cur = NULL;
+	c->seq = p->seq;
+	c->online = true;
+	vr_unlock(&c->lock);
+	p->nr_online++;
+}
+
+void vr_cpu_offline(struct vr_cpu *c, u64 now)
+{
+	struct vr_pkg *p = c->pkg;
+
+	vr_lock(&c->lock);
+	/*
+	 * Its busy time stays in the open epoch and is charged by the next
+	 * close; from now on it accrues nothing.
+	 */
+	vr_cpu_fold(c, now);
+	p->fold_busy += c->busy_ns;
+	c->busy_ns = 0;
+	c->cur = NULL;
+	c->busy = false;
+	c->online = false;
+	vr_unlock(&c->lock);
+	p->nr_online--;
+}
+
+/**
+ * vr_pkg_close_fold() - end the open epoch on every CPU of @p
+ *
+ * Context: close_lock held, interrupts disabled.
+ * Return: busy CPU-ns of the epoch.
+ */
+u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
+{
+	u64 busy = p->fold_busy;
+	unsigned int i;
+
+	for (i = 0; i < p->nr_cpus; i++) {
+		struct vr_cpu *c = p->cpus[i];
+
+		if (!c)
+			continue;
+		vr_lock(&c->lock);
+		if (c->online) {
+			vr_cpu_fold(c, now);
+			busy += c->busy_ns;
+			c->busy_ns = 0;
+			c->seq = p->seq + 1;
+		}
+		vr_unlock(&c->lock);
+	}
+	p->fold_busy = busy;
+	return busy;
+}
+
+/* Energy of one domain since the last sample, in eu; false when unknown. */
+static bool vr_dom_delta(struct vr_pkg *p, unsigned int d, u64 raw, u64 dt,
+			 u64 *eu, bool *lost)
+{
+	const struct vr_dom_src *s = &p->src[d];
+	u64 delta, max_eu, range_eu, slack, rem = 0;
+
+	if (!(p->have_raw & (1U << d))) {
+		p->raw[d] = raw;
+		p->have_raw |= 1U << d;
+		*eu = 0;
+		return false;
+	}
+	delta = vr_wrap_delta(p->raw[d], raw, s->width);
+	*eu = vr_units_to_eu(delta, s->esu, &p->carry[d]);
+
+	if (s->width >= 64) {
+		/* A 64-bit counter never wraps: backwards is a reset. */
+		if (raw < p->raw[d])
+			goto reset;
+		goto out;
+	}
+	slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2;
+	max_eu = vr_energy_eu(p->max_power_uw, dt, &rem) + slack;
+	range_eu = s->width + VR_EU_SHIFT <= s->esu ? 1 :
+		   s->width + VR_EU_SHIFT - s->esu < 64 ?
+		   1ULL << (s->width + VR_EU_SHIFT - s->esu) : ~0ULL;
+	if (max_eu >= range_eu) {
+		/* Could have wrapped more than once: cannot tell. */
+		p->overruns++;
+		*lost = true;
+	} else if (*eu > max_eu) {
+		/* More than the package can draw: a backward jump. */
+		goto reset;
+	} else if (raw < p->raw[d] && d == VR_DOM_PKG) {
+		p->wraps++;
+	}
+	goto out;
+
+reset:
+	/*
+	 * A reset or resume, not a wrap: the counter restarted from zero at
+	 * an unknown time.  What it counted since then is lost.
+	 */
+	p->resets++;
+	p->carry[d] = 0;
+	*eu = vr_units_to_eu(raw, s->esu, &p->carry[d]);
+	*lost = true;
+out:
+	p->raw[d] = raw;
+	return true;
+}
+
+/* Learn the package's idle power from epochs in which no CPU was busy. */
+static void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt)
+{
+	u64 uw;
+
+	if (!p->learn_static || dt < VR_NSEC_PER_SEC / 1000)
+		return;
+	uw = vr_mul_div(de, VR_FJ_PER_J >> VR_EU_SHIFT, dt);
+	if (p->static_origin == VR_STATIC_UNKNOWN || uw < p->p_static_uw) {
+		p->p_static_uw = uw;
+		p->static_origin = VR_STATIC_LEARNED;
+	} else {
+		/* A slowly rising minimum: robust to a noisy low sample. */
+		p->p_static_uw += (uw - p->p_static_uw) >> 10;
+	}
+}
+
+struct vr_split {
+	u64 de[VR_NDOM];
+	u64 to_busy[VR_NDOM];
+	u64 given[VR_NDOM];
+};
+
+/* Split the PKG delta by the static policy; other domains follow it. */
+static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
+			    u64 dt, struct vr_pkg_stats *st)
+{
+	u64 de = sp->de[VR_DOM_PKG], stat, dyn, want, cap;
+	unsigned int d;
+
+	want = vr_energy_eu(p->p_static_uw, dt, &p->static_rem) +
+	       p->static_debt;
+	if (de >= want) {
+		stat = want;
+		p->static_debt = 0;
+	} else {
+		u64 rem = 0;
+
+		stat = de;
+		/*
+		 * Owed by the next epochs, so that static power is honoured
+		 * over time; at most one second of it, so that a wrong
+		 * P_static cannot starve the dynamic part for long.
+		 */
+		p->static_debt = want - de;
+		cap = vr_energy_eu(p->p_static_uw, VR_NSEC_PER_SEC, &rem);
+		if (p->static_debt > cap)
+			p->static_debt = cap;
+	}
+	dyn = de - stat;
+	st->static_e += stat;
+	st->dynamic += dyn;
+
+	cap = (u64)p->nr_online * dt;
+	if (!busy) {
+		sp->to_busy[VR_DOM_PKG] = 0;
+	} else if (p->policy == VR_STATIC_BUSY) {
+		sp->to_busy[VR_DOM_PKG] = de;
+	} else if (p->policy == VR_STATIC_NONE) {
+		sp->to_busy[VR_DOM_PKG] = dyn;
+	} else {
+		/* Each occupied CPU-ns carries P_static / ncpus. */
+		sp->to_busy[VR_DOM_PKG] = dyn + (cap ?
+			vr_mul_div(stat, busy < cap ? busy : cap, cap) : 0);
+	}
+	for (d = 1; d < VR_NDOM; d++)
+		sp->to_busy[d] = de ? vr_mul_div(sp->de[d],
+						 sp->to_busy[VR_DOM_PKG], de) : 0;
+}
+
+/* Resolve the accounts that accrued in the closed epoch. */
+static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
+		     u64 busy)
+{
+	struct vr_acct *a = READ_ONCE(p->pending[slot]), *next;
+	u64 cum = 0, r, s;
+	unsigned int d;
+
+	/*
+	 * Every CPU of the package accrues into the other slot since the
+	 * fold, so nothing is added to @slot until the next close.
+	 */
+	WRITE_ONCE(p->pending[slot], NULL);
+	for (; a; a = next) {
+		next = a->pnext[slot];
+		a->pnext[slot] = NULL;
+		r = vr_atomic64_xchg(&a->pend[slot], 0);
+		cum += r;
+		if (cum > busy)		/* tracked time is busy time */
+			cum = busy;
+		for (d = 0; d < VR_NDOM; d++) {
+			if (!sp->to_busy[d])
+				continue;
+			/* Cumulative rounding: shares add up exactly. */
+			s = vr_mul_div(sp->to_busy[d], cum, busy);
+			WRITE_ONCE(a->energy[d], a->energy[d] + s -
+				   sp->given[d]);
+			sp->given[d] = s;
+		}
+		WRITE_ONCE(a->ns, a->ns + r);
+	}
+}
+
+/**
+ * vr_pkg_close_commit() - attribute the energy of the folded epoch
+ * @p: package, after vr_pkg_close_fold().
+ * @now: the time passed to vr_pkg_close_fold().
+ * @raw: raw counter value per domain, in source units.
+ * @valid: mask of domains whose @raw could be read.
+ * @flags: VR_CLOSE_*.
+ *
+ * Context: close_lock held, interrupts disabled.
+ */
+void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
+			 u32 valid, unsigned int flags)
+{
+	struct vr_pkg_stats st[VR_NDOM] = {};
+	struct vr_split sp = {};
+	u64 busy = p->fold_busy, dt = now - p->t_last;
+	bool lost = p->rebase || (flags & VR_CLOSE_LOST);
+	u32 slot = p->seq & 1;
+	unsigned int d;
+
+	if ((s64)dt < 0)
+		dt = 0;
+	for (d = 0; d < VR_NDOM; d++) {
+		if (!(p->domains & (1U << d)))
+			continue;
+		if (!(valid & (1U << d))) {
+			/* Unreadable now: re-baseline at the next read. */
+			p->have_raw &= ~(1U << d);
+			continue;
+		}
+		vr_dom_delta(p, d, raw[d], dt, &sp.de[d], &lost);
+	}
+
+	if (!lost) {
+		vr_split_policy(p, &sp, busy, dt, &st[VR_DOM_PKG]);
+		if (!busy)
+			vr_learn_static(p, sp.de[VR_DOM_PKG], dt);
+	}
+	vr_drain(p, slot, &sp, busy);
+
+	for (d = 0; d < VR_NDOM; d++) {
+		st[d].sampled = sp.de[d];
+		if (lost) {
+			st[d].lost = sp.de[d];
+			continue;
+		}
+		st[d].tracked = sp.given[d];
+		st[d].host = sp.to_busy[d] - sp.given[d];
+		st[d].idle = sp.de[d] - sp.to_busy[d];
+	}
+
+	vr_seq_write_begin(&p->stat_seq);
+	for (d = 0; d < VR_NDOM; d++) {
+		p->st[d].sampled += st[d].sampled;
+		p->st[d].static_e += st[d].static_e;
+		p->st[d].dynamic += st[d].dynamic;
+		p->st[d].tracked += st[d].tracked;
+		p->st[d].host += st[d].host;
+		p->st[d].idle += st[d].idle;
+		p->st[d].lost += st[d].lost;
+	}
+	p->samples++;
+	p->busy_ns += busy;
+	if (!busy)
+		p->epochs_idle++;
+	vr_seq_write_end(&p->stat_seq);
+
+	p->rebase = false;
+	p->fold_busy = 0;
+	p->t_last = now;
+	p->seq++;
+	WRITE_ONCE(p->last_close, now);
+}
+
+void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
+		       unsigned int ndom)
+{
+	unsigned int seq, d;
+
+	do {
+		seq = vr_seq_read_begin(&p->stat_seq);
+		for (d = 0; d < ndom && d < VR_NDOM; d++)
+			st[d] = p->st[d];
+	} while (vr_seq_read_retry(&p->stat_seq, seq));
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The vmrapl accounting core: epochs, wrap extension, unit conversion and the
+ * exact split of every sampled energy delta.  Plain C on top of vr_shim.h,
+ * so the same code runs in the module and in userspace tests.
+ *
+ * Energy is kept in "eu", units of 2^-VR_EU_SHIFT J.  A u64 of eu holds
+ * 2^40 J: 35 years of a 1 kW package.
+ *
+ * Model.  Each host package p is sampled at epoch boundaries.  The energy
+ * of an epoch, dE, is split into the part owed by busy CPU time (to_busy)
+ * and the part owed by unoccupied CPU time (idle), according to the static
+ * policy.  to_busy is divided over the busy CPU-ns B of the epoch: an
+ * account that ran r of those ns gets to_busy * r / B.  Whatever busy time
+ * was not tracked goes to the package's host bucket.  Rounding is
+ * cumulative, so the shares of an epoch add up to to_busy exactly.
+ *
+ * Concurrency (kernel): every entry point runs with interrupts disabled.
+ * struct vr_cpu is updated by its own CPU under vr_cpu.lock, and by the
+ * closer of its package, which holds vr_pkg.close_lock and takes each
+ * vr_cpu.lock in turn.  Lock order: rq lock (probes) -> close_lock ->
+ * vr_cpu.lock.  close_lock is only ever taken with trylock from the
+ * scheduler probes, so a CPU never waits for another one to close an epoch.
+ */
+#ifndef _VMRAPL_CORE_H
+#define _VMRAPL_CORE_H
+
+#include "vr_shim.h"
+
+#define VR_EU_SHIFT	24
+#define VR_NDOM		3	/* PKG, CORE (PP0), DRAM: VMRAPL_DOM_* */
+#define VR_DOM_PKG	0
+
+#define VR_NSEC_PER_SEC	1000000000ULL
+
+enum vr_static_policy {
+	VR_STATIC_OCCUPIED = 0,	/* static per occupied CPU-ns (default) */
+	VR_STATIC_BUSY = 1,	/* all of dE over busy time (naive) */
+	VR_STATIC_NONE = 2,	/* dynamic only; static goes to idle */
+	VR_STATIC_NR,
+};
+
+/* How vr_pkg.p_static_uw was obtained. */
+enum vr_static_origin {
+	VR_STATIC_UNKNOWN = 0,	/* nothing learned yet: treated as 0 W */
+	VR_STATIC_PARAM,	/* set by the administrator */
+	VR_STATIC_LEARNED,	/* from epochs with no busy CPU */
+	VR_STATIC_MODEL,	/* the estimate/test source's own idle power */
+};
+
+/**
+ * struct vr_acct - one charge target on one package
+ * @pend: busy ns accrued in the open epoch, indexed by epoch & 1.
+ * @pnext: links of the package's pending lists, indexed like @pend.
+ * @energy: exact energy in eu per domain; written only by the closer of
+ *	the package, read locklessly (monotonic).
+ * @ns: busy ns resolved into @energy.
+ *
+ * A vCPU owns one vr_acct per host package, so that accrual on two packages
+ * in the same epoch never mixes.
+ */
+struct vr_acct {
+	vr_atomic64_t pend[2];
+	struct vr_acct *pnext[2];
+	u64 energy[VR_NDOM];
+	u64 ns;
+};
+
+struct vr_pkg;
+
+/**
+ * struct vr_cpu - accounting state of one CPU
+ * @lock: protects every field below.  Taken by the owning CPU at its
+ *	scheduling events and by the closer of its package.
+ * @pkg: package of the CPU.
+ * @cur: account charged for the running task, NULL for host or idle time.
+ * @since: start of the interval not yet folded into @busy_ns / @cur.
+ * @busy_ns: busy ns in the open epoch of @pkg.
+ * @seq: the epoch of @pkg that the CPU is accruing into.
+ * @busy: the CPU runs something other than its idle task.
+ * @online: the CPU takes part in its package's epochs.
+ */
+struct vr_cpu {
+	vr_lock_t lock;
+	struct vr_pkg *pkg;
+	struct vr_acct *cur;
+	u64 since;
+	u64 busy_ns;
+	u32 seq;
+	bool busy;
+	bool online;
+};
+
+/**
+ * struct vr_pkg_stats - cumulative totals of one domain, in eu
+ * @sampled: sum of every dE read from the source.
+ * @static_e: static part of @sampled (for reporting).
+ * @dynamic: dynamic part of @sampled.
+ * @tracked: charged to accounts.
+ * @host: busy time that no account claimed.
+ * @idle: unoccupied time, and epochs with no busy time.
+ * @lost: intervals that could not be attributed (re-baselines).
+ *
+ * Invariant: tracked + host + idle + lost == sampled, exactly.
+ */
+struct vr_pkg_stats {
+	u64 sampled;
+	u64 static_e;
+	u64 dynamic;
+	u64 tracked;
+	u64 host;
+	u64 idle;
+	u64 lost;
+};
+
+/* Source description of one domain. */
+struct vr_dom_src {
+	u32 esu;	/* unit: 1/2^esu J */
+	u32 width;	/* counter bits, 1..64 */
+};
+
+/**
+ * struct vr_pkg - one host energy package
+ *
+ * Read by every CPU of the package at each event (no lock):
+ * @last_close: time of the last closed epoch.
+ * @period_ns: epoch length.
+ *
+ * Protected by @close_lock:
+ * @seq: number of the open epoch.
+ * @t_last: start of the open epoch.
+ * @fold_busy: busy ns of the epoch being closed (from the fold).
+ * @raw: last raw counter value per domain.
+ * @carry: conversion remainder per domain, in source units.
+ * @have_raw: per-domain mask of valid @raw.
+ * @rebase: the next close attributes its whole interval to lost.
+ * @p_static_uw, @static_origin: static power of the package.
+ * @static_rem: remainder of the static energy conversion, carried.
+ * @static_debt: static energy owed by earlier epochs whose dE was smaller.
+ * @policy: enum vr_static_policy.
+ * @nr_online: CPUs taking part.
+ *
+ * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
+ *
+ * Totals, written under @close_lock inside @stat_seq, read under it:
+ * @st, @samples, @epochs_idle, @wraps, @resets, @overruns, @busy_ns.
+ */
+struct vr_pkg {
+	u64 last_close;
+	u64 period_ns;
+
+	vr_lock_t close_lock;
+	u32 seq;
+	u32 domains;
+	u64 t_last;
+	u64 fold_busy;
+	struct vr_dom_src src[VR_NDOM];
+	u64 raw[VR_NDOM];
+	u64 carry[VR_NDOM];
+	u32 have_raw;
+	bool rebase;
+	bool learn_static;
+	u8 static_origin;
+	u8 policy;
+	u64 max_power_uw;
+	u64 p_static_uw;
+	u64 static_rem;
+	u64 static_debt;
+	unsigned int nr_cpus;
+	unsigned int nr_online;
+	struct vr_cpu **cpus;
+
+	struct vr_acct *pending[2];
+
+	vr_seq_t stat_seq;
+	struct vr_pkg_stats st[VR_NDOM];
+	u64 samples;
+	u64 epochs_idle;
+	u64 wraps;
+	u64 resets;
+	u64 overruns;
+	u64 busy_ns;
+};
+
+/* Flags of vr_pkg_close_commit(). */
+#define VR_CLOSE_LOST	(1U << 0)	/* interval unknown: all to lost */
+
+void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
+		 u64 period_ns, u64 max_power_uw);
+void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width);
+void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin);
+void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p);
+
+/* Under close_lock: a CPU joins or leaves its package's epochs. */
+void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy);
+void vr_cpu_offline(struct vr_cpu *c, u64 now);
+
+void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next);
+
+/* Does an event need to touch the CPU state at all? */
+static inline bool vr_cpu_event_needed(const struct vr_cpu *c, bool busy,
+				       const struct vr_acct *next)
+{
+	return c->busy != busy || c->cur || next;
+}
+
+static inline bool vr_pkg_stale(const struct vr_pkg *p, u64 now)
+{
+	return now - READ_ONCE(p->last_close) >= READ_ONCE(p->period_ns);
+}
+
+/*
+ * Closing an epoch: vr_trylock(&p->close_lock), vr_pkg_close_fold(), read
+ * the source, vr_pkg_close_commit(), vr_unlock(&p->close_lock).
+ */
+u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now);
+void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
+			 u32 valid, unsigned int flags);
+
+/* Under close_lock: the next close is an unknown interval (hotplug, resume). */
+static inline void vr_pkg_rebaseline(struct vr_pkg *p)
+{
+	p->rebase = true;
+}
+
+void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
+		       unsigned int ndom);
+
+/* Unit helpers. */
+u64 vr_wrap_delta(u64 old, u64 cur, u32 width);
+u64 vr_units_to_eu(u64 units, u32 esu, u64 *carry);
+u64 vr_eu_to_units(u64 eu, u32 esu);
+u64 vr_eu_to_uj(u64 eu);
+u64 vr_energy_eu(u64 uw, u64 ns, u64 *rem);
+
+/*
+ * Linear estimate: idle_uw for the whole package plus busy_uw per busy CPU,
+ * integrated exactly from the engine's own busy time.
+ */
+struct vr_estimate {
+	u64 idle_uw;
+	u64 busy_uw;
+	u64 counter;	/* eu, the source's cumulative counter */
+	u64 rem;	/* conversion remainder, carried */
+};
+
+u64 vr_estimate_advance(struct vr_estimate *e, u64 dt_ns, u64 busy_ns);
+
+#endif /* _VMRAPL_CORE_H */
