@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# "make demo": build everything, boot the rig on one kernel and run the
+# demo program (/tests/demo, from selftests/vmrapl/demo.c) instead of the
+# test suite (kernel command line rig.mode=demo).
+#
+# Usage: scripts/demo.sh [KVER]
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
+
+stage 1/5 "dependencies"
+scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+kver=${1:-$(make -s --no-print-directory kver)}
+[[ -n $kver ]] || { echo "demo: no kernel headers installed" >&2; exit 1; }
+
+stage 2/5 "build module for $kver, userspace and test programs"
+make --no-print-directory module KVER="$kver" >/dev/null
+make --no-print-directory userspace selftests >/dev/null
+echo "built build/$kver/vmrapl.ko"
+[[ -x build/selftests/demo ]] || echo "note: no demo program yet (selftests/vmrapl/demo.c); the boot only loads the module"
+
+stage 3/5 "initramfs"
+selftests/rig/mkinitramfs.sh "$kver" "build/rig/initramfs-$kver.cpio.gz"
+
+stage 4/5 "boot $kver under QEMU (TCG) and load kvm, kvm-amd, vmrapl"
+stage 5/5 "run the demo"
+exec selftests/rig/run.sh "$kver" --mode demo --no-build-initramfs

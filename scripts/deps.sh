@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what building, linting and the QEMU rig need (Debian 12).
+# Only runs apt-get when something is missing; prints what it skipped.
+#
+# Usage: scripts/deps.sh [--check]   (--check: exit 1 if anything missing)
+set -euo pipefail
+
+pkgs=(
+	build-essential
+	linux-headers-amd64 linux-image-amd64
+	linux-headers-6.12-amd64 linux-image-6.12-amd64
+	linux-source-6.1
+	qemu-system-x86 busybox-static cpio kmod dkms sparse
+	libnuma-dev xz-utils zstd gzip perl git
+)
+
+missing=()
+present=()
+for p in "${pkgs[@]}"; do
+	if [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]]; then
+		present+=("$p")
+	else
+		missing+=("$p")
+	fi
+done
+
+if [[ ${1:-} == --check ]]; then
+	[[ ${#missing[@]} -eq 0 ]] && exit 0
+	echo "deps: missing: ${missing[*]}"
+	exit 1
+fi
+
+echo "deps: already installed, skipped: ${present[*]:-none}"
+if [[ ${#missing[@]} -eq 0 ]]; then
+	echo "deps: nothing to install"
+	exit 0
+fi
+echo "deps: installing: ${missing[*]}"
+if [[ $(id -u) != 0 ]]; then
+	echo "deps: need root to install packages" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
