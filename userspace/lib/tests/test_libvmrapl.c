@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of libvmrapl that need neither the vmrapl module nor KVM:
+ * register sets, filter ranges and merging, the page reader under its
+ * sequence count, and the RDMSR/WRMSR exit handler against a fake page.
+ * Output: TAP version 13.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include "libvmrapl.h"
+
+static int test_nr;
+static int failed;
+
+static void tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d ", ok ? "" : "not ", ++test_nr);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failed++;
+}
+
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+#define CHECK(cond) do { if (!(cond)) { diag("%s:%d: %s", __FILE__, \
+	__LINE__, #cond); return 0; } } while (0)
+
+#define DOMS(...) dom_mask((int[]){ __VA_ARGS__, -1 })
+static uint32_t dom_mask(const int *d)
+{
+	uint32_t m = 0;
+
+	for (; *d >= 0; d++)
+		m |= 1u << *d;
+	return m;
+}
+
+/* A fake vmrapl page for NR vCPUs, laid out like the kernel's. */
+#define NR 4
+struct fake {
+	struct vmrapl_page page;
+	struct vmrapl_page_vcpu vcpu[NR];
+};
+
+static void fake_init(struct fake *f, unsigned int regset, uint32_t domains)
+{
+	unsigned int i;
+
+	memset(f, 0, sizeof(*f));
+	f->page.abi_version = VMRAPL_ABI_VERSION;
+	f->page.nr_vcpus = NR;
+	f->page.regset = regset;
+	f->page.unit = 0xA0E03;		/* ESU 14 */
+	f->page.power_info = 0x3C0;
+	f->page.power_limit = 0x8000;
+	f->page.domains = domains;
+	for (i = 0; i < NR; i++) {
+		f->page.vcpu[i].pkg = 1000 + i;
+		f->page.vcpu[i].core = 2000 + i;
+		f->page.vcpu[i].dram = 3000 + i;
+	}
+}
+
+static void run_exit(struct kvm_run *run, uint32_t reason, uint32_t index,
+		     uint64_t data)
+{
+	memset(run, 0, sizeof(*run));
+	run->exit_reason = reason;
+	run->msr.reason = KVM_MSR_EXIT_REASON_FILTER;
+	run->msr.index = index;
+	run->msr.data = data;
+	run->msr.error = 0x55;	/* must be overwritten */
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static int t_regset_intel(void)
+{
+	uint32_t m[VMRAPL_MAX_MSRS];
+	int n;
+
+	n = vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG,
+			       VMRAPL_DOM_CORE), m, VMRAPL_MAX_MSRS);
+	CHECK(n == 5);
+	CHECK(m[0] == 0x606 && m[1] == 0x610 && m[2] == 0x611 &&
+	      m[3] == 0x614 && m[4] == 0x639);
+	n = vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG,
+			       VMRAPL_DOM_DRAM), m, VMRAPL_MAX_MSRS);
+	CHECK(n == 6 && m[4] == 0x619 && m[5] == 0x639);
+	CHECK(vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, ~0u, m, 5) == -ENOSPC);
+	return 1;
+}
+
+static int t_regset_amd(void)
+{
+	uint32_t m[VMRAPL_MAX_MSRS];
+	int n = vmrapl_regset_msrs(VMRAPL_REGSET_AMD, ~0u, m, VMRAPL_MAX_MSRS);
+
+	CHECK(n == 3);
+	CHECK(m[0] == 0xC0010299 && m[1] == 0xC001029A && m[2] == 0xC001029B);
+	CHECK(vmrapl_regset_msrs(0, 0, m, 6) == -EINVAL && errno == EINVAL);
+	CHECK(vmrapl_regset_msrs(99, 0, m, 6) == -EINVAL);
+	return 1;
+}
+
+static int range_ok(const struct kvm_msr_filter_range *r, uint32_t base,
+		    uint32_t nmsrs)
+{
+	unsigned int i;
+
+	if (r->base != base || r->nmsrs != nmsrs ||
+	    r->flags != (KVM_MSR_FILTER_READ | KVM_MSR_FILTER_WRITE))
+		return 0;
+	/* KVM copies whole longs: every byte of 8 must be readable and 0. */
+	for (i = 0; i < VMRAPL_RANGE_BITMAP_BYTES; i++)
+		if (r->bitmap[i] != 0)
+			return 0;
+	return 1;
+}
+
+static int t_filter_intel_nodram(void)
+{
+	struct kvm_msr_filter_range r[VMRAPL_MAX_RANGES];
+	uint8_t st[VMRAPL_MAX_RANGES * VMRAPL_RANGE_BITMAP_BYTES];
+	int n;
+
+	memset(st, 0xff, sizeof(st));
+	n = vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG,
+				    VMRAPL_DOM_CORE), r, VMRAPL_MAX_RANGES,
+				    st, sizeof(st));
+	CHECK(n == 4);
+	CHECK(range_ok(&r[0], 0x606, 1));
+	CHECK(range_ok(&r[1], 0x610, 2));
+	CHECK(range_ok(&r[2], 0x614, 1));
+	CHECK(range_ok(&r[3], 0x639, 1));
+	/* Distinct bitmaps inside the caller's storage. */
+	CHECK(r[0].bitmap == st && r[3].bitmap == st + 3 * 8);
+	return 1;
+}
+
+static int t_filter_intel_dram(void)
+{
+	struct kvm_msr_filter_range r[VMRAPL_MAX_RANGES];
+	uint8_t st[VMRAPL_MAX_RANGES * VMRAPL_RANGE_BITMAP_BYTES];
+	int n;
+
+	n = vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG,
+				    VMRAPL_DOM_CORE, VMRAPL_DOM_DRAM), r,
+				    VMRAPL_MAX_RANGES, st, sizeof(st));
+	CHECK(n == 5 && n <= VMRAPL_MAX_RANGES);
+	CHECK(range_ok(&r[3], 0x619, 1));
+	CHECK(range_ok(&r[4], 0x639, 1));
+	return 1;
+}
+
+static int t_filter_amd(void)
+{
+	struct kvm_msr_filter_range r[VMRAPL_MAX_RANGES];
+	uint8_t st[VMRAPL_RANGE_BITMAP_BYTES];
+	int n;
+
+	n = vmrapl_build_msr_filter(VMRAPL_REGSET_AMD, ~0u, r, 1, st,
+				    sizeof(st));
+	CHECK(n == 1);
+	CHECK(range_ok(&r[0], 0xC0010299, 3));
+	return 1;
+}
+
+static int t_filter_nospace(void)
+{
+	struct kvm_msr_filter_range r[VMRAPL_MAX_RANGES];
+	uint8_t st[VMRAPL_MAX_RANGES * VMRAPL_RANGE_BITMAP_BYTES];
+
+	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, 0, r, 3, st,
+				      sizeof(st)) == -ENOSPC);
+	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, 0, r, 5, st,
+				      3 * 8 + 7) == -ENOSPC);
+	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, 0, r, 5, st,
+				      4 * 8) == 4);
+	return 1;
+}
+
+static int t_filter_merge(void)
+{
+	static uint8_t vmm_bm[2][8] = { { 0xff }, { 0 } };
+	struct kvm_msr_filter f;
+	struct vmrapl_vm *vm;
+	struct fake fk;
+	int n;
+
+	fake_init(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG));
+	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL,
+				  DOMS(VMRAPL_DOM_PKG), &vm) == 0);
+	/* A VMM filter with a hole at slot 0 and two real ranges. */
+	memset(&f, 0, sizeof(f));
+	f.ranges[1] = (struct kvm_msr_filter_range){
+		.flags = KVM_MSR_FILTER_READ, .nmsrs = 8, .base = 0x10,
+		.bitmap = vmm_bm[0] };
+	f.ranges[5] = (struct kvm_msr_filter_range){
+		.flags = KVM_MSR_FILTER_WRITE, .nmsrs = 1, .base = 0x4b564d00,
+		.bitmap = vmm_bm[1] };
+	n = vmrapl_msr_filter_merge(vm, &f);
+	CHECK(n == 6);
+	CHECK(range_ok(&f.ranges[0], 0x606, 1));
+	CHECK(range_ok(&f.ranges[3], 0x639, 1));
+	CHECK(f.ranges[4].base == 0x10 && f.ranges[4].bitmap == vmm_bm[0]);
+	CHECK(f.ranges[5].base == 0x4b564d00);
+	CHECK(f.ranges[6].nmsrs == 0 && f.ranges[15].nmsrs == 0);
+	/* Merging twice does not duplicate vmrapl's ranges. */
+	CHECK(vmrapl_msr_filter_merge(vm, &f) == 6);
+	CHECK(f.ranges[4].base == 0x10 && f.ranges[6].nmsrs == 0);
+	/* A full filter is left alone. */
+	for (n = 0; n < KVM_MSR_FILTER_MAX_RANGES; n++)
+		f.ranges[n] = (struct kvm_msr_filter_range){
+			.flags = KVM_MSR_FILTER_READ, .nmsrs = 1,
+			.base = 0x100 + (uint32_t)n, .bitmap = vmm_bm[1] };
+	CHECK(vmrapl_msr_filter_merge(vm, &f) == -ENOSPC);
+	CHECK(f.ranges[0].base == 0x100 && f.ranges[15].base == 0x10f);
+	vmrapl_detach(vm);
+	return 1;
+}
+
+static int t_page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	CHECK(sizeof(struct vmrapl_page) == 72);
+	CHECK(sizeof(struct vmrapl_page_vcpu) == 24);
+	CHECK(vmrapl_page_size(1) == (size_t)ps);
+	CHECK(vmrapl_page_size(167) == (size_t)ps);	/* 72 + 167*24 = 4080 */
+	CHECK(vmrapl_page_size(168) == 2 * (size_t)ps);
+	CHECK(vmrapl_page_size(VMRAPL_MAX_VCPUS) == 7 * (size_t)ps);
+	return 1;
+}
+
+static int t_page_read(void)
+{
+	struct vmrapl_page_snapshot s;
+	struct fake fk;
+
+	fake_init(&fk, VMRAPL_REGSET_INTEL, 7);
+	CHECK(vmrapl_page_read(&fk.page, 2, 0, &s) == 0);
+	CHECK(s.pkg == 1002 && s.core == 2002 && s.dram == 3002);
+	CHECK(s.unit == 0xA0E03 && s.power_limit == 0x8000 &&
+	      s.power_info == 0x3C0 && s.domains == 7 && s.nr_vcpus == NR);
+	CHECK(vmrapl_page_read(&fk.page, NR, 0, &s) == -EINVAL);
+	/* A writer that never finishes: bounded retries, no hang. */
+	fk.page.seq = 5;
+	CHECK(vmrapl_page_read(&fk.page, 0, 100, &s) == -EAGAIN);
+	CHECK(errno == EAGAIN);
+	fk.page.seq = 6;
+	CHECK(vmrapl_page_read(&fk.page, 0, 1, &s) == 0);
+	return 1;
+}
+
+/* Writer thread: updates the page like the kernel would. */
+struct race {
+	struct fake fk;
+	int stop;
+	unsigned long writes;
+};
+
+static void *writer(void *arg)
+{
+	struct race *r = arg;
+	uint64_t k = 1;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t s = __atomic_load_n(&r->fk.page.seq, __ATOMIC_RELAXED);
+		struct vmrapl_page_vcpu *v = &r->fk.page.vcpu[1];
+
+		__atomic_store_n(&r->fk.page.seq, s + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		k++;
+		__atomic_store_n(&v->pkg, k, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->fk.page.unit, k, __ATOMIC_RELAXED);
+		__atomic_store_n(&v->core, k, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->fk.page.power_limit, k, __ATOMIC_RELAXED);
+		__atomic_store_n(&v->dram, k, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->fk.page.seq, s + 2, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&r->writes, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int t_page_race(void)
+{
+	static struct race r;
+	struct vmrapl_page_snapshot s;
+	pthread_t th;
+	unsigned long i, torn = 0, busy = 0;
+	uint64_t last = 0;
+	int back = 0;
+
+	fake_init(&r.fk, VMRAPL_REGSET_INTEL, 7);
+	r.fk.page.vcpu[1].pkg = r.fk.page.vcpu[1].core = 1;
+	r.fk.page.vcpu[1].dram = r.fk.page.unit = 1;
+	r.fk.page.power_limit = 1;
+	CHECK(pthread_create(&th, NULL, writer, &r) == 0);
+	while (!__atomic_load_n(&r.writes, __ATOMIC_RELAXED))
+		;
+	/* Enough reads, and enough of them racing with writes. */
+	for (i = 0; i < 300000 ||
+	     (__atomic_load_n(&r.writes, __ATOMIC_RELAXED) < 100000 &&
+	      i < 100000000); i++) {
+		if (vmrapl_page_read(&r.fk.page, 1, 0, &s) < 0) {
+			busy++;
+			continue;
+		}
+		if (s.pkg != s.core || s.pkg != s.dram || s.pkg != s.unit ||
+		    s.pkg != s.power_limit)
+			torn++;
+		if (s.pkg < last)
+			back = 1;
+		last = s.pkg;
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	diag("page race: %lu reads, %lu writes, %lu torn, %lu gave up",
+	     i, __atomic_load_n(&r.writes, __ATOMIC_RELAXED), torn, busy);
+	CHECK(torn == 0);
+	CHECK(!back);
+	return 1;
+}
+
+static int t_exit_intel(void)
+{
+	struct vmrapl_exit_counters c;
+	struct vmrapl_vm *vm;
+	struct kvm_run run;
+	struct fake fk;
+	uint32_t doms = DOMS(VMRAPL_DOM_PKG, VMRAPL_DOM_CORE, VMRAPL_DOM_DRAM);
+
+	fake_init(&fk, VMRAPL_REGSET_INTEL, doms);
+	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL, doms,
+				  &vm) == 0);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 1) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 1001);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x639, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 3) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 2003);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x619, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 3000);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x606, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 0xA0E03);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x610, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 0x8000);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x614, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 0x3C0);
+	vmrapl_exit_counters(vm, &c);
+	CHECK(c.rdmsr == 6 && c.rdmsr_page == 6 && c.gp == 0);
+	vmrapl_detach(vm);
+	return 1;
+}
+
+static int t_exit_writes(void)
+{
+	struct vmrapl_exit_counters c;
+	struct vmrapl_vm *vm;
+	struct kvm_run run;
+	struct fake fk;
+
+	fake_init(&fk, VMRAPL_REGSET_INTEL, 3);
+	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL, 3,
+				  &vm) == 0);
+	/* 0x610: dropped, no error, page untouched. */
+	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x610, 0x12345);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && fk.page.power_limit == 0x8000);
+	/* Any other RAPL MSR: #GP. */
+	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x611, 1);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x606, 1);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	vmrapl_exit_counters(vm, &c);
+	CHECK(c.wrmsr_dropped == 1 && c.gp == 2);
+	vmrapl_detach(vm);
+	return 1;
+}
+
+static int t_exit_not_ours(void)
+{
+	struct vmrapl_vm *vm;
+	struct kvm_run run;
+	struct fake fk;
+
+	fake_init(&fk, VMRAPL_REGSET_INTEL, 3);
+	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL, 3,
+				  &vm) == 0);
+	/* Another MSR, another exit reason, an AMD MSR on an Intel VM. */
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x10, 7);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0);
+	CHECK(run.msr.error == 0x55 && run.msr.data == 7);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC001029B, 7);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
+	run_exit(&run, KVM_EXIT_IO, 0x611, 7);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
+	/* 0x619 is not filtered without the DRAM domain: not ours either. */
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x619, 7);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
+	vmrapl_detach(vm);
+	return 1;
+}
+
+static int t_exit_gp(void)
+{
+	struct vmrapl_vm *vm;
+	struct kvm_run run;
+	struct fake fk;
+
+	/* PKG only on the page: core has no page value and no ioctl. */
+	fake_init(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG));
+	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL,
+				  DOMS(VMRAPL_DOM_PKG), &vm) == 0);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x639, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	/* vCPU index out of range. */
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, NR) == 1 && run.msr.error == 1);
+	/* A page stuck in a write: no hang, #GP (a real VM uses the ioctl). */
+	fk.page.seq = 1;
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	fk.page.seq = 2;
+	/* A page from another ABI or register set is not trusted. */
+	fk.page.abi_version = 2;
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	fk.page.abi_version = VMRAPL_ABI_VERSION;
+	fk.page.regset = VMRAPL_REGSET_AMD;
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	fk.page.regset = VMRAPL_REGSET_INTEL;
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 0 &&
+	      run.msr.data == 1000);
+	vmrapl_detach(vm);
+	return 1;
+}
+
+static int t_exit_amd(void)
+{
+	struct vmrapl_vm *vm;
+	struct kvm_run run;
+	struct fake fk;
+	uint32_t doms = DOMS(VMRAPL_DOM_PKG, VMRAPL_DOM_CORE);
+
+	fake_init(&fk, VMRAPL_REGSET_AMD, doms);
+	fk.page.unit = 0xA1003;	/* ESU 16 */
+	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_AMD, doms,
+				  &vm) == 0);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC0010299, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 0xA1003);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC001029A, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 2) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 2002);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC001029B, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 3) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 1003);
+	/* No 0x610 on AMD: neither reads nor writes are ours. */
+	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x610, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0);
+	run_exit(&run, KVM_EXIT_X86_WRMSR, 0xC001029B, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	vmrapl_detach(vm);
+	return 1;
+}
+
+static int t_open_missing(void)
+{
+	struct vmrapl *v = (struct vmrapl *)&v;
+
+	errno = 0;
+	CHECK(vmrapl_open("/nonexistent/vmrapl", &v) == -ENOENT);
+	CHECK(errno == ENOENT && v == NULL);
+	CHECK(strstr(vmrapl_open_strerror(-ENOENT), "module") != NULL);
+	/* A device that is not vmrapl: GET_INFO is refused. */
+	CHECK(vmrapl_open("/dev/null", &v) < 0 && v == NULL);
+	return 1;
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(void);
+	} tests[] = {
+		{ "regset: intel MSRs, DRAM only with the DRAM domain", t_regset_intel },
+		{ "regset: amd MSRs, unknown regset", t_regset_amd },
+		{ "filter: intel without DRAM is 4 exact ranges", t_filter_intel_nodram },
+		{ "filter: intel with DRAM adds 0x619", t_filter_intel_dram },
+		{ "filter: amd is one range of 3", t_filter_amd },
+		{ "filter: short ranges or storage is ENOSPC", t_filter_nospace },
+		{ "filter: merge prepends, keeps VMM ranges, idempotent", t_filter_merge },
+		{ "page: mapping size", t_page_size },
+		{ "page: snapshot, bounds, stuck writer", t_page_read },
+		{ "page: no torn reads against a concurrent writer", t_page_race },
+		{ "exit: intel reads answered from the page", t_exit_intel },
+		{ "exit: 0x610 writes dropped, other writes #GP", t_exit_writes },
+		{ "exit: foreign MSRs and exits untouched", t_exit_not_ours },
+		{ "exit: unavailable values inject #GP", t_exit_gp },
+		{ "exit: amd reads", t_exit_amd },
+		{ "open: missing device is ENOENT", t_open_missing },
+	};
+	unsigned int i, n = sizeof(tests) / sizeof(tests[0]);
+
+	printf("TAP version 13\n1..%u\n", n);
+	for (i = 0; i < n; i++)
+		tap(tests[i].fn(), "%s", tests[i].name);
+	return failed ? 1 : 0;
+}
