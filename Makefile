@@ -20,7 +20,10 @@ BUILD := $(TOP)/build
 # the running kernel if it has a build dir, else the newest installed one.
 ifeq ($(KVER),)
 ifneq ($(KDIR),)
-KVER := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+# UTS_RELEASE, not include/config/kernel.release: Debian's headers keep
+# the upstream version there (6.1.192), not the package's (6.1.0-56-amd64).
+KVER := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 else
 KVER := $(shell k=$$(uname -r); \
 	if [ -d /lib/modules/$$k/build ]; then echo $$k; else \
