@@ -186,7 +186,11 @@ for name in "${!seen_prog[@]}"; do
 	elif [[ $rc != 0 && $rc != 4 && ${p_fail[$name]:-0} == 0 ]]; then
 		# 4 is KSFT_SKIP; anything else without a "not ok" is a crash,
 		# a timeout (137) or a harness failure.
-		fail "$name: exited rc=$rc"
+		if [[ $rc == 137 ]]; then
+			fail "$name: killed after the ${RIG_TEST_TIMEOUT:-300}s per-program timeout"
+		else
+			fail "$name: exited rc=$rc"
+		fi
 	fi
 done
 for name in $expected; do
