@@ -11,7 +11,7 @@
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make demo                 build, boot the rig and run the demo program
-#   make dkms-install / dkms-test / deps / clean
+#   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
 TOP := $(CURDIR)
 BUILD := $(TOP)/build
@@ -50,7 +50,8 @@ LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: all module modules-all userspace selftests unit lint sparse \
-	checkpatch ksrc deps check vmtest demo dkms-install dkms-test \
+	checkpatch ksrc deps check vmtest demo dkms-install dkms-uninstall \
+	dkms-test \
 	clean help kver
 
 all: module userspace
@@ -128,7 +129,12 @@ check:
 
 # DKMS: install the module source under /usr/src and let dkms build it.
 DKMS_FILES := Kbuild Makefile dkms.conf kmod uapi
+# DKMS_KVERS: kernels to build and install for now (AUTOINSTALL covers
+# kernels installed later); default the one this make targets.
+DKMS_KVERS ?= $(KVER)
 dkms-install:
+	@if dkms status -m vmrapl -v $(VERSION_STR) | grep -q .; then \
+		dkms remove -m vmrapl -v $(VERSION_STR) --all; fi
 	@rm -rf /usr/src/vmrapl-$(VERSION_STR)
 	@mkdir -p /usr/src/vmrapl-$(VERSION_STR)
 	cp -a $(addprefix $(TOP)/,$(DKMS_FILES)) /usr/src/vmrapl-$(VERSION_STR)/
@@ -136,8 +142,15 @@ dkms-install:
 	@sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION_STR)"/' \
 		/usr/src/vmrapl-$(VERSION_STR)/dkms.conf
 	dkms add -m vmrapl -v $(VERSION_STR)
-	dkms build -m vmrapl -v $(VERSION_STR)
-	dkms install -m vmrapl -v $(VERSION_STR)
+	set -e; for k in $(DKMS_KVERS); do \
+		dkms build -m vmrapl -v $(VERSION_STR) -k $$k; \
+		dkms install -m vmrapl -v $(VERSION_STR) -k $$k; \
+	done
+
+dkms-uninstall:
+	@if dkms status -m vmrapl -v $(VERSION_STR) | grep -q .; then \
+		dkms remove -m vmrapl -v $(VERSION_STR) --all; fi
+	rm -rf /usr/src/vmrapl-$(VERSION_STR)
 
 dkms-test:
 	@$(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS)
