@@ -81,7 +81,7 @@ module: $(MODDIR)/.mirror
 
 modules-all:
 	@set -e; for k in $(ALL_KVERS); do \
-		echo "=== $$k"; $(MAKE) --no-print-directory module KVER=$$k KDIR=; \
+		echo "=== $$k"; $(MAKE) --no-print-directory module KVER=$$k KDIR=/lib/modules/$$k/build; \
 	done
 
 userspace:
