@@ -41,4 +41,14 @@
 #define VR_KVM_ENTRY_PROTO	void *data, struct kvm_vcpu *vcpu
 #endif
 
+/*
+ * VMA flags.  Upstream "mm: introduce vma->vm_flags wrapper functions"
+ * (v6.3) made vm_flags read-only outside the helpers.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define vr_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
+#else
+#define vr_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#endif
+
 #endif /* _VMRAPL_COMPAT_H */

@@ -2,7 +2,7 @@
 /*
  * vmrapl: per-VM virtual RAPL energy counters for KVM.
  *
- * Module init/exit and the /dev/vmrapl character device.
+ * Module parameters, source selection, init/exit and /dev/vmrapl.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -10,9 +10,138 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "vmrapl.h"
+
+static char *source = "auto";
+module_param(source, charp, 0444);
+MODULE_PARM_DESC(source, "Energy source: auto|intel|amd|estimate|test");
+
+unsigned int vr_max_power_w = 500;
+module_param_named(max_power_w, vr_max_power_w, uint, 0444);
+MODULE_PARM_DESC(max_power_w,
+		 "Most a package can draw (W): sizes the wrap guard, default 500");
+
+unsigned int vr_p_static_mw;
+module_param_named(p_static_mw, vr_p_static_mw, uint, 0444);
+MODULE_PARM_DESC(p_static_mw,
+		 "Static (all idle) package power in mW for RAPL sources; 0 learns it");
+
+unsigned int vr_est_idle_mw = 20000;
+module_param_named(est_idle_mw, vr_est_idle_mw, uint, 0444);
+MODULE_PARM_DESC(est_idle_mw, "estimate source: package idle power (mW)");
+
+unsigned int vr_est_busy_mw = 8000;
+module_param_named(est_busy_mw, vr_est_busy_mw, uint, 0444);
+MODULE_PARM_DESC(est_busy_mw, "estimate source: power per busy CPU (mW)");
+
+unsigned int vr_test_esu = 14;
+module_param_named(test_esu, vr_test_esu, uint, 0444);
+MODULE_PARM_DESC(test_esu, "test source: energy unit, 1/2^esu J");
+
+unsigned int vr_test_width = 32;
+module_param_named(test_width, vr_test_width, uint, 0444);
+MODULE_PARM_DESC(test_width, "test source: counter width in bits");
+
+unsigned int vr_test_static_mw;
+module_param_named(test_static_mw, vr_test_static_mw, uint, 0444);
+MODULE_PARM_DESC(test_static_mw, "test source: static package power (mW)");
+
+bool vr_track_all = true;
+module_param_named(track_all, vr_track_all, bool, 0644);
+MODULE_PARM_DESC(track_all, "Track every KVM VM for host reporting");
+
+static unsigned int sample_period_us = 1000;
+
+static int vr_set_period(const char *val, const struct kernel_param *kp)
+{
+	unsigned int us;
+	int ret;
+
+	ret = kstrtouint(val, 0, &us);
+	if (ret)
+		return ret;
+	if (us < 100 || us > 1000000)
+		return -EINVAL;
+	sample_period_us = us;
+	vr_engine_set_period((u64)us * NSEC_PER_USEC);
+	return 0;
+}
+
+static const struct kernel_param_ops vr_period_ops = {
+	.set = vr_set_period,
+	.get = param_get_uint,
+};
+module_param_cb(sample_period_us, &vr_period_ops, &sample_period_us, 0644);
+MODULE_PARM_DESC(sample_period_us, "Epoch length in us, 100..1000000");
+
+static const char *const vr_policies[VR_STATIC_NR] = {
+	"occupied", "busy", "none"
+};
+
+static int vr_set_policy(const char *val, const struct kernel_param *kp)
+{
+	int i = sysfs_match_string(vr_policies, val);
+
+	if (i < 0)
+		return -EINVAL;
+	vr_engine_set_policy(i);
+	return 0;
+}
+
+static int vr_get_policy(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", vr_policies[vr_engine_policy()]);
+}
+
+static const struct kernel_param_ops vr_policy_ops = {
+	.set = vr_set_policy,
+	.get = vr_get_policy,
+};
+module_param_cb(static_policy, &vr_policy_ops, NULL, 0644);
+MODULE_PARM_DESC(static_policy, "Static power policy: occupied|busy|none");
+
+const struct vr_source *vr_src;
+
+static int vr_select_source(void)
+{
+	static const struct vr_source *const all[] = {
+		&vr_source_intel, &vr_source_amd, &vr_source_estimate,
+		&vr_source_test,
+	};
+	const char *why = "unknown source", *why_intel = "", *why_amd = "";
+	unsigned int i;
+
+	if (!strcmp(source, "auto")) {
+		if (!vr_source_intel.probe(&why_intel)) {
+			vr_src = &vr_source_intel;
+			pr_info("source intel: RAPL MSRs readable\n");
+		} else if (!vr_source_amd.probe(&why_amd)) {
+			vr_src = &vr_source_amd;
+			pr_info("source amd: RAPL MSRs readable\n");
+		} else {
+			vr_src = &vr_source_estimate;
+			pr_info("source estimate (estimated, not measured): intel: %s; amd: %s\n",
+				why_intel, why_amd);
+		}
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(all); i++) {
+		if (strcmp(source, all[i]->name))
+			continue;
+		if (all[i]->probe(&why))
+			break;
+		vr_src = all[i];
+		pr_info("source %s%s: requested\n", vr_src->name,
+			vr_src->estimated ? " (estimated, not measured)" : "");
+		return 0;
+	}
+	pr_err("source=%s cannot be used: %s\n", source, why);
+	return -ENODEV;
+}
 
 static long vr_dev_get_info(void __user *argp)
 {
@@ -20,8 +149,20 @@ static long vr_dev_get_info(void __user *argp)
 		.abi_version = VMRAPL_ABI_VERSION,
 		.nr_packages = vr_topo.nr_pkgs,
 		.nr_cpus = num_possible_cpus(),
+		.source = vr_src->id,
+		.domains = vr_pkgs[0]->core.domains,
+		.sample_period_us = div_u64(vr_engine_period_ns(),
+					    NSEC_PER_USEC),
+		.static_policy = vr_engine_policy(),
+		.host_esu = vr_pkgs[0]->core.src[VR_DOM_PKG].esu,
 	};
 
+	if (vr_src->estimated)
+		info.features |= VMRAPL_INFO_F_ESTIMATED;
+	if (vr_src == &vr_source_test)
+		info.features |= VMRAPL_INFO_F_TEST_INJECT;
+	if (READ_ONCE(vr_track_all))
+		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;
@@ -35,6 +176,10 @@ static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case VMRAPL_GET_INFO:
 		return vr_dev_get_info(argp);
+	case VMRAPL_ATTACH_VM:
+		return vr_attach_vm(argp);
+	case VMRAPL_TEST_INJECT:
+		return vr_test_inject(argp);
 	default:
 		return -ENOTTY;
 	}
@@ -61,15 +206,39 @@ static int __init vmrapl_init(void)
 	ret = vr_topo_init();
 	if (ret)
 		return ret;
-
-	ret = misc_register(&vr_miscdev);
+	ret = vr_select_source();
 	if (ret)
 		goto err_topo;
+	ret = vr_engine_init();
+	if (ret)
+		goto err_topo;
+	vr_engine_set_period((u64)sample_period_us * NSEC_PER_USEC);
+	ret = vr_vm_init();
+	if (ret)
+		goto err_engine;
+	ret = vr_engine_start();
+	if (ret)
+		goto err_vm;
+	vr_debugfs_init();
+	ret = misc_register(&vr_miscdev);
+	if (ret)
+		goto err_debugfs;
 
-	pr_info("version %s loaded: %u packages\n", VMRAPL_VERSION,
-		vr_topo.nr_pkgs);
+	pr_info("version %s: %u packages, source %s\n", VMRAPL_VERSION,
+		vr_topo.nr_pkgs, vr_src->name);
 	return 0;
 
+err_debugfs:
+	vr_debugfs_exit();
+	vr_vm_exit();
+	vr_engine_stop();
+	vr_vm_drain_seen();
+	goto err_engine;
+err_vm:
+	vr_vm_exit();
+	vr_vm_drain_seen();
+err_engine:
+	vr_engine_exit();
 err_topo:
 	vr_topo_exit();
 	return ret;
@@ -78,6 +247,11 @@ err_topo:
 static void __exit vmrapl_exit(void)
 {
 	misc_deregister(&vr_miscdev);
+	vr_debugfs_exit();
+	vr_vm_exit();
+	vr_engine_stop();
+	vr_vm_drain_seen();
+	vr_engine_exit();
 	vr_topo_exit();
 }
 

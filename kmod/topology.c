@@ -7,10 +7,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/cpu.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
+
+#include <asm/processor.h>
 
 #include "vmrapl.h"
 
@@ -26,12 +27,16 @@ static DEFINE_PER_CPU(int, vr_cpu_pkg) = -1;
 
 static u32 vr_cpu_key(unsigned int cpu)
 {
-	return (u32)topology_physical_package_id(cpu) << 16 |
-	       ((u32)topology_die_id(cpu) & 0xffff);
+	u32 die = 0;
+
+	/* Intel RAPL counts per die; AMD and Hygon per package. */
+	if (boot_cpu_data.x86_vendor == X86_VENDOR_INTEL)
+		die = (u32)topology_die_id(cpu) & 0xffff;
+	return (u32)topology_physical_package_id(cpu) << 16 | die;
 }
 
-/* Find or assign the dense package index of @cpu. */
-static int vr_topo_assign(unsigned int cpu)
+/* Find or assign the dense package index of @cpu; hotplug-serialized. */
+int vr_topo_assign(unsigned int cpu)
 {
 	u32 key = vr_cpu_key(cpu);
 	unsigned int i;
@@ -54,30 +59,13 @@ int vr_topo_pkg_of(unsigned int cpu)
 
 int vr_topo_init(void)
 {
-	unsigned int cpu;
-	int ret = 0;
-
+	vr_topo.nr_pkgs = 0;
 	vr_topo.max_pkgs = topology_max_packages() * vr_max_dies_per_package();
 	if (!vr_topo.max_pkgs)
 		vr_topo.max_pkgs = 1;
 	vr_pkg_keys = kcalloc(vr_topo.max_pkgs, sizeof(*vr_pkg_keys),
 			      GFP_KERNEL);
-	if (!vr_pkg_keys)
-		return -ENOMEM;
-
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		ret = vr_topo_assign(cpu);
-		if (ret < 0)
-			break;
-	}
-	cpus_read_unlock();
-	if (ret < 0) {
-		pr_err("more packages than the firmware topology announced\n");
-		kfree(vr_pkg_keys);
-		return ret;
-	}
-	return 0;
+	return vr_pkg_keys ? 0 : -ENOMEM;
 }
 
 void vr_topo_exit(void)

@@ -5,20 +5,23 @@
 #ifndef _VMRAPL_H
 #define _VMRAPL_H
 
-#include <linux/types.h>
 #include <linux/cpumask.h>
+#include <linux/kvm_host.h>
+#include <linux/rcupdate.h>
+#include <linux/timer.h>
+#include <linux/types.h>
 #include <linux/vmrapl.h>
 
 #include "compat.h"
+#include "vr_core.h"
 
 /**
  * struct vr_topo - host energy packages
  * @nr_pkgs: number of packages (dies on multi-die Intel parts) found.
  * @max_pkgs: size of the package tables, from the firmware topology.
  *
- * The mapping from CPU to package index lives in the per-CPU variable
- * vr_cpu_pkg; it is written at init and from the CPU hotplug callbacks,
- * which the hotplug core serializes.
+ * The CPU to package mapping is written at init and from the CPU hotplug
+ * callbacks, which the hotplug core serializes.
  */
 struct vr_topo {
 	unsigned int nr_pkgs;
@@ -29,6 +32,104 @@ extern struct vr_topo vr_topo;
 
 int vr_topo_init(void);
 void vr_topo_exit(void);
+int vr_topo_assign(unsigned int cpu);
 int vr_topo_pkg_of(unsigned int cpu);
+
+/**
+ * struct vr_hpkg - a host package: the core's state plus its source
+ * @core: accounting core state (locking in vr_core.h).
+ * @id: dense package index.
+ * @timer: safety/freshness timer, pinned to @timer_cpu.
+ * @timer_cpu: CPU the timer runs on, or -1.  Written under the hotplug
+ *	lock and from the timer itself.
+ * @est: estimate source model, under core.close_lock.
+ * @test: test source counters (eu of the test unit), atomic.
+ * @timer_busy_ns: core.busy_ns when the timer last ran (timer only).
+ * @safety_reads: closes done by the timer.
+ * @remote_closes: closes requested from process context.
+ * @cpus: CPUs of the package ever seen online (core.cpus points here).
+ */
+struct vr_hpkg {
+	struct vr_pkg core;
+	unsigned int id;
+	struct timer_list timer;
+	int timer_cpu;
+	struct vr_estimate est;
+	atomic64_t test[VR_NDOM];
+	u64 timer_busy_ns;
+	u64 safety_reads;
+	u64 remote_closes;
+	struct vr_cpu *cpus[];
+};
+
+extern struct vr_hpkg **vr_pkgs;
+
+/* Energy sources (source_*.c). */
+struct vr_source {
+	const char *name;
+	u32 id;			/* VMRAPL_SOURCE_* */
+	bool estimated;
+	/* Is the source usable here?  0, or -errno with *why filled. */
+	int (*probe)(const char **why);
+	/* Describe the domains of @hp; runs in process context. */
+	int (*pkg_init)(struct vr_hpkg *hp, unsigned int cpu);
+	/*
+	 * Read the counters on a CPU of @hp, interrupts disabled, close lock
+	 * held.  @dt and @busy are the folded epoch.  Returns the valid mask.
+	 */
+	u32 (*read)(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy);
+};
+
+extern const struct vr_source vr_source_intel;
+extern const struct vr_source vr_source_amd;
+extern const struct vr_source vr_source_estimate;
+extern const struct vr_source vr_source_test;
+extern const struct vr_source *vr_src;
+
+/* Module parameters (main.c). */
+extern unsigned int vr_max_power_w;
+extern unsigned int vr_est_idle_mw;
+extern unsigned int vr_est_busy_mw;
+extern unsigned int vr_test_esu;
+extern unsigned int vr_test_width;
+extern unsigned int vr_test_static_mw;
+extern unsigned int vr_p_static_mw;
+extern bool vr_track_all;
+
+/* engine.c */
+int vr_engine_init(void);
+void vr_engine_exit(void);
+int vr_engine_start(void);
+void vr_engine_stop(void);
+void vr_engine_set_period(u64 ns);
+void vr_engine_set_policy(unsigned int policy);
+u64 vr_engine_period_ns(void);
+unsigned int vr_engine_policy(void);
+void vr_close_all(void);
+void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
+void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
+
+/* VM tracking (vm.c) */
+struct vr_vm;
+long vr_attach_vm(void __user *argp);
+int vr_vm_init(void);
+void vr_vm_exit(void);
+struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg);
+void vr_vm_guest_entry(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
+		       unsigned int pkg);
+void vr_vm_guest_exit(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
+		      unsigned int pkg);
+void vr_vm_seen(struct kvm *kvm);
+bool vr_vm_any(void);
+void vr_vm_drain_seen(void);
+struct seq_file;
+void vr_vm_debugfs_show(struct seq_file *m);
+
+/* debugfs.c */
+void vr_debugfs_init(void);
+void vr_debugfs_exit(void);
+
+/* Test source injection (source_test.c). */
+long vr_test_inject(void __user *argp);
 
 #endif /* _VMRAPL_H */

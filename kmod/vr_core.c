@@ -173,6 +173,29 @@ void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
 	vr_unlock(&c->lock);
 }
 
+/**
+ * vr_cpu_purge() - stop charging accounts in [@lo, @hi) on a CPU
+ * @c: the CPU.
+ * @now: local clock.
+ * @lo: first account of the range.
+ * @hi: end of the range.
+ *
+ * Used before such accounts are freed: time folded so far stays theirs,
+ * later time of the CPU is host time until its next event.
+ * Context: interrupts disabled.
+ */
+void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
+		  const struct vr_acct *hi)
+{
+	vr_lock(&c->lock);
+	if (c->cur >= lo && c->cur < hi) {
+		if (c->online)
+			vr_cpu_fold(c, now);
+		c->cur = NULL;
+	}
+	vr_unlock(&c->lock);
+}
+
 void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 {
 	struct vr_pkg *p = c->pkg;
@@ -209,6 +232,8 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 
 /**
  * vr_pkg_close_fold() - end the open epoch on every CPU of @p
+ * @p: the package.
+ * @now: the end of the epoch, local clock.
  *
  * Context: close_lock held, interrupts disabled.
  * Return: busy CPU-ns of the epoch.

@@ -196,6 +196,8 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy);
 void vr_cpu_offline(struct vr_cpu *c, u64 now);
 
 void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next);
+void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
+		  const struct vr_acct *hi);
 
 /* Does an event need to touch the CPU state at all? */
 static inline bool vr_cpu_event_needed(const struct vr_cpu *c, bool busy,

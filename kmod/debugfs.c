@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/debug/vmrapl/: the engine's books, for operators and for the
+ * selftests that check conservation in the real kernel.
+ *
+ *   packages  per package: source, units, static power and how it was
+ *             obtained, samples, and per domain the totals in eu (2^-24 J):
+ *             sampled = tracked + host + idle + lost, exactly.
+ *   vms       per tracked VM: energy, overhead and runtime.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "vmrapl.h"
+
+static struct dentry *vr_debugfs_dir;
+
+static const char *const vr_dom_names[VR_NDOM] = { "pkg", "core", "dram" };
+static const char *const vr_policy_names[VR_STATIC_NR] = {
+	"occupied", "busy", "none"
+};
+static const char *const vr_origin_names[] = {
+	"unknown", "param", "learned", "model"
+};
+
+static int vr_packages_show(struct seq_file *m, void *unused)
+{
+	struct vr_pkg_stats st[VR_NDOM];
+	unsigned int i, d;
+
+	for (i = 0; i < vr_topo.nr_pkgs; i++) {
+		struct vr_hpkg *hp = vr_pkgs[i];
+		struct vr_pkg *p = &hp->core;
+
+		vr_pkg_read_stats(p, st, VR_NDOM);
+		seq_printf(m, "pkg %u source %s estimated %d esu %u width %u cpus %u online %u period_ns %llu policy %s p_static_uw %llu static_origin %s samples %llu epochs_idle %llu busy_ns %llu wraps %llu resets %llu overruns %llu safety_reads %llu remote_closes %llu\n",
+			   i, vr_src->name, vr_src->estimated,
+			   p->src[VR_DOM_PKG].esu, p->src[VR_DOM_PKG].width,
+			   p->nr_cpus, READ_ONCE(p->nr_online),
+			   READ_ONCE(p->period_ns),
+			   vr_policy_names[READ_ONCE(p->policy) % VR_STATIC_NR],
+			   READ_ONCE(p->p_static_uw),
+			   vr_origin_names[READ_ONCE(p->static_origin) & 3],
+			   READ_ONCE(p->samples), READ_ONCE(p->epochs_idle),
+			   READ_ONCE(p->busy_ns), READ_ONCE(p->wraps),
+			   READ_ONCE(p->resets), READ_ONCE(p->overruns),
+			   READ_ONCE(hp->safety_reads),
+			   READ_ONCE(hp->remote_closes));
+		for (d = 0; d < VR_NDOM; d++) {
+			if (!(p->domains & BIT(d)))
+				continue;
+			seq_printf(m, "pkg %u dom %s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu\n",
+				   i, vr_dom_names[d], st[d].sampled,
+				   st[d].static_e, st[d].dynamic, st[d].tracked,
+				   st[d].host, st[d].idle, st[d].lost);
+		}
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vr_packages);
+
+static int vr_vms_show(struct seq_file *m, void *unused)
+{
+	vr_vm_debugfs_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vr_vms);
+
+void vr_debugfs_init(void)
+{
+	/* debugfs is optional: failures only cost the observability. */
+	vr_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("packages", 0400, vr_debugfs_dir, NULL,
+			    &vr_packages_fops);
+	debugfs_create_file("vms", 0400, vr_debugfs_dir, NULL, &vr_vms_fops);
+}
+
+void vr_debugfs_exit(void)
+{
+	debugfs_remove_recursive(vr_debugfs_dir);
+	vr_debugfs_dir = NULL;
+}

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine: host packages and CPUs, the scheduler and KVM probes, lazy
+ * epoch closes, the safety timer and CPU hotplug.  The arithmetic lives in
+ * vr_core.c; this file decides when it runs and feeds it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpuhotplug.h>
+#include <linux/kvm_host.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/tracepoint.h>
+
+#include "vmrapl.h"
+
+/* Exported by kvm.ko (EXPORT_TRACEPOINT_SYMBOL_GPL in arch/x86/kvm/x86.c). */
+extern struct tracepoint __tracepoint_kvm_entry;
+extern struct tracepoint __tracepoint_kvm_exit;
+
+struct vr_hpkg **vr_pkgs;
+
+/*
+ * Per-CPU accounting state.  Its lock is documented in vr_core.h: taken by
+ * the owning CPU at its events and by the closer of its package.
+ */
+static DEFINE_PER_CPU_SHARED_ALIGNED(struct vr_cpu, vr_pcpu);
+
+static struct tracepoint *vr_tp_sched_switch;
+static enum cpuhp_state vr_cpuhp_state;
+static u64 vr_period_ns = 1000 * NSEC_PER_USEC;
+static unsigned int vr_policy = VR_STATIC_OCCUPIED;
+
+/* Timer period while a package is busy: 100 epochs, 10 ms .. 1 s. */
+static unsigned long vr_busy_timer_jiffies(void)
+{
+	u64 ns = clamp_t(u64, 100 * READ_ONCE(vr_period_ns),
+			 10 * NSEC_PER_MSEC, NSEC_PER_SEC);
+
+	return max_t(unsigned long, 1, nsecs_to_jiffies(ns));
+}
+
+/* A quarter of the PKG counter's wrap time at vr_max_power_w. */
+static unsigned long vr_safety_jiffies(struct vr_hpkg *hp)
+{
+	const struct vr_dom_src *s = &hp->core.src[VR_DOM_PKG];
+	u64 range_mj, ms;
+
+	if (s->width >= 64 || !vr_max_power_w)
+		return 60 * HZ;
+	/* 2^width units of 2^-esu J, in mJ, divided by W: ms. */
+	range_mj = s->width + 10 > s->esu ?
+		   vr_mul_div(1ULL << min_t(u32, s->width, 53), 1000,
+			      1ULL << s->esu) : 0;
+	ms = div_u64(range_mj, vr_max_power_w) / 4;
+	return clamp_t(unsigned long, msecs_to_jiffies(ms), 1, 60 * HZ);
+}
+
+/* Close the package of this CPU; interrupts disabled, on a CPU of @hp. */
+static void vr_close(struct vr_hpkg *hp, u64 now)
+{
+	struct vr_pkg *p = &hp->core;
+	u64 raw[VR_NDOM] = {}, busy, dt;
+	u32 valid;
+
+	if (!vr_trylock(&p->close_lock))
+		return;
+	if (p->nr_online) {
+		dt = now - p->t_last;
+		busy = vr_pkg_close_fold(p, now);
+		valid = vr_src->read(hp, raw, dt, busy);
+		vr_pkg_close_commit(p, now, raw, valid, 0);
+	}
+	vr_unlock(&p->close_lock);
+}
+
+void vr_close_pkg_local(struct vr_hpkg *hp, bool timer)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (timer)
+		hp->safety_reads++;
+	vr_close(hp, local_clock());
+	local_irq_restore(flags);
+}
+
+static void vr_close_ipi(void *info)
+{
+	vr_close_pkg_local(info, false);
+}
+
+/*
+ * Close every stale package, so that a reader sees everything up to now.
+ * Process context; packages other than ours are closed on one of their
+ * CPUs by IPI.
+ */
+void vr_close_all(void)
+{
+	unsigned int i;
+	int cpu;
+
+	for (i = 0; i < vr_topo.nr_pkgs; i++) {
+		struct vr_hpkg *hp = vr_pkgs[i];
+
+		if (!vr_pkg_stale(&hp->core, local_clock()))
+			continue;
+		cpu = READ_ONCE(hp->timer_cpu);
+		if (cpu < 0)
+			continue;
+		hp->remote_closes++;
+		smp_call_function_single(cpu, vr_close_ipi, hp, 1);
+	}
+}
+
+/* Close @hp even if another CPU holds the lock for a moment (IPI). */
+static void vr_force_close_ipi(void *info)
+{
+	struct vr_hpkg *hp = info;
+	struct vr_pkg *p = &hp->core;
+	u64 raw[VR_NDOM] = {}, now, busy, dt;
+	u32 valid;
+
+	raw_spin_lock(&p->close_lock);
+	now = local_clock();
+	dt = now - p->t_last;
+	busy = vr_pkg_close_fold(p, now);
+	if (p->nr_online && vr_topo_pkg_of(smp_processor_id()) == hp->id) {
+		valid = vr_src->read(hp, raw, dt, busy);
+		vr_pkg_close_commit(p, now, raw, valid, 0);
+	} else {
+		/* Nobody can read the counter: settle what is pending. */
+		vr_pkg_close_commit(p, now, raw, 0, VR_CLOSE_LOST);
+	}
+	raw_spin_unlock(&p->close_lock);
+}
+
+/*
+ * Before accounts in [@lo, @hi) are freed: no CPU charges them any more,
+ * and no package keeps them on a pending list.  Process context; the
+ * caller made sure no probe can find them again (RCU).
+ */
+void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi)
+{
+	unsigned long flags;
+	unsigned int i;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		local_irq_save(flags);
+		vr_cpu_purge(per_cpu_ptr(&vr_pcpu, cpu), local_clock(), lo, hi);
+		local_irq_restore(flags);
+	}
+	for (i = 0; i < vr_topo.nr_pkgs; i++) {
+		struct vr_hpkg *hp = vr_pkgs[i];
+
+		cpu = READ_ONCE(hp->timer_cpu);
+		if (cpu < 0 || smp_call_function_single(cpu, vr_force_close_ipi,
+							hp, 1)) {
+			local_irq_save(flags);
+			vr_force_close_ipi(hp);
+			local_irq_restore(flags);
+		}
+	}
+}
+
+static inline void vr_maybe_close(struct vr_cpu *c, u64 now)
+{
+	if (unlikely(vr_pkg_stale(c->pkg, now)))
+		vr_close(container_of(c->pkg, struct vr_hpkg, core), now);
+}
+
+/*
+ * sched_switch probe.  Runs with the runqueue lock held and interrupts off:
+ * no allocation, no sleeping, no printk, no IPI.
+ */
+static void vr_probe_sched_switch(void *data, bool preempt,
+				  struct task_struct *prev,
+				  struct task_struct *next,
+				  unsigned int prev_state)
+{
+	struct vr_cpu *c = this_cpu_ptr(&vr_pcpu);
+	bool busy = !is_idle_task(next);
+	struct vr_acct *a = NULL;
+	u64 now;
+
+	if (busy)
+		a = vr_task_acct(next, container_of(c->pkg, struct vr_hpkg,
+						    core)->id);
+	now = local_clock();
+	if (vr_cpu_event_needed(c, busy, a))
+		vr_cpu_event(c, now, busy, a);
+	vr_maybe_close(c, now);
+}
+
+/* kvm_entry: the vCPU thread enters guest mode on this CPU. */
+static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
+{
+	struct vr_cpu *c;
+	unsigned long flags;
+	u64 now;
+
+	/* The per-CPU lock is also taken from IPIs: keep interrupts off. */
+	local_irq_save(flags);
+	c = this_cpu_ptr(&vr_pcpu);
+	now = local_clock();
+	vr_vm_guest_entry(vcpu, c, now,
+			  container_of(c->pkg, struct vr_hpkg, core)->id);
+	vr_maybe_close(c, now);
+	local_irq_restore(flags);
+}
+
+/* kvm_exit: back from guest mode (entry/exit close stale epochs too). */
+static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
+{
+	struct vr_cpu *c;
+	unsigned long flags;
+	u64 now;
+
+	local_irq_save(flags);
+	c = this_cpu_ptr(&vr_pcpu);
+	now = local_clock();
+	vr_vm_guest_exit(vcpu, c, now,
+			 container_of(c->pkg, struct vr_hpkg, core)->id);
+	vr_maybe_close(c, now);
+	local_irq_restore(flags);
+}
+
+/* Safety and freshness timer of a package. */
+static void vr_pkg_timer_fn(struct timer_list *t)
+{
+	struct vr_hpkg *hp = from_timer(hp, t, timer);
+	int cpu = READ_ONCE(hp->timer_cpu);
+	unsigned long next;
+	bool busy;
+
+	if (cpu < 0)
+		return;		/* stopping, or no CPU of the package online */
+	if (cpu != smp_processor_id()) {
+		/* Migrated away by hotplug: go back to the package. */
+		hp->timer.expires = jiffies + 1;
+		add_timer_on(&hp->timer, cpu);
+		return;
+	}
+	if (vr_pkg_stale(&hp->core, local_clock()))
+		vr_close_pkg_local(hp, true);
+	/* Busy packages stay fresh; idle ones only need the wrap guard. */
+	busy = READ_ONCE(hp->core.busy_ns) != hp->timer_busy_ns;
+	hp->timer_busy_ns = READ_ONCE(hp->core.busy_ns);
+	next = vr_safety_jiffies(hp);
+	if (busy)
+		next = min(next, vr_busy_timer_jiffies());
+	mod_timer(&hp->timer, jiffies + next);
+}
+
+static int vr_cpu_up(unsigned int cpu)
+{
+	struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu);
+	struct vr_hpkg *hp;
+	unsigned long flags;
+	bool found = false;
+	unsigned int i;
+	int id;
+
+	id = vr_topo_assign(cpu);
+	if (id < 0 || !vr_pkgs[id]) {
+		pr_err("CPU %u: no package slot\n", cpu);
+		return id < 0 ? id : -ENODEV;
+	}
+	hp = vr_pkgs[id];
+	if (!hp->core.nr_cpus) {
+		/* First CPU: the source describes the package. */
+		int ret = vr_src->pkg_init(hp, cpu);
+
+		if (ret)
+			return ret;
+	}
+
+	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+	for (i = 0; i < hp->core.nr_cpus; i++)
+		found |= hp->cpus[i] == c;
+	if (!found)
+		hp->cpus[hp->core.nr_cpus++] = c;
+	c->pkg = &hp->core;
+	if (!hp->core.nr_online) {
+		/* Nobody could read the counter meanwhile: unknown interval. */
+		vr_pkg_rebaseline(&hp->core);
+		hp->core.t_last = local_clock();
+	}
+	vr_cpu_online(c, local_clock(), true);
+	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
+
+	if (READ_ONCE(hp->timer_cpu) < 0) {
+		WRITE_ONCE(hp->timer_cpu, cpu);
+		if (!timer_pending(&hp->timer)) {
+			hp->timer.expires = jiffies + vr_busy_timer_jiffies();
+			add_timer_on(&hp->timer, cpu);
+		}
+	}
+	return 0;
+}
+
+static int vr_cpu_down(unsigned int cpu)
+{
+	struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu);
+	struct vr_hpkg *hp = container_of(c->pkg, struct vr_hpkg, core);
+	unsigned long flags;
+	int o, t = -1;
+
+	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+	vr_cpu_offline(c, local_clock());
+	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
+
+	if (READ_ONCE(hp->timer_cpu) != (int)cpu)
+		return 0;
+	/* The dying CPU is still in cpu_online_mask at this state. */
+	for_each_online_cpu(o) {
+		if (o != cpu && vr_topo_pkg_of(o) == hp->id) {
+			t = o;
+			break;
+		}
+	}
+	/* The timer follows timer_cpu; -1 stops it until a CPU returns. */
+	WRITE_ONCE(hp->timer_cpu, t);
+	return 0;
+}
+
+static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		vr_tp_sched_switch = tp;
+}
+
+u64 vr_engine_period_ns(void)
+{
+	return READ_ONCE(vr_period_ns);
+}
+
+unsigned int vr_engine_policy(void)
+{
+	return READ_ONCE(vr_policy);
+}
+
+void vr_engine_set_period(u64 ns)
+{
+	unsigned int i;
+
+	WRITE_ONCE(vr_period_ns, ns);
+	for (i = 0; vr_pkgs && i < vr_topo.nr_pkgs; i++)
+		WRITE_ONCE(vr_pkgs[i]->core.period_ns, ns);
+}
+
+void vr_engine_set_policy(unsigned int policy)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	WRITE_ONCE(vr_policy, policy);
+	for (i = 0; vr_pkgs && i < vr_topo.nr_pkgs; i++) {
+		struct vr_pkg *p = &vr_pkgs[i]->core;
+
+		raw_spin_lock_irqsave(&p->close_lock, flags);
+		p->policy = policy;
+		raw_spin_unlock_irqrestore(&p->close_lock, flags);
+	}
+}
+
+int vr_engine_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	vr_pkgs = kcalloc(vr_topo.max_pkgs, sizeof(*vr_pkgs), GFP_KERNEL);
+	if (!vr_pkgs)
+		return -ENOMEM;
+	for (i = 0; i < vr_topo.max_pkgs; i++) {
+		struct vr_hpkg *hp;
+
+		hp = kzalloc(struct_size(hp, cpus, nr_cpu_ids), GFP_KERNEL);
+		if (!hp) {
+			ret = -ENOMEM;
+			goto err_free_pkgs;
+		}
+		hp->id = i;
+		hp->timer_cpu = -1;
+		timer_setup(&hp->timer, vr_pkg_timer_fn,
+			    TIMER_DEFERRABLE | TIMER_PINNED);
+		vr_pkg_init(&hp->core, hp->cpus, 0, vr_period_ns,
+			    (u64)vr_max_power_w * USEC_PER_SEC);
+		hp->core.policy = vr_policy;
+		vr_pkgs[i] = hp;
+	}
+	return 0;
+
+err_free_pkgs:
+	while (i--)
+		kfree(vr_pkgs[i]);
+	kfree(vr_pkgs);
+	vr_pkgs = NULL;
+	return ret;
+}
+
+void vr_engine_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < vr_topo.max_pkgs; i++)
+		kfree(vr_pkgs[i]);
+	kfree(vr_pkgs);
+	vr_pkgs = NULL;
+}
+
+static void vr_stop_timers(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < vr_topo.max_pkgs; i++) {
+		WRITE_ONCE(vr_pkgs[i]->timer_cpu, -1);
+		del_timer_sync(&vr_pkgs[i]->timer);
+	}
+}
+
+/* Start accounting: CPUs, then the probes. */
+int vr_engine_start(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(vr_find_sched_switch, NULL);
+	if (!vr_tp_sched_switch) {
+		pr_err("sched_switch tracepoint not found\n");
+		return -ENOENT;
+	}
+
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vmrapl:online",
+				vr_cpu_up, vr_cpu_down);
+	if (ret < 0)
+		return ret;
+	vr_cpuhp_state = ret;
+
+	ret = tracepoint_probe_register(vr_tp_sched_switch,
+					vr_probe_sched_switch, NULL);
+	if (ret)
+		goto err_cpuhp;
+	ret = tracepoint_probe_register(&__tracepoint_kvm_entry,
+					vr_probe_kvm_entry, NULL);
+	if (ret)
+		goto err_sched_switch;
+	ret = tracepoint_probe_register(&__tracepoint_kvm_exit,
+					vr_probe_kvm_exit, NULL);
+	if (ret)
+		goto err_kvm_entry;
+	return 0;
+
+err_kvm_entry:
+	tracepoint_probe_unregister(&__tracepoint_kvm_entry,
+				    vr_probe_kvm_entry, NULL);
+err_sched_switch:
+	tracepoint_probe_unregister(vr_tp_sched_switch,
+				    vr_probe_sched_switch, NULL);
+	tracepoint_synchronize_unregister();
+err_cpuhp:
+	cpuhp_remove_state(vr_cpuhp_state);
+	vr_stop_timers();
+	return ret;
+}
+
+void vr_engine_stop(void)
+{
+	tracepoint_probe_unregister(&__tracepoint_kvm_exit,
+				    vr_probe_kvm_exit, NULL);
+	tracepoint_probe_unregister(&__tracepoint_kvm_entry,
+				    vr_probe_kvm_entry, NULL);
+	tracepoint_probe_unregister(vr_tp_sched_switch,
+				    vr_probe_sched_switch, NULL);
+	/* No probe runs past this point, so nothing touches the state. */
+	tracepoint_synchronize_unregister();
+	cpuhp_remove_state(vr_cpuhp_state);
+	vr_stop_timers();
+}

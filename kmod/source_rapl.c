@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hardware RAPL sources: Intel (MSR_RAPL_POWER_UNIT 0x606, PKG 0x611, PP0
+ * 0x639, DRAM 0x619) and AMD/Hygon (0xC0010299 unit, 0xC001029B package).
+ * The counters are 32 bits wide; the core extends them.  Reads in the
+ * epoch close are local (the closer runs on a CPU of the package) and use
+ * rdmsrl_safe, so a counter that disappears is re-baselined, not fatal.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <asm/cpufeature.h>
+#include <asm/msr.h>
+#include <asm/processor.h>
+
+#include "vmrapl.h"
+
+#define VR_MSR_RAPL_POWER_UNIT		0x606
+#define VR_MSR_PKG_ENERGY_STATUS	0x611
+#define VR_MSR_DRAM_ENERGY_STATUS	0x619
+#define VR_MSR_PP0_ENERGY_STATUS	0x639
+#define VR_MSR_AMD_RAPL_POWER_UNIT	0xc0010299
+#define VR_MSR_AMD_PKG_ENERGY_STATUS	0xc001029b
+
+#define VR_RAPL_WIDTH			32
+#define VR_RAPL_ESU(unit)		(((unit) >> 8) & 0x1f)
+#define VR_DRAM_FIXED_ESU		16	/* 15.3 uJ */
+
+/* MSR of each domain for the selected vendor; 0 = not present. */
+static u32 vr_rapl_msr[VR_NDOM];
+
+/*
+ * Server parts whose DRAM domain uses a fixed 15.3 uJ unit whatever the
+ * ESU says (Haswell-X, Broadwell-X/D, Skylake-X, Ice Lake-X/D, KNL, KNM).
+ */
+static bool vr_intel_fixed_dram_unit(void)
+{
+	static const u8 models[] = { 0x3f, 0x4f, 0x56, 0x55, 0x6a, 0x6c,
+				     0x57, 0x85 };
+	unsigned int i;
+
+	if (boot_cpu_data.x86 != 6)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(models); i++)
+		if (boot_cpu_data.x86_model == models[i])
+			return true;
+	return false;
+}
+
+/* A domain exists when its counter reads without fault and is non-zero. */
+static bool vr_rapl_present(u32 msr)
+{
+	u64 v;
+
+	return !rdmsrl_safe(msr, &v) && (v & 0xffffffffULL);
+}
+
+static int vr_intel_probe(const char **why)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL) {
+		*why = "not an Intel CPU";
+		return -ENODEV;
+	}
+	if (!vr_rapl_present(VR_MSR_RAPL_POWER_UNIT) ||
+	    !vr_rapl_present(VR_MSR_PKG_ENERGY_STATUS)) {
+		*why = "MSR_RAPL_POWER_UNIT/MSR_PKG_ENERGY_STATUS not readable";
+		return -ENODEV;
+	}
+	vr_rapl_msr[VMRAPL_DOM_PKG] = VR_MSR_PKG_ENERGY_STATUS;
+	if (vr_rapl_present(VR_MSR_PP0_ENERGY_STATUS))
+		vr_rapl_msr[VMRAPL_DOM_CORE] = VR_MSR_PP0_ENERGY_STATUS;
+	if (vr_rapl_present(VR_MSR_DRAM_ENERGY_STATUS))
+		vr_rapl_msr[VMRAPL_DOM_DRAM] = VR_MSR_DRAM_ENERGY_STATUS;
+	return 0;
+}
+
+static int vr_amd_probe(const char **why)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_AMD &&
+	    boot_cpu_data.x86_vendor != X86_VENDOR_HYGON) {
+		*why = "not an AMD or Hygon CPU";
+		return -ENODEV;
+	}
+	if (!boot_cpu_has(X86_FEATURE_RAPL)) {
+		*why = "CPUID does not announce RAPL";
+		return -ENODEV;
+	}
+	if (!vr_rapl_present(VR_MSR_AMD_RAPL_POWER_UNIT) ||
+	    !vr_rapl_present(VR_MSR_AMD_PKG_ENERGY_STATUS)) {
+		*why = "AMD RAPL MSRs not readable";
+		return -ENODEV;
+	}
+	/* The core counters are per core, not per package: not sampled. */
+	vr_rapl_msr[VMRAPL_DOM_PKG] = VR_MSR_AMD_PKG_ENERGY_STATUS;
+	return 0;
+}
+
+static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu, u32 unit_msr)
+{
+	unsigned int d;
+	u64 unit;
+	int ret;
+
+	ret = rdmsrl_safe_on_cpu(cpu, unit_msr, &unit);
+	if (ret) {
+		pr_err("package %u: cannot read the RAPL unit on CPU %u\n",
+		       hp->id, cpu);
+		return ret;
+	}
+	for (d = 0; d < VR_NDOM; d++) {
+		u32 esu = VR_RAPL_ESU(unit);
+
+		if (!vr_rapl_msr[d])
+			continue;
+		if (d == VMRAPL_DOM_DRAM && vr_intel_fixed_dram_unit())
+			esu = VR_DRAM_FIXED_ESU;
+		vr_pkg_set_domain(&hp->core, d, esu, VR_RAPL_WIDTH);
+	}
+	if (vr_p_static_mw)
+		vr_pkg_set_static(&hp->core, (u64)vr_p_static_mw * 1000,
+				  VR_STATIC_PARAM);
+	return 0;
+}
+
+static int vr_intel_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
+{
+	return vr_rapl_pkg_init(hp, cpu, VR_MSR_RAPL_POWER_UNIT);
+}
+
+static int vr_amd_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
+{
+	return vr_rapl_pkg_init(hp, cpu, VR_MSR_AMD_RAPL_POWER_UNIT);
+}
+
+static u32 vr_rapl_read(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy)
+{
+	u32 valid = 0;
+	unsigned int d;
+	u64 v;
+
+	for (d = 0; d < VR_NDOM; d++) {
+		if (!vr_rapl_msr[d] || rdmsrl_safe(vr_rapl_msr[d], &v))
+			continue;
+		raw[d] = v & 0xffffffffULL;
+		valid |= 1U << d;
+	}
+	return valid;
+}
+
+const struct vr_source vr_source_intel = {
+	.name = "intel",
+	.id = VMRAPL_SOURCE_INTEL,
+	.probe = vr_intel_probe,
+	.pkg_init = vr_intel_pkg_init,
+	.read = vr_rapl_read,
+};
+
+const struct vr_source vr_source_amd = {
+	.name = "amd",
+	.id = VMRAPL_SOURCE_AMD,
+	.probe = vr_amd_probe,
+	.pkg_init = vr_amd_pkg_init,
+	.read = vr_rapl_read,
+};
