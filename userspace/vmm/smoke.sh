@@ -1,0 +1,172 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Smoke test of vmrapl-vmm on real KVM, without the vmrapl module: every
+# guest program in vRAPL-off mode, the duty cycle seen by schedstat, the
+# close orders, usage errors, and the full MSR-exit path via --fake-vrapl.
+# Prints TAP version 13.  Usage: smoke.sh [path/to/vmrapl-vmm]
+
+VMM=${1:-$(dirname "$0")/../../build/userspace/vmm/vmrapl-vmm}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/vmrapl-smoke.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $*"; }
+skip() { n=$((n + 1)); echo "ok $n $* # SKIP"; }
+diag() { sed 's/^/# /' "$@"; }
+
+# json FILE KEY: the first numeric value of "KEY" in FILE.
+json() { grep -o "\"$2\": -\{0,1\}[0-9.]*" "$1" | head -n1 | sed 's/.*: //'; }
+# msrjson FILE MSR KEY: KEY of the rdmsr-loop entry of MSR (first vCPU).
+msrjson() {
+	grep "\"msr\": \"$2\"" "$1" | head -n1 | grep -o "\"$3\": [0-9]*" |
+		sed 's/.*: //'
+}
+
+# run NAME EXPECTED_RC ARGS...: run the VMM, output in $TMP/NAME.{out,err}
+run() {
+	name=$1 want=$2
+	shift 2
+	timeout 60 "$VMM" "$@" > "$TMP/$name.out" 2> "$TMP/$name.err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		notok "$name: exit code $rc, expected $want"
+		diag "$TMP/$name.err"
+		return 1
+	fi
+	return 0
+}
+
+echo "TAP version 13"
+echo "1..16"
+
+if [ ! -x "$VMM" ]; then
+	echo "Bail out! $VMM not built"
+	exit 1
+fi
+
+for g in spin idle pio-loop duty:25 rdmsr-loop rdmsr-loop:amd; do
+	name=$(echo "$g" | tr ':' '-')
+	if run "$name" 0 --guest "$g" --rapl=off --vcpus 2 --duration 0.5 --json; then
+		if grep -q '"exit_code": 0' "$TMP/$name.out" &&
+		   grep -q '"mode": "off"' "$TMP/$name.out"; then
+			ok "guest $g runs in vRAPL-off mode"
+		else
+			notok "guest $g: bad summary"
+			diag "$TMP/$name.out"
+		fi
+	fi
+done
+
+# pio-loop is exit-heavy.
+pio=$(json "$TMP/pio-loop.out" pio)
+if [ "${pio:-0}" -gt 1000 ]; then
+	ok "pio-loop exits a lot ($pio port writes in 0.5 s)"
+else
+	notok "pio-loop: only ${pio:-0} port writes"
+fi
+
+# rdmsr-loop off: KVM's own answers (0 or #GP), but the loop reports.
+rep=$(json "$TMP/rdmsr-loop.out" reports)
+if [ "${rep:-0}" -gt 10 ]; then
+	ok "rdmsr-loop reports without vRAPL ($rep rounds)"
+else
+	notok "rdmsr-loop: ${rep:-0} reports"
+fi
+
+# duty:25 is ~25% busy as the scheduler sees it.
+"$VMM" --guest duty:25 --rapl=off --duration 2.5 --print-tids \
+	> "$TMP/duty.out" 2> "$TMP/duty.err" &
+pid=$!
+tid=
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	tid=$(awk '/^tids:/ { print $2; exit }' "$TMP/duty.out")
+	[ -n "$tid" ] && break
+	sleep 0.1
+done
+if [ -n "$tid" ] && [ -r "/proc/$tid/schedstat" ]; then
+	sleep 0.3
+	a=$(awk '{ print $1 }' "/proc/$tid/schedstat")
+	t0=$(awk '{ print int($1 * 1000) }' /proc/uptime)
+	sleep 1.5
+	b=$(awk '{ print $1 }' "/proc/$tid/schedstat")
+	t1=$(awk '{ print int($1 * 1000) }' /proc/uptime)
+	pct=$(( (b - a) / 10000 / (t1 - t0) ))
+	wait $pid
+	if [ "$pct" -ge 18 ] && [ "$pct" -le 32 ]; then
+		ok "duty:25 is ${pct}% busy per schedstat"
+	else
+		notok "duty:25 is ${pct}% busy per schedstat"
+	fi
+else
+	wait $pid
+	notok "duty:25: no tid printed"
+	diag "$TMP/duty.out" "$TMP/duty.err"
+fi
+
+# --print-tids prints one tid per vCPU, before the run.
+if run tids 0 --guest idle --rapl=off --vcpus 3 --duration 0.2 --print-tids; then
+	cnt=$(awk '/^tids:/ { print NF - 1; exit }' "$TMP/tids.out")
+	if [ "$cnt" = 3 ]; then
+		ok "--print-tids prints 3 tids"
+	else
+		notok "--print-tids printed '${cnt}' tids"
+	fi
+fi
+
+if run kvmfirst 0 --guest spin --vcpus 2 --duration 0.2 --close-order kvm-first --json; then
+	ok "--close-order kvm-first"
+fi
+
+# The whole MSR-exit path on real KVM: filter, user-space exits, handler.
+if run fake 0 --guest rdmsr-loop --fake-vrapl --vcpus 2 --duration 1.5 --json; then
+	v=$(msrjson "$TMP/fake.out" 0x611 violations)
+	w=$(msrjson "$TMP/fake.out" 0x611 wraps)
+	c=$(msrjson "$TMP/fake.out" 0x611 count)
+	u=$(msrjson "$TMP/fake.out" 0x606 last)
+	gp=$(json "$TMP/fake.out" gp)
+	if [ "${c:-0}" -gt 10 ] && [ "$v" = 0 ] && [ "${w:-0}" -ge 1 ] &&
+	   [ "$u" = $((0xA0E03)) ] && [ "$gp" = 0 ]; then
+		ok "fake vRAPL intel: $c reads of 0x611, $w wrap(s), no violations"
+	else
+		notok "fake vRAPL intel: count=$c wraps=$w violations=$v unit=$u gp=$gp"
+		diag "$TMP/fake.out"
+	fi
+fi
+
+if run fakeamd 0 --guest rdmsr-loop --fake-vrapl --rapl amd --duration 1 --json; then
+	v=$(msrjson "$TMP/fakeamd.out" 0xc001029b violations)
+	c=$(msrjson "$TMP/fakeamd.out" 0xc001029b count)
+	f=$(msrjson "$TMP/fakeamd.out" 0xc001029a faults)
+	if [ "${c:-0}" -gt 10 ] && [ "$v" = 0 ] && [ "$f" = 0 ]; then
+		ok "fake vRAPL amd: $c reads of 0xc001029b, no violations"
+	else
+		notok "fake vRAPL amd: count=$c violations=$v faults=$f"
+		diag "$TMP/fakeamd.out"
+	fi
+fi
+
+if run usage 1 --guest nonsense; then
+	ok "usage error exits 1"
+fi
+
+if [ -x "$VMM.static" ]; then
+	if VMM=$VMM.static run static 0 --guest pio-loop --rapl=off --duration 0.2; then
+		ok "static binary runs"
+	fi
+else
+	skip "no static binary next to $VMM"
+fi
+
+if [ -e /dev/vmrapl ]; then
+	skip "--require-vrapl without the module (module is loaded)"
+elif run require 3 --require-vrapl --duration 0.1; then
+	ok "--require-vrapl without the module exits 3"
+fi
+
+if [ "$n" -ne 16 ]; then
+	notok "test count: ran $n"
+fi
+[ "$failed" -eq 0 ]
