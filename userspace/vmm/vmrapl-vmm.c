@@ -85,6 +85,7 @@ struct options {
 	bool kvm_first;
 	bool require_vrapl;
 	bool fake_vrapl;
+	int overhead_pct;		/* -1: no overhead thread */
 	const char *dev_path;
 };
 
@@ -152,6 +153,11 @@ struct vmm {
 	struct fake_vrapl fake;
 	double wall_s;
 	bool interrupted;
+	/* --overhead-thread */
+	pthread_t ovh_thread;
+	pid_t ovh_tid;
+	uint64_t ovh_cpu_ns;
+	int ovh_add_rc;
 };
 
 static volatile int stop_flag;
@@ -224,6 +230,8 @@ static void usage(FILE *f)
 "  --vpkgs P0,P1,...      virtual package of each vCPU\n"
 "  --pin CPU[,CPU...]     pin vCPU thread i to the i-th CPU (fewer CPUs than\n"
 "                         vCPUs: the others are not pinned)\n"
+"  --overhead-thread P    an extra thread burning P%% of a CPU, registered\n"
+"                         with VMRAPL_VM_ADD_TASK as the VM's overhead\n"
 "  --name NAME            VM name in the summary\n"
 "  --print-tids           print 'tids: T0 T1 ...' once the vCPUs exist\n"
 "  --wait-start FD        read one byte (or EOF) from FD before running\n"
@@ -318,6 +326,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 	o->charge = -1;
 	o->name = "vmrapl-vmm";
 	o->wait_start_fd = -1;
+	o->overhead_pct = -1;
 
 	for (a = 1; a < argc; a++) {
 		char *opt = argv[a], *val = NULL, *eq;
@@ -390,6 +399,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 		} else if (VAL("--pin")) {
 			o->nr_pin = parse_list(opt, val, o->pin, MAX_VCPUS,
 					       CPU_SETSIZE - 1);
+		} else if (VAL("--overhead-thread")) {
+			o->overhead_pct = (int)parse_ulong(opt, val, 0, 100);
 		} else if (VAL("--name")) {
 			o->name = val;
 		} else if (VAL("--wait-start")) {
@@ -1033,6 +1044,55 @@ static void *vcpu_thread(void *p)
 	return NULL;
 }
 
+/*
+ * --overhead-thread: stands for an I/O thread or vhost worker.  Burns P%
+ * of each 10 ms in CPU time and sleeps the rest, until stopped.
+ */
+static void *overhead_thread(void *p)
+{
+	struct vmm *m = p;
+	uint64_t period = 10000000ull;
+	uint64_t busy = period * (uint64_t)m->o.overhead_pct / 100;
+	struct timespec next;
+
+	__atomic_store_n(&m->ovh_tid, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	prctl(PR_SET_NAME, "overhead", 0, 0, 0);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!stopping()) {
+		uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
+		while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < busy && !stopping())
+			;
+		next.tv_nsec += (long)period;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	m->ovh_cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+static void start_overhead_thread(struct vmm *m)
+{
+	int r;
+
+	if (m->o.overhead_pct < 0)
+		return;
+	r = pthread_create(&m->ovh_thread, NULL, overhead_thread, m);
+	if (r)
+		die(EXIT_KVM, "pthread_create: %s", strerror(r));
+	while (!__atomic_load_n(&m->ovh_tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (m->mode == VRAPL_KERNEL) {
+		m->ovh_add_rc = vmrapl_add_task(m->vrvm, m->ovh_tid);
+		if (m->ovh_add_rc < 0)
+			vrapl_fail(m, "VMRAPL_VM_ADD_TASK", m->ovh_add_rc);
+	}
+}
+
 /* Stop every vCPU: flag, immediate_exit, and a kick out of KVM_RUN/sleep. */
 static void stop_vcpus(struct vmm *m)
 {
@@ -1292,6 +1352,14 @@ static void print_json(const struct vmm *m, int code)
 	} else {
 		printf("null");
 	}
+	printf(",\n  \"overhead_thread\": ");
+	if (m->o.overhead_pct >= 0)
+		printf("{\"tid\": %d, \"pct\": %d, \"cpu_s\": %.6f, "
+		       "\"added\": %s}", (int)m->ovh_tid, m->o.overhead_pct,
+		       (double)m->ovh_cpu_ns / 1e9,
+		       m->mode == VRAPL_KERNEL ? "true" : "false");
+	else
+		printf("null");
 	printf(",\n  \"close_order\": \"%s\",\n  \"stats_after_kvm_close\": ",
 	       m->o.kvm_first ? "kvm-first" : "vmrapl-first");
 	if (!m->after_close_tried)
@@ -1472,6 +1540,7 @@ int main(int argc, char **argv)
 			die(EXIT_KVM, "pthread_create: %s", strerror(r));
 	}
 	pthread_barrier_wait(&m->ready);
+	start_overhead_thread(m);
 	if (m->mode == VRAPL_FAKE) {
 		pthread_t *th = calloc(m->o.nr_vcpus, sizeof(*th));
 		int r;
@@ -1489,6 +1558,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < m->o.nr_vcpus; i++)
 			printf(" %d", (int)m->vcpus[i].tid);
 		printf("\n");
+		if (m->o.overhead_pct >= 0)
+			printf("overhead-tid: %d\n", (int)m->ovh_tid);
 		fflush(stdout);
 	}
 	if (m->o.wait_start_fd >= 0)
@@ -1500,6 +1571,8 @@ int main(int argc, char **argv)
 	stop_vcpus(m);
 	for (i = 0; i < m->o.nr_vcpus; i++)
 		pthread_join(m->vcpus[i].thread, NULL);
+	if (m->o.overhead_pct >= 0)
+		pthread_join(m->ovh_thread, NULL);
 	m->wall_s = (double)(mono_ns() - t0) / 1e9;
 
 	for (i = 0; i < m->o.nr_vcpus; i++)
