@@ -312,6 +312,16 @@ static void parse_guest(struct options *o, const char *s)
 	}
 }
 
+static char *option_value(int argc, char **argv, int *a, char *val,
+			  const char *name)
+{
+	if (val)
+		return val;
+	if (*a + 1 >= argc)
+		die(EXIT_USAGE, "%s needs a value", name);
+	return argv[++*a];
+}
+
 static void parse_options(struct options *o, int argc, char **argv)
 {
 	static int tmp[MAX_VCPUS];
@@ -343,10 +353,10 @@ static void parse_options(struct options *o, int argc, char **argv)
 			*eq = 0;
 			val = eq + 1;
 		}
+/* FLAG: an option without value; VAL: one with (--opt=V or --opt V). */
 #define FLAG(name) (!strcmp(opt, name) && !val)
 #define VAL(name) (!strcmp(opt, name) && \
-		   (val || (a + 1 < argc ? (val = argv[++a]) != NULL : \
-			    (die(EXIT_USAGE, "%s needs a value", name), 0))))
+		   (val = option_value(argc, argv, &a, val, name)) != NULL)
 		if (FLAG("--json")) {
 			o->json = true;
 		} else if (FLAG("--print-tids")) {
@@ -1520,9 +1530,7 @@ int main(int argc, char **argv)
 		struct vcpu *v = &m->vcpus[i];
 
 		v->idx = i;
-		v->cpu = m->o.nr_pin ? m->o.pin[i % m->o.nr_pin] : -1;
-		if (m->o.nr_pin && i >= m->o.nr_pin)
-			v->cpu = -1;
+		v->cpu = i < m->o.nr_pin ? m->o.pin[i] : -1;
 		setup_vcpu(m, v);
 		setup_mailbox(m, v);
 	}
