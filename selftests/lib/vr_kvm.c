@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared helpers of the vmrapl selftests.  The guests are a few bytes of
+ * 16-bit real-mode code at 0x1000; the vCPU threads run them with KVM_RUN
+ * and handle their port I/O and MSR exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include "libvmrapl.h"
+#include "vr_kvm.h"
+
+#define GUEST_MEM	(64 * 1024)
+#define GUEST_CODE	0x1000
+#define GUEST_STACK	0x8000
+#define PORT_TICK	0x10	/* spin: every few thousand iterations */
+#define PORT_MSR_IDX	0x30	/* rdmsr guest: which MSR (in) */
+#define PORT_MSR_LO	0x31	/* rdmsr guest: eax (out) */
+#define PORT_MSR_HI	0x32	/* rdmsr guest: edx (out) */
+#define PORT_MSR_GP	0x33	/* rdmsr guest: #GP taken (out) */
+
+/*
+ * spin:  mov cx,2000 ; l: loop l ; out 0x10,al ; jmp spin
+ * pio:   out 0x10,al ; jmp pio
+ * hlt:   hlt ; jmp hlt
+ * rdmsr: in eax,0x30 ; mov ecx,eax ; rdmsr ; out 0x31,eax ; mov eax,edx ;
+ *        out 0x32,eax ; jmp rdmsr
+ *        and at 0x1100 the #GP handler: out 0x33,al ; add sp,6 ; jmp rdmsr
+ */
+static const uint8_t code_spin[] = { 0xb9, 0xd0, 0x07, 0xe2, 0xfe, 0xe6,
+				     PORT_TICK, 0xeb, 0xf7 };
+static const uint8_t code_pio[] = { 0xe6, PORT_TICK, 0xeb, 0xfc };
+static const uint8_t code_hlt[] = { 0xf4, 0xeb, 0xfd };
+static const uint8_t code_rdmsr[] = {
+	0x66, 0xe5, PORT_MSR_IDX,	/* in eax, 0x30 */
+	0x66, 0x89, 0xc1,		/* mov ecx, eax */
+	0x0f, 0x32,			/* rdmsr */
+	0x66, 0xe7, PORT_MSR_LO,	/* out 0x31, eax */
+	0x66, 0x89, 0xd0,		/* mov eax, edx */
+	0x66, 0xe7, PORT_MSR_HI,	/* out 0x32, eax */
+	0xeb, 0xeb,			/* jmp 0x1000 */
+};
+static const uint8_t code_gp[] = {
+	0xe6, PORT_MSR_GP,		/* out 0x33, al */
+	0x83, 0xc4, 0x06,		/* add sp, 6 */
+	0xe9, 0xf8, 0xfe,		/* jmp 0x1000 (from 0x1108) */
+};
+
+struct vrg_vcpu {
+	struct vrg *g;
+	int idx;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	pid_t tid;
+	int cpu;
+	uint64_t exits;
+	uint64_t period_start;
+	uint64_t busy_start;
+	struct vrg_msr_log log;
+	uint32_t lo;
+	bool have_last;
+};
+
+struct vrg {
+	int kvm;
+	int vm;
+	int nr;
+	enum vrg_prog prog;
+	void *mem;
+	int run_size;
+	int duty;
+	int period_ms;
+	volatile int stop;
+	volatile uint32_t msr;
+	struct vmrapl_vm *vr;
+	struct vrg_vcpu vcpu[];
+};
+
+uint64_t vr_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void vr_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void vrg_sig(int sig)
+{
+	(void)sig;
+}
+
+struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
+{
+	struct kvm_userspace_memory_region reg = { 0 };
+	struct vrg *g;
+	uint16_t *ivt;
+	int i;
+
+	g = calloc(1, sizeof(*g) + nr_vcpus * sizeof(g->vcpu[0]));
+	if (!g)
+		return NULL;
+	g->nr = nr_vcpus;
+	g->prog = prog;
+	g->duty = 100;
+	g->period_ms = 20;
+	g->msr = 0x611;
+	g->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (g->kvm < 0)
+		goto err;
+	g->vm = ioctl(g->kvm, KVM_CREATE_VM, 0);
+	if (g->vm < 0)
+		goto err;
+	g->mem = mmap(NULL, GUEST_MEM, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (g->mem == MAP_FAILED)
+		goto err;
+	switch (prog) {
+	case VRG_SPIN:
+		memcpy((char *)g->mem + GUEST_CODE, code_spin, sizeof(code_spin));
+		break;
+	case VRG_PIO:
+		memcpy((char *)g->mem + GUEST_CODE, code_pio, sizeof(code_pio));
+		break;
+	case VRG_HLT:
+		memcpy((char *)g->mem + GUEST_CODE, code_hlt, sizeof(code_hlt));
+		break;
+	case VRG_RDMSR:
+		memcpy((char *)g->mem + GUEST_CODE, code_rdmsr,
+		       sizeof(code_rdmsr));
+		memcpy((char *)g->mem + GUEST_CODE + 0x100, code_gp,
+		       sizeof(code_gp));
+		/* IVT entry 13 (#GP): 0000:1100 */
+		ivt = g->mem;
+		ivt[13 * 2] = GUEST_CODE + 0x100;
+		ivt[13 * 2 + 1] = 0;
+		break;
+	}
+	reg.memory_size = GUEST_MEM;
+	reg.userspace_addr = (uintptr_t)g->mem;
+	if (ioctl(g->vm, KVM_SET_USER_MEMORY_REGION, &reg))
+		goto err;
+	g->run_size = ioctl(g->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (g->run_size <= 0)
+		goto err;
+	for (i = 0; i < nr_vcpus; i++) {
+		struct vrg_vcpu *v = &g->vcpu[i];
+		struct kvm_sregs sregs;
+		struct kvm_regs regs = { 0 };
+
+		v->g = g;
+		v->idx = i;
+		v->cpu = -1;
+		v->fd = ioctl(g->vm, KVM_CREATE_VCPU, i);
+		if (v->fd < 0)
+			goto err;
+		v->run = mmap(NULL, g->run_size, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, v->fd, 0);
+		if (v->run == MAP_FAILED)
+			goto err;
+		if (ioctl(v->fd, KVM_GET_SREGS, &sregs))
+			goto err;
+		sregs.cs.base = 0;
+		sregs.cs.selector = 0;
+		sregs.ss.base = 0;
+		sregs.ss.selector = 0;
+		if (ioctl(v->fd, KVM_SET_SREGS, &sregs))
+			goto err;
+		regs.rip = GUEST_CODE;
+		regs.rsp = GUEST_STACK - i * 0x100;
+		regs.rflags = 2;
+		if (ioctl(v->fd, KVM_SET_REGS, &regs))
+			goto err;
+	}
+	return g;
+err:
+	vrg_destroy(g);
+	return NULL;
+}
+
+int vrg_kvm_fd(struct vrg *g)
+{
+	return g->vm;
+}
+
+void vrg_set_duty(struct vrg *g, int pct, int period_ms)
+{
+	g->duty = pct;
+	g->period_ms = period_ms;
+}
+
+int vrg_pin(struct vrg *g, int i, int cpu)
+{
+	cpu_set_t set;
+
+	g->vcpu[i].cpu = cpu;
+	if (!g->vcpu[i].tid)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(g->vcpu[i].tid, sizeof(set), &set);
+}
+
+int vrg_use_vmrapl(struct vrg *g, struct vmrapl_vm *vm)
+{
+	int ret;
+
+	ret = vmrapl_install_msr_filter(vm, g->vm);
+	if (ret)
+		return ret;
+	ret = vmrapl_enable_user_msr(g->kvm, g->vm, 0);
+	if (ret)
+		return ret;
+	g->vr = vm;
+	return 0;
+}
+
+/* Sleep away the idle part of the duty period (VMM-side waits). */
+static void vrg_duty(struct vrg_vcpu *v)
+{
+	struct vrg *g = v->g;
+	uint64_t now = vr_now_ns(), period = g->period_ms * 1000000ull;
+	uint64_t busy = period * g->duty / 100;
+
+	if (g->duty >= 100)
+		return;
+	if (!v->period_start)
+		v->period_start = now;
+	if (now - v->period_start < busy)
+		return;
+	if (now - v->period_start < period)
+		vr_sleep_ms((period - (now - v->period_start)) / 1000000);
+	v->period_start = vr_now_ns();
+}
+
+static void vrg_msr_seen(struct vrg_vcpu *v, uint32_t lo)
+{
+	struct vrg_msr_log *l = &v->log;
+
+	if (!l->reads)
+		l->first = lo;
+	if (v->have_last && lo != v->lo) {
+		l->changes++;
+		if (lo < v->lo) {
+			/* A wrap moves far; a small step back is an error. */
+			if (v->lo - lo > 0x80000000u)
+				l->wraps++;
+			else
+				l->backwards++;
+		}
+	}
+	l->reads++;
+	l->last = lo;
+	v->lo = lo;
+	v->have_last = true;
+}
+
+static void *vrg_thread(void *arg)
+{
+	struct vrg_vcpu *v = arg;
+	struct vrg *g = v->g;
+	struct kvm_run *run = v->run;
+
+	v->tid = syscall(SYS_gettid);
+	if (v->cpu >= 0)
+		vrg_pin(g, v->idx, v->cpu);
+	while (!g->stop) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		v->exits++;
+		if (g->vr && vmrapl_handle_exit(g->vr, run, v->idx) == 1)
+			continue;
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO: {
+			uint8_t *data = (uint8_t *)run + run->io.data_offset;
+			uint32_t val;
+
+			memcpy(&val, data, sizeof(val));
+			if (run->io.port == PORT_TICK) {
+				vrg_duty(v);
+			} else if (run->io.port == PORT_MSR_IDX) {
+				val = g->msr;
+				memcpy(data, &val, sizeof(val));
+			} else if (run->io.port == PORT_MSR_LO) {
+				vrg_msr_seen(v, val);
+			} else if (run->io.port == PORT_MSR_GP) {
+				v->log.gp++;
+			}
+			break;
+		}
+		case KVM_EXIT_HLT:
+			vr_sleep_ms(5);
+			break;
+		case KVM_EXIT_X86_RDMSR:
+			/* Not vmrapl's: #GP. */
+			run->msr.error = 1;
+			break;
+		case KVM_EXIT_X86_WRMSR:
+			run->msr.error = 1;
+			break;
+		default:
+			fprintf(stderr, "vcpu %d: unexpected exit %u\n",
+				v->idx, run->exit_reason);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+int vrg_start(struct vrg *g)
+{
+	struct sigaction sa = { .sa_handler = vrg_sig };
+	int i;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	for (i = 0; i < g->nr; i++)
+		if (pthread_create(&g->vcpu[i].thread, NULL, vrg_thread,
+				   &g->vcpu[i]))
+			return -1;
+	for (i = 0; i < g->nr; i++)
+		while (!__atomic_load_n(&g->vcpu[i].tid, __ATOMIC_ACQUIRE))
+			vr_sleep_ms(1);
+	return 0;
+}
+
+void vrg_stop(struct vrg *g)
+{
+	int i;
+
+	if (g->stop)
+		return;
+	g->stop = 1;
+	for (i = 0; i < g->nr; i++) {
+		if (!g->vcpu[i].thread)
+			continue;
+		g->vcpu[i].run->immediate_exit = 1;
+		pthread_kill(g->vcpu[i].thread, SIGUSR1);
+		pthread_join(g->vcpu[i].thread, NULL);
+		g->vcpu[i].thread = 0;
+	}
+}
+
+void vrg_destroy(struct vrg *g)
+{
+	int i;
+
+	if (!g)
+		return;
+	vrg_stop(g);
+	for (i = 0; i < g->nr; i++) {
+		if (g->vcpu[i].run && g->vcpu[i].run != MAP_FAILED)
+			munmap(g->vcpu[i].run, g->run_size);
+		if (g->vcpu[i].fd > 0)
+			close(g->vcpu[i].fd);
+	}
+	if (g->vm > 0)
+		close(g->vm);
+	if (g->kvm > 0)
+		close(g->kvm);
+	if (g->mem && g->mem != MAP_FAILED)
+		munmap(g->mem, GUEST_MEM);
+	free(g);
+}
+
+pid_t vrg_tid(struct vrg *g, int i)
+{
+	return g->vcpu[i].tid;
+}
+
+void vrg_set_msr(struct vrg *g, uint32_t msr)
+{
+	g->msr = msr;
+}
+
+void vrg_msr_log(struct vrg *g, int i, struct vrg_msr_log *out)
+{
+	*out = g->vcpu[i].log;
+}
+
+uint64_t vrg_exits(struct vrg *g, int i)
+{
+	return g->vcpu[i].exits;
+}
+
+uint64_t vr_task_runtime_ns(pid_t tid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+int vr_open_dev(void)
+{
+	return open("/dev/vmrapl", O_RDWR | O_CLOEXEC);
+}
+
+int vr_get_info(struct vmrapl_info *info)
+{
+	int fd = vr_open_dev(), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, VMRAPL_GET_INFO, info) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int vr_attach(int devfd, int kvm_fd, int nr_vcpus, int regset, int esu)
+{
+	struct vmrapl_attach a = {
+		.size = sizeof(a),
+		.kvm_fd = kvm_fd,
+		.nr_vcpus = nr_vcpus,
+		.regset = regset,
+		.esu = esu,
+	};
+	int fd = ioctl(devfd, VMRAPL_ATTACH_VM, &a);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int vr_get_stats(int vmfd, struct vmrapl_stats *st,
+		 struct vmrapl_vcpu_stats *vcpus, int nr_vcpus)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->nr_vcpus = vcpus ? nr_vcpus : 0;
+	st->vcpus_ptr = (uintptr_t)vcpus;
+	return ioctl(vmfd, VMRAPL_VM_GET_STATS, st) ? -errno : 0;
+}
+
+int vr_set_policy(int vmfd, uint32_t flags, uint32_t charge,
+		  uint32_t period_us)
+{
+	struct vmrapl_policy p = {
+		.flags = flags,
+		.charge = charge,
+		.guest_period_us = period_us,
+	};
+
+	return ioctl(vmfd, VMRAPL_VM_SET_POLICY, &p) ? -errno : 0;
+}
+
+int vr_inject(int pkg, int dom, uint64_t units, bool set)
+{
+	struct vmrapl_test_inject inj = {
+		.flags = set ? VMRAPL_INJECT_F_SET : 0,
+		.package = pkg,
+		.domain = dom,
+		.value = units,
+	};
+	int fd = vr_open_dev(), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, VMRAPL_TEST_INJECT, &inj) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int vr_system(const char *fmt, const char *a, const char *b)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	return system(cmd);
+}
+
+int vr_unload(void)
+{
+	return vr_system("rmmod vmrapl%s%s", "", "");
+}
+
+int vr_load(const char *params)
+{
+	const char *ko = getenv("VMRAPL_KO");
+	int ret;
+
+	ret = vr_system("insmod %s %s", ko ? ko : "/vmrapl.ko",
+			params ? params : "");
+	/* No udev in the rig: give the device its group as the rule does. */
+	if (!ret)
+		vr_system("chgrp kvm /dev/vmrapl%s%s && chmod 0660 /dev/vmrapl",
+			  "", "");
+	return ret;
+}
+
+int vr_reload(const char *params)
+{
+	if (access("/sys/module/vmrapl", F_OK) == 0 && vr_unload())
+		return -1;
+	return vr_load(params);
+}
+
+int vr_set_param(const char *name, const char *value)
+{
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/module/vmrapl/parameters/%s",
+		 name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, value, strlen(value)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int vr_read_books(int pkg, const char *dom, struct vr_books *b)
+{
+	char line[1024], name[16];
+	int p, found = 0;
+	FILE *f;
+
+	memset(b, 0, sizeof(*b));
+	f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[7];
+		char *s;
+
+		if (sscanf(line, "pkg %d dom %15s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu",
+			   &p, name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6]) == 9) {
+			if (p != pkg || strcmp(name, dom))
+				continue;
+			b->sampled = v[0];
+			b->static_e = v[1];
+			b->dynamic = v[2];
+			b->tracked = v[3];
+			b->host = v[4];
+			b->idle = v[5];
+			b->lost = v[6];
+			found = 1;
+		} else if (sscanf(line, "pkg %d source", &p) == 1 && p == pkg) {
+			s = strstr(line, " samples ");
+			if (s)
+				b->samples = strtoull(s + 9, NULL, 10);
+			s = strstr(line, " resets ");
+			if (s)
+				b->resets = strtoull(s + 8, NULL, 10);
+			s = strstr(line, " wraps ");
+			if (s)
+				b->wraps = strtoull(s + 7, NULL, 10);
+			s = strstr(line, " overruns ");
+			if (s)
+				b->overruns = strtoull(s + 10, NULL, 10);
+			s = strstr(line, " busy_ns ");
+			if (s)
+				b->busy_ns = strtoull(s + 9, NULL, 10);
+			s = strstr(line, " online ");
+			if (s)
+				b->online = atoi(s + 8);
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+bool vr_books_conserve(const struct vr_books *b)
+{
+	return b->tracked + b->host + b->idle + b->lost == b->sampled;
+}
+
+void vr_dump_debugfs(void)
+{
+	char line[1024];
+	FILE *f;
+
+	f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "# %s", line);
+	if (f)
+		fclose(f);
+	f = fopen("/sys/kernel/debug/vmrapl/vms", "r");
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "# %s", line);
+	if (f)
+		fclose(f);
+}
+
+int vr_cpu_package(int cpu)
+{
+	char path[128];
+	int id = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+		 cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &id) != 1)
+		id = -1;
+	fclose(f);
+	return id;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the vmrapl selftests: tiny real-mode KVM guests run by
+ * vCPU threads, module reloads with parameters, debugfs parsing, energy
+ * injection through the test source.
+ */
+#ifndef _VR_KVM_H
+#define _VR_KVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/vmrapl.h>
+
+enum vrg_prog {
+	VRG_SPIN,	/* loop; a PIO exit every few thousand iterations */
+	VRG_PIO,	/* an OUT on every iteration: exit-heavy */
+	VRG_HLT,	/* idle */
+	VRG_RDMSR,	/* read the MSR the VMM names, report it over PIO */
+};
+
+struct vrg;
+
+/* Create a VM with @nr_vcpus vCPUs running @prog; NULL on failure. */
+struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog);
+int vrg_kvm_fd(struct vrg *g);
+/* Busy @pct percent of every @period_ms (VMM-side sleeps), default 100. */
+void vrg_set_duty(struct vrg *g, int pct, int period_ms);
+/* Pin vCPU @i to @cpu (before or after start). */
+int vrg_pin(struct vrg *g, int i, int cpu);
+/* Answer RDMSR/WRMSR exits through libvmrapl (the caller owns @vm). */
+struct vmrapl_vm;
+int vrg_use_vmrapl(struct vrg *g, struct vmrapl_vm *vm);
+int vrg_start(struct vrg *g);
+void vrg_stop(struct vrg *g);
+void vrg_destroy(struct vrg *g);
+pid_t vrg_tid(struct vrg *g, int i);
+/* rdmsr guest: set the MSR to read, and what the guest saw. */
+void vrg_set_msr(struct vrg *g, uint32_t msr);
+struct vrg_msr_log {
+	uint64_t reads;
+	uint64_t gp;		/* #GP injected */
+	uint64_t first;
+	uint64_t last;
+	uint64_t backwards;	/* 32-bit value went down without a wrap */
+	uint64_t wraps;
+	uint64_t changes;
+};
+void vrg_msr_log(struct vrg *g, int i, struct vrg_msr_log *out);
+uint64_t vrg_exits(struct vrg *g, int i);
+
+/* /proc/<tid>/schedstat: on-CPU ns. */
+uint64_t vr_task_runtime_ns(pid_t tid);
+uint64_t vr_now_ns(void);
+void vr_sleep_ms(unsigned int ms);
+
+/* /dev/vmrapl */
+int vr_open_dev(void);
+int vr_get_info(struct vmrapl_info *info);
+int vr_attach(int devfd, int kvm_fd, int nr_vcpus, int regset, int esu);
+int vr_get_stats(int vmfd, struct vmrapl_stats *st,
+		 struct vmrapl_vcpu_stats *vcpus, int nr_vcpus);
+int vr_set_policy(int vmfd, uint32_t flags, uint32_t charge,
+		  uint32_t period_us);
+int vr_inject(int pkg, int dom, uint64_t units, bool set);
+
+/* Module control (inside the rig, VMRAPL_KO names the module file). */
+int vr_reload(const char *params);
+int vr_unload(void);
+int vr_load(const char *params);
+int vr_set_param(const char *name, const char *value);
+
+/* debugfs books of one package and domain, in eu (2^-24 J). */
+struct vr_books {
+	uint64_t sampled, static_e, dynamic, tracked, host, idle, lost;
+	uint64_t samples, resets, wraps, overruns, busy_ns;
+	int online;
+};
+int vr_read_books(int pkg, const char *dom, struct vr_books *b);
+bool vr_books_conserve(const struct vr_books *b);
+void vr_dump_debugfs(void);
+
+/* Package of each CPU in the rig (from sysfs). */
+int vr_cpu_package(int cpu);
+
+#endif /* _VR_KVM_H */

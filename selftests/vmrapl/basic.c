@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The device, GET_INFO, permissions, bad input on /dev/vmrapl and on the VM
+ * fd, and load/unload without leaks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vr_kvm.h"
+
+static int rig_packages(void)
+{
+	int cpu, id, n = 0, seen[64] = { 0 };
+
+	for (cpu = 0; cpu < 64; cpu++) {
+		id = vr_cpu_package(cpu);
+		if (id < 0 || id >= 64)
+			continue;
+		if (!seen[id]++)
+			n++;
+	}
+	return n;
+}
+
+TEST(get_info)
+{
+	struct vmrapl_info info;
+
+	ASSERT_EQ(0, vr_reload(NULL));
+	ASSERT_EQ(0, vr_get_info(&info));
+	EXPECT_EQ(VMRAPL_ABI_VERSION, info.abi_version);
+	EXPECT_EQ(rig_packages(), (int)info.nr_packages);
+	EXPECT_EQ(sysconf(_SC_NPROCESSORS_CONF), info.nr_cpus);
+	/* TCG has no RAPL: auto falls back to the estimate. */
+	EXPECT_EQ(VMRAPL_SOURCE_ESTIMATE, info.source);
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_ESTIMATED);
+	EXPECT_EQ(1000, info.sample_period_us);
+	EXPECT_EQ(1u << VMRAPL_DOM_PKG, info.domains);
+	EXPECT_EQ(0, info.reserved[0]);
+	if (getenv("VMRAPL_RIG"))
+		EXPECT_EQ(2, (int)info.nr_packages);
+}
+
+TEST(unknown_ioctl)
+{
+	int fd = vr_open_dev();
+	char buf[256] = { 0 };
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, _IO(VMRAPL_IO, 0x55), buf));
+	EXPECT_EQ(ENOTTY, errno);
+	/* The right number with the wrong size is another command. */
+	EXPECT_EQ(-1, ioctl(fd, _IOR(VMRAPL_IO, 0x00, struct vmrapl_attach),
+			    buf));
+	EXPECT_EQ(ENOTTY, errno);
+	/* The test interface exists only with source=test. */
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_TEST_INJECT, buf));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_INFO, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	close(fd);
+}
+
+TEST(unprivileged_open)
+{
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgid(1000) || setuid(1000))
+			_exit(2);
+		if (open("/dev/vmrapl", O_RDWR) >= 0)
+			_exit(3);
+		_exit(errno == EACCES ? 0 : 4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			v = atol(line + strlen(key));
+	if (f)
+		fclose(f);
+	return v;
+}
+
+TEST(load_unload_50)
+{
+	long slab0, slab1, vm0, vm1;
+	int i;
+
+	ASSERT_EQ(0, vr_reload(NULL));
+	ASSERT_EQ(0, vr_unload());
+	/* Warm the allocator and module loader caches first. */
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, vr_load(i & 1 ? "source=test" : NULL));
+		ASSERT_EQ(0, vr_unload());
+	}
+	/* Let RCU-deferred frees of the loader run. */
+	vr_sleep_ms(1500);
+	system("echo 3 > /proc/sys/vm/drop_caches");
+	slab0 = meminfo_kb("SUnreclaim:");
+	vm0 = meminfo_kb("VmallocUsed:");
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, vr_load(i & 1 ? "source=test" : NULL));
+		ASSERT_EQ(0, vr_unload());
+	}
+	vr_sleep_ms(1500);
+	system("echo 3 > /proc/sys/vm/drop_caches");
+	slab1 = meminfo_kb("SUnreclaim:");
+	vm1 = meminfo_kb("VmallocUsed:");
+	/* Per-CPU caches wobble a little; a leak of ~1 KiB per load shows. */
+	EXPECT_LT(slab1 - slab0, 64) TH_LOG("SUnreclaim %ld -> %ld kB",
+					    slab0, slab1);
+	EXPECT_LT(vm1 - vm0, 64) TH_LOG("VmallocUsed %ld -> %ld kB", vm0, vm1);
+	ASSERT_EQ(0, vr_load(NULL));
+}
+
+TEST(bad_source)
+{
+	/* An explicitly requested source that cannot work fails the load. */
+	ASSERT_EQ(0, vr_unload());
+	EXPECT_NE(0, vr_load("source=intel"));
+	EXPECT_NE(0, vr_load("source=amd"));
+	EXPECT_NE(0, vr_load("source=bogus"));
+	EXPECT_NE(0, vr_load("source=test test_esu=40"));
+	ASSERT_EQ(0, vr_load(NULL));
+}
+
+FIXTURE(attach) {
+	int dev;
+	struct vrg *g;
+};
+
+FIXTURE_SETUP(attach)
+{
+	self->dev = vr_open_dev();
+	ASSERT_LE(0, self->dev);
+	self->g = vrg_create(2, VRG_HLT);
+	ASSERT_NE(NULL, self->g);
+}
+
+FIXTURE_TEARDOWN(attach)
+{
+	vrg_destroy(self->g);
+	close(self->dev);
+}
+
+static int attach_raw(int dev, struct vmrapl_attach *a)
+{
+	int fd = ioctl(dev, VMRAPL_ATTACH_VM, a);
+
+	return fd < 0 ? -errno : fd;
+}
+
+TEST_F(attach, bad_input)
+{
+	int kvm = vrg_kvm_fd(self->g), null = open("/dev/null", O_RDWR);
+	struct vmrapl_attach good = {
+		.size = sizeof(good), .kvm_fd = kvm, .nr_vcpus = 2,
+		.regset = VMRAPL_REGSET_INTEL,
+	}, a;
+	struct {
+		struct vmrapl_attach a;
+		uint64_t tail;
+	} big = { good, 0 };
+	int fd, fd2, closed = dup(null);
+
+	close(closed);
+	a = good; a.size = 8;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.flags = 1;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.reserved[3] = 1;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.nr_vcpus = 0;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.nr_vcpus = VMRAPL_MAX_VCPUS + 1;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.regset = 3;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.esu = 32;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.kvm_fd = null;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.kvm_fd = closed;
+	EXPECT_EQ(-EBADF, attach_raw(self->dev, &a));
+	a = good; a.kvm_fd = self->dev;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	big.a.size = sizeof(big);
+	big.tail = 1;
+	EXPECT_EQ(-E2BIG, attach_raw(self->dev, &big.a));
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_ATTACH_VM, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_ATTACH_VM, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* A larger struct with a zero tail is fine. */
+	big.tail = 0;
+	fd = attach_raw(self->dev, &big.a);
+	ASSERT_LE(0, fd);
+	/* Once only; and a VM fd is not a KVM fd. */
+	EXPECT_EQ(-EEXIST, attach_raw(self->dev, &good));
+	a = good; a.kvm_fd = fd;
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	close(fd);
+	/* Detached: it can be attached again. */
+	fd2 = attach_raw(self->dev, &good);
+	EXPECT_LE(0, fd2);
+	close(fd2);
+	close(null);
+}
+
+TEST_F(attach, vm_fd_bad_input)
+{
+	struct vmrapl_stats st, before;
+	struct vmrapl_msr m = { 0 };
+	struct vmrapl_policy pol = { 0 };
+	struct vmrapl_topology topo = { .size = sizeof(topo), .nr_vcpus = 2 };
+	struct vmrapl_task task = { 0 };
+	uint32_t map[2] = { 0, VMRAPL_MAX_VPKGS };
+	void *p;
+	int fd;
+
+	fd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2,
+		       VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, vr_get_stats(fd, &before, NULL, 0));
+
+	EXPECT_EQ(-1, ioctl(fd, _IO(VMRAPL_IO, 0x60), 0));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_INFO, &st));
+	EXPECT_EQ(ENOTTY, errno);
+
+	m.vcpu = 2; m.index = 0x611;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(EINVAL, errno);
+	m.vcpu = 0; m.index = 0x612;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(ENOENT, errno);
+	m.index = 0xC001029B;	/* AMD MSR on an Intel register set */
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(ENOENT, errno);
+	m.index = 0x611; m.flags = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, NULL));
+	EXPECT_EQ(EFAULT, errno);
+
+	pol.flags = 4;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_SET_POLICY, &pol));
+	EXPECT_EQ(EINVAL, errno);
+	pol.flags = VMRAPL_POLICY_F_CHARGE; pol.charge = 2;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_SET_POLICY, &pol));
+	EXPECT_EQ(EINVAL, errno);
+	pol.flags = VMRAPL_POLICY_F_GUEST_PERIOD; pol.guest_period_us = 999;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_SET_POLICY, &pol));
+	EXPECT_EQ(EINVAL, errno);
+
+	topo.vpkg_ptr = (uintptr_t)map;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_SET_TOPOLOGY, &topo));
+	EXPECT_EQ(EINVAL, errno);
+	topo.nr_vcpus = 3;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_SET_TOPOLOGY, &topo));
+	EXPECT_EQ(EINVAL, errno);
+	topo.nr_vcpus = 2; topo.vpkg_ptr = 8;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_SET_TOPOLOGY, &topo));
+	EXPECT_EQ(EFAULT, errno);
+
+	task.tid = 1;	/* init: not ours */
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_ADD_TASK, &task));
+	EXPECT_EQ(EPERM, errno);
+	task.tid = 999999;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_ADD_TASK, &task));
+	EXPECT_EQ(ESRCH, errno);
+	task.tid = getpid(); task.flags = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_ADD_TASK, &task));
+	EXPECT_EQ(EINVAL, errno);
+	task.flags = 0;
+	EXPECT_EQ(0, ioctl(fd, VMRAPL_VM_ADD_TASK, &task));
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_ADD_TASK, &task));
+	EXPECT_EQ(EEXIST, errno);
+
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st); st.nr_vcpus = 2;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_GET_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	st.vcpus_ptr = 16;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_GET_STATS, &st));
+	EXPECT_EQ(EFAULT, errno);
+	st.nr_vcpus = 0; st.vcpus_ptr = 0; st.reserved[0] = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_GET_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, mprotect(p, 4096, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(VMRAPL_ABI_VERSION, ((struct vmrapl_page *)p)->abi_version);
+	EXPECT_NE(0, ((struct vmrapl_page *)p)->vcpu[1].pkg);
+	munmap(p, 4096);
+
+	/* Nothing of the VM's accounting changed. */
+	ASSERT_EQ(0, vr_get_stats(fd, &st, NULL, 0));
+	EXPECT_EQ(before.energy_uj[0], st.energy_uj[0]);
+	EXPECT_EQ(before.runtime_ns, st.runtime_ns);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
