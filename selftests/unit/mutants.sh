@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Mutation check of the unit tests: each mutant below is a plausible
+# mistake in a private copy of the core (kmod/ is never touched); every
+# test_*.c is built against the copy and run.  A mutant is "killed" when
+# at least one test fails.  Prints one line per mutant and exits non-zero
+# if any survived.
+#
+#   selftests/unit/mutants.sh [filter]     (filter: substring of a name)
+#
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+CC=${CC:-gcc}
+CFLAGS="-O2 -g -Wall -Wextra -Werror -DVR_USERSPACE"
+WORK=$(mktemp -d /tmp/vr-mutants.XXXXXX)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
+FILTER=${1:-}
+
+# name @@ file @@ exact text @@ replacement   (\n: a newline)
+MUTANTS=$(cat <<'EOF'
+wrap-no-mask @@ vr_core.c @@ return ((cur << shift) - (old << shift)) >> shift; @@ return (cur - old) + 0 * shift;
+carry-dropped @@ vr_core.c @@ *carry = t & ((1ULL << sh) - 1); @@ *carry = 0;
+carry-not-added @@ vr_core.c @@ return t >> sh; @@ return units >> sh;
+eu-to-units-shift @@ vr_core.c @@ return eu << (esu - VR_EU_SHIFT); @@ return eu << (esu - VR_EU_SHIFT - 1);
+uj-coarse @@ vr_core.c @@ return vr_mul_div(eu, 1000000, 1ULL << VR_EU_SHIFT); @@ return (eu >> VR_EU_SHIFT) * 1000000;
+energy-rem-dropped @@ vr_core.c @@ *rem += r; @@ *rem = r;
+energy-rem-no-carry @@ vr_core.c @@ 		q++; @@ 		q += 0;
+drain-divisor @@ vr_core.c @@ s = vr_mul_div(sp->to_busy[d], cum, busy); @@ s = vr_mul_div(sp->to_busy[d], cum, busy + 1);
+drain-ns @@ vr_core.c @@ WRITE_ONCE(a->ns, a->ns + r); @@ WRITE_ONCE(a->ns, a->ns + r + (r > 1000));
+idle-from-given @@ vr_core.c @@ st[d].idle = sp.de[d] - sp.to_busy[d]; @@ st[d].idle = sp.de[d] - sp.given[d];
+occupied-all-cpus @@ vr_core.c @@ cap = (u64)p->nr_online * dt; @@ cap = (u64)p->nr_cpus * dt;
+occupied-no-static @@ vr_core.c @@ sp->to_busy[VR_DOM_PKG] = dyn + (cap ? @@ sp->to_busy[VR_DOM_PKG] = dyn + 0 * (cap ?
+none-is-busy @@ vr_core.c @@ sp->to_busy[VR_DOM_PKG] = dyn; @@ sp->to_busy[VR_DOM_PKG] = de;
+busy-is-dyn @@ vr_core.c @@ sp->to_busy[VR_DOM_PKG] = de; @@ sp->to_busy[VR_DOM_PKG] = dyn;
+no-static-debt @@ vr_core.c @@ p->static_debt = want - de; @@ p->static_debt = 0;
+doms-all-busy @@ vr_core.c @@ sp->to_busy[d] = de ? vr_mul_div(sp->de[d], @@ sp->to_busy[d] = de ? sp->de[d] + 0 * vr_mul_div(sp->de[d],
+no-reset-check @@ vr_core.c @@ } else if (*eu > max_eu) { @@ } else if (0) {
+no-overrun-check @@ vr_core.c @@ if (max_eu >= range_eu) { @@ if (max_eu >= range_eu && 0) {
+wrap-count-le @@ vr_core.c @@ } else if (raw < p->raw[d] && d == VR_DOM_PKG) { @@ } else if (raw <= p->raw[d] && d == VR_DOM_PKG) {
+no-slack @@ vr_core.c @@ slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2; @@ slack = 0;
+reset-keeps-delta @@ vr_core.c @@ *eu = vr_units_to_eu(raw, s->esu, &p->carry[d]); @@ (void)0;
+offline-drops-busy @@ vr_core.c @@ p->fold_busy += c->busy_ns; @@ (void)0;
+fold-same-seq @@ vr_core.c @@ c->seq = p->seq + 1; @@ c->seq = p->seq;
+online-next-seq @@ vr_core.c @@ c->seq = p->seq; @@ c->seq = p->seq + 1;
+fold-idle-busy @@ vr_core.c @@ 	if (!c->busy)\n		return;\n	c->busy_ns += d; @@ 	c->busy_ns += d;
+lost-split @@ vr_core.c @@ 	if (!lost) {\n		vr_split_policy @@ 	if (1) {\n		vr_split_policy
+needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next; @@ return c->busy != busy || next;
+EOF
+)
+
+cp "$TOP"/kmod/vr_core.c "$TOP"/kmod/vr_core.h "$TOP"/kmod/vr_shim.h "$WORK/"
+TESTS=$(cd "$HERE" && ls test_*.c)
+killed=0
+survived=0
+while read -r line; do
+	[ -z "$line" ] && continue
+	name=${line%% @@ *}; line=${line#* @@ }
+	file=${line%% @@ *}; line=${line#* @@ }
+	from=${line%% @@ *}; to=${line#* @@ }
+	case "$name" in *"$FILTER"*) ;; *) continue ;; esac
+	m="$WORK/$name"
+	mkdir -p "$m"
+	cp "$WORK"/vr_core.c "$WORK"/vr_core.h "$WORK"/vr_shim.h "$m/"
+	if ! FROM="$from" TO="$to" perl -0pi -e '
+		my ($f, $t) = ($ENV{FROM}, $ENV{TO});
+		$f =~ s/\\n/\n/g; $t =~ s/\\n/\n/g;
+		$n += s/\Q$f\E/$t/;
+		END { exit($n ? 0 : 3) }' "$m/$file"; then
+		echo "not applied: $name (text not found in $file)"
+		survived=$((survived + 1))
+		continue
+	fi
+	verdict="SURVIVED"
+	by=""
+	for t in $TESTS; do
+		b="$m/${t%.c}"
+		if ! $CC $CFLAGS -I"$m" -I"$TOP/uapi" -o "$b" "$HERE/$t" \
+			"$m/vr_core.c" -lm 2>"$m/cc.log"; then
+			verdict="killed"; by="$by ${t%.c}(build)"; continue
+		fi
+		if ! timeout 120 "$b" >"$m/${t%.c}.log" 2>&1; then
+			verdict="killed"
+			by="$by ${t%.c}($(grep -c '^not ok' "$m/${t%.c}.log"))"
+		fi
+	done
+	printf '%-26s %s%s\n' "$name" "$verdict" "${by:+ by$by}"
+	if [ "$verdict" = killed ]; then
+		killed=$((killed + 1))
+	else
+		survived=$((survived + 1))
+	fi
+done <<<"$MUTANTS"
+echo "# mutants: $killed killed, $survived survived"
+[ "$survived" -eq 0 ]
