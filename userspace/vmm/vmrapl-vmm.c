@@ -150,6 +150,7 @@ struct vmm {
 	int after_close_rc;		/* kvm-first: GET_STATS after KVM close */
 	bool after_close_tried;
 	enum { VRAPL_OFF, VRAPL_KERNEL, VRAPL_FAKE } mode;
+	bool page_mapped;
 	struct fake_vrapl fake;
 	double wall_s;
 	bool interrupted;
@@ -727,6 +728,7 @@ static void setup_vrapl(struct vmm *m)
 			vrapl_fail(m, "fake vRAPL", r);
 		fprintf(stderr, "vRAPL fake: in-process page, no module\n");
 		m->mode = VRAPL_FAKE;
+		m->page_mapped = true;
 		goto filter;
 	}
 	r = vmrapl_open(m->o.dev_path, &m->vr);
@@ -752,7 +754,8 @@ static void setup_vrapl(struct vmm *m)
 	if (r < 0)
 		vrapl_fail(m, "VMRAPL_ATTACH_VM", r);
 	m->mode = VRAPL_KERNEL;
-	if (!vmrapl_vm_page(m->vrvm))
+	m->page_mapped = vmrapl_vm_page(m->vrvm) != NULL;
+	if (!m->page_mapped)
 		fprintf(stderr, "vmrapl-vmm: note: no vmrapl page mapping, "
 			"every RAPL read is an ioctl\n");
 	if (m->o.nr_vpkgs) {
@@ -1259,10 +1262,10 @@ static void print_json(const struct vmm *m, int code)
 	       m->mode == VRAPL_KERNEL ? "kernel" :
 	       m->mode == VRAPL_FAKE ? "fake" : "off");
 	if (m->mode != VRAPL_OFF) {
-		printf("\"regset\": \"%s\", \"page\": %s, ",
+		printf("\"regset\": \"%s\", \"page_mapped\": %s, ",
 		       regset_name(m->o.rapl == RAPL_AMD ? VMRAPL_REGSET_AMD :
 					VMRAPL_REGSET_INTEL),
-		       m->xc.rdmsr_page ? "true" : "false");
+		       m->page_mapped ? "true" : "false");
 		printf("\"rdmsr\": %" PRIu64 ", \"rdmsr_page\": %" PRIu64
 		       ", \"wrmsr_dropped\": %" PRIu64 ", \"gp\": %" PRIu64
 		       ", \"stats_error\": ", m->xc.rdmsr, m->xc.rdmsr_page,
