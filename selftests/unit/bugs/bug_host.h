@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A one-package host for the known-bug demonstrations: NCPU CPUs, one
+ * vCPU account, a simulated RAPL counter, driven like the kernel glue
+ * (vr_pkg_init without a time, events, lazy fold + read + commit).
+ */
+#ifndef _BUG_HOST_H
+#define _BUG_HOST_H
+
+#include "../vr_test.h"
+
+#define BH_NCPU	16
+
+struct bh {
+	struct vr_pkg p;
+	struct vr_cpu cpu[BH_NCPU];
+	struct vr_cpu *cpus[BH_NCPU];
+	struct vr_acct vcpu;
+	struct vt_rapl ctr;
+	u64 static_uw, vcpu_uw;
+	bool running;
+	u64 closes;
+};
+
+static inline void bh_init(struct bh *h, u64 t0, u32 esu, u32 width,
+			   u64 step, u64 jitter, u64 period, u64 max_uw,
+			   u64 static_uw, enum vr_static_origin origin,
+			   u8 policy)
+{
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < BH_NCPU; i++)
+		h->cpus[i] = &h->cpu[i];
+	vr_pkg_init(&h->p, h->cpus, BH_NCPU, period, max_uw);
+	vr_pkg_set_domain(&h->p, 0, esu, width);
+	vr_pkg_set_static(&h->p, origin == VR_STATIC_UNKNOWN ? 0 : static_uw,
+			  origin);
+	h->p.policy = policy;
+	h->static_uw = static_uw;
+	vt_rapl_init(&h->ctr, esu, width, step, jitter, 12345, t0);
+	vt_rapl_set_power(&h->ctr, t0, static_uw);
+	for (i = 0; i < BH_NCPU; i++) {
+		vr_cpu_init(&h->cpu[i], &h->p);
+		vr_lock(&h->p.close_lock);
+		vr_cpu_online(&h->cpu[i], t0, false);
+		vr_unlock(&h->p.close_lock);
+	}
+}
+
+static inline void bh_close(struct bh *h, u64 now)
+{
+	u64 raw[VR_NDOM] = {};
+
+	if (!vr_pkg_stale(&h->p, now) || !vr_trylock(&h->p.close_lock))
+		return;
+	vr_pkg_close_fold(&h->p, now);
+	raw[0] = vt_rapl_read(&h->ctr, now);
+	vr_pkg_close_commit(&h->p, now, raw, 1, 0);
+	vr_unlock(&h->p.close_lock);
+	h->closes++;
+}
+
+/* Event on @cpu; CPU 0 runs the vCPU when @vcpu, everything else idles. */
+static inline void bh_event(struct bh *h, int cpu, u64 now, bool vcpu)
+{
+	struct vr_cpu *c = &h->cpu[cpu];
+	struct vr_acct *a = vcpu ? &h->vcpu : NULL;
+
+	if (cpu == 0) {
+		h->running = vcpu;
+		vt_rapl_set_power(&h->ctr, now, h->static_uw +
+				  (vcpu ? h->vcpu_uw : 0));
+	}
+	if (vr_cpu_event_needed(c, vcpu, a))
+		vr_cpu_event(c, now, vcpu, a);
+	bh_close(h, now);
+}
+
+/*
+ * Runs [from, to): CPU 0 (the vCPU if @vcpu, else idle) has an event every
+ * @gap_lo..@gap_hi ns, the other CPUs idle events every 0.5-4 ms.
+ */
+static inline void bh_run(struct bh *h, u64 from, u64 to, bool vcpu,
+			  u64 gap_lo, u64 gap_hi)
+{
+	u64 next[BH_NCPU], now;
+	int i, cpu;
+
+	for (i = 0; i < BH_NCPU; i++)
+		next[i] = from + (i ? vt_range(1000, 4000000) : 0);
+	for (;;) {
+		cpu = 0;
+		for (i = 1; i < BH_NCPU; i++)
+			if (next[i] < next[cpu])
+				cpu = i;
+		now = next[cpu];
+		if (now >= to)
+			break;
+		bh_event(h, cpu, now, cpu == 0 && vcpu);
+		next[cpu] = now + (cpu ? vt_range(500000, 4000000) :
+				   vt_range(gap_lo, gap_hi));
+	}
+}
+
+#endif /* _BUG_HOST_H */
