@@ -9,8 +9,9 @@
  * records the baseline (de = 0, returns false), but the split still runs
  * (vr_core.c:453-454 at 1628db5): vr_split_policy() computes
  * want = P_static x T, finds de (0) < want, and sets
- * static_debt = min(want, 1 s of P_static) (vr_core.c:347-364).  The following epochs then class all their energy
- * as static until the debt is paid: with P_static = 40 W and 5 W of
+ * static_debt = min(want, 1 s of P_static) (vr_core.c:347-364).  The
+ * following epochs then class all their energy as static until the debt
+ * is paid: with P_static = 40 W and 5 W of
  * dynamic power that takes 40 J / 5 W = 8 s, during which the dynamic
  * part is 0, a lone busy vCPU is charged 45/16 W instead of 7.5 W under
  * "occupied", and 0 W instead of 5 W under "none".

@@ -4,7 +4,8 @@
  * learning of P_static (origin unknown/learned), vr_learn_static():
  *
  * 1. Biased low on a real counter.  Each idle epoch gives one sample
- *    de / dt, and the minimum wins at once (vr_core.c:325-327 at 1628db5).  With
+ *    de / dt, and the minimum wins at once (vr_core.c:325-327 at
+ *    1628db5).  With
  *    1 ms epochs and a counter latched every ~1 ms, de counts one or two
  *    latches whatever dt is in 1.0-1.9 ms, so the samples spread from
  *    ~0.5x to ~2x the true power and the minimum follows the low tail:
