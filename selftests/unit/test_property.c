@@ -90,7 +90,7 @@ struct spkg {
 	u32 doms;
 	u64 static_uw, core_static_uw, dram_static_uw;
 	u64 truth_busy;			/* in the open epoch */
-	u64 srem, debt;			/* shadow of the static split */
+	u64 srem;			/* shadow of the static split */
 	unsigned int online;
 	bool rebase_pending;
 	bool base_next[VR_NDOM];	/* next valid read is a baseline */
@@ -186,7 +186,7 @@ static bool within_1eu(u64 got, u64 T, u64 r, u64 B)
 }
 
 static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
-			u64 static_uw)
+			u64 static_uw, u64 debt_in)
 {
 	struct spkg *pk = &S.pk[pi];
 	struct vr_pkg *p = &pk->p;
@@ -358,18 +358,28 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 
 	/* the split, for clean epochs */
 	if (!lost) {
-		u64 de = dl[0].sampled, want, stat, exp_tb, rem = 0, cap;
+		u64 de = dl[0].sampled, want, stat, exp_tb, cap;
 
-		want = vr_energy_eu(static_uw, dt, &pk->srem) + pk->debt;
+		/*
+		 * The debt carried in is read from the core (its cap is a
+		 * tuning choice); what is checked is the rule: static =
+		 * min(de, P_static x dt + debt), and the shortfall (at most)
+		 * is carried out.
+		 */
+		want = vr_energy_eu(static_uw, dt, &pk->srem) + debt_in;
 		if (de >= want) {
 			stat = want;
-			pk->debt = 0;
+			if (p->static_debt)
+				fail(E_STATIC, "pkg %d: debt %llu carried after "
+				     "a full epoch", pi,
+				     (unsigned long long)p->static_debt);
 		} else {
 			stat = de;
-			pk->debt = want - de;
-			cap = vr_energy_eu(static_uw, VT_SEC, &rem);
-			if (pk->debt > cap)
-				pk->debt = cap;
+			if (!p->static_debt || p->static_debt > want - de)
+				fail(E_STATIC, "pkg %d: debt %llu carried for a "
+				     "shortfall of %llu", pi,
+				     (unsigned long long)p->static_debt,
+				     (unsigned long long)(want - de));
 		}
 		if (dl[0].static_e != stat || dl[0].dynamic != de - stat)
 			fail(E_STATIC, "pkg %d: static %llu dynamic %llu, "
@@ -478,7 +488,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 static void close_pkg(int pi)
 {
 	struct spkg *pk = &S.pk[pi];
-	u64 raw[VR_NDOM] = {}, B, dt, static_uw;
+	u64 raw[VR_NDOM] = {}, B, dt, static_uw, debt_in;
 	u32 valid = pk->doms;
 	unsigned int d;
 	int i;
@@ -496,9 +506,10 @@ static void close_pkg(int pi)
 		valid &= ~4U;
 	dt = S.now - pk->p.t_last;
 	static_uw = pk->p.p_static_uw;
+	debt_in = pk->p.static_debt;
 	vr_pkg_close_commit(&pk->p, S.now, raw, valid, 0);
 	vr_unlock(&pk->p.close_lock);
-	check_close(pi, B, dt, raw, valid, static_uw);
+	check_close(pi, B, dt, raw, valid, static_uw, debt_in);
 }
 
 static u64 next_interval(void)
