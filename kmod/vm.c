@@ -97,6 +97,7 @@ struct vr_vm {
 	u64 *gv_tmp;		/* per vpkg x domain: scratch */
 	struct vmrapl_page *page;
 	size_t page_size;
+	bool mapped;
 };
 
 /* Lookup table: written under vr_vm_mutex, read under RCU by the probes. */
@@ -263,7 +264,7 @@ void vr_vm_guest_exit(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
 			vr_cpu_event(c, now, true, a);
 	}
 	/* Keep the mmap page fresh without a syscall, once per period. */
-	if (vm->page && now - READ_ONCE(vm->gv_time) >=
+	if (READ_ONCE(vm->mapped) && now - READ_ONCE(vm->gv_time) >=
 	    READ_ONCE(vm->guest_period_ns))
 		vr_vm_publish(vm, now);
 }
@@ -918,6 +919,7 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 static int vr_vm_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct vr_vm *vm = file->private_data;
+	int ret;
 
 	if (vma->vm_pgoff ||
 	    vma->vm_end - vma->vm_start > PAGE_ALIGN(vm->page_size))
@@ -925,7 +927,10 @@ static int vr_vm_mmap(struct file *file, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_WRITE)
 		return -EACCES;
 	vr_vm_flags_clear(vma, VM_MAYWRITE);
-	return remap_vmalloc_range(vma, vm->page, 0);
+	ret = remap_vmalloc_range(vma, vm->page, 0);
+	if (!ret)
+		WRITE_ONCE(vm->mapped, true);
+	return ret;
 }
 
 static void vr_vm_free(struct vr_vm *vm)
@@ -991,8 +996,14 @@ static void vr_vm_link(struct vr_vm *vm)
 	vm->id = vr_next_id++;
 	list_add_tail(&vm->list, &vr_vms);
 	vr_key_add(&vm->k_kvm, vm->kvm, VR_KEY_KVM, vm);
-	if (vm->kvm->mm)
+	/*
+	 * The VMM's other threads are the VM's overhead.  A process that
+	 * runs several VMs cannot tell whose they are: they stay host time.
+	 */
+	rcu_read_lock();
+	if (vm->kvm->mm && !vr_lookup(vm->kvm->mm, VR_KEY_MM))
 		vr_key_add(&vm->k_mm, vm->kvm->mm, VR_KEY_MM, vm);
+	rcu_read_unlock();
 }
 
 /* Hide @vm from the probes and from the list.  vr_vm_mutex held. */
@@ -1005,6 +1016,7 @@ static void vr_vm_unlink(struct vr_vm *vm)
 	hash_del_rcu(&vm->k_kvm.node);
 	if (vm->k_mm.key)
 		hash_del_rcu(&vm->k_mm.node);
+	vm->k_mm.key = NULL;
 	list_for_each_entry(vt, &vm->tasks, list)
 		hash_del_rcu(&vt->key.node);
 	vr_filter_rebuild();

@@ -354,12 +354,15 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 
 		stat = de;
 		/*
-		 * Owed by the next epochs, so that static power is honoured
-		 * over time; at most one second of it, so that a wrong
-		 * P_static cannot starve the dynamic part for long.
+		 * Owed by the next epochs: the hardware counter steps about
+		 * once a millisecond, so a short epoch can read less than
+		 * its static part and the next one more.  At most 10 ms of
+		 * it is carried, so that a wrong P_static or a stalled
+		 * counter cannot starve the dynamic part later.
 		 */
 		p->static_debt = want - de;
-		cap = vr_energy_eu(p->p_static_uw, VR_NSEC_PER_SEC, &rem);
+		cap = vr_energy_eu(p->p_static_uw, VR_NSEC_PER_SEC / 100,
+				   &rem);
 		if (p->static_debt > cap)
 			p->static_debt = cap;
 	}

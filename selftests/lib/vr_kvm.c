@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
@@ -629,4 +630,114 @@ int vr_cpu_package(int cpu)
 		id = -1;
 	fclose(f);
 	return id;
+}
+
+static volatile sig_atomic_t vrp_term;
+
+static void vrp_on_term(int sig)
+{
+	(void)sig;
+	vrp_term = 1;
+}
+
+static void vrp_child(const struct vrp_opts *o, int wfd)
+{
+	struct sigaction sa = { .sa_handler = vrp_on_term };
+	struct vmrapl_vm *vm = NULL;
+	struct vmrapl *dev = NULL;
+	struct vrg *g;
+	pid_t tid;
+
+	sigaction(SIGTERM, &sa, NULL);
+	g = vrg_create(1, o->prog);
+	if (!g)
+		_exit(10);
+	if (o->attach) {
+		if (vmrapl_open(NULL, &dev) ||
+		    vmrapl_attach(dev, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, 0,
+				  &vm))
+			_exit(11);
+		if (o->charge && vmrapl_set_policy(vm, o->charge, 0))
+			_exit(12);
+		if (vrg_use_vmrapl(g, vm))
+			_exit(13);
+	}
+	vrg_set_duty(g, o->duty ? o->duty : 100, 20);
+	if (o->cpu >= 0)
+		vrg_pin(g, 0, o->cpu);
+	if (vrg_start(g))
+		_exit(14);
+	tid = vrg_tid(g, 0);
+	if (write(wfd, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(15);
+	while (!vrp_term)
+		pause();
+	vrg_stop(g);
+	if (vm)
+		vmrapl_detach(vm);
+	if (dev)
+		vmrapl_close(dev);
+	vrg_destroy(g);
+	_exit(0);
+}
+
+int vrp_start(struct vrp *p, const struct vrp_opts *o)
+{
+	int fds[2];
+
+	if (pipe(fds))
+		return -errno;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (!p->pid) {
+		close(fds[0]);
+		vrp_child(o, fds[1]);
+	}
+	close(fds[1]);
+	if (read(fds[0], &p->tid, sizeof(p->tid)) != sizeof(p->tid)) {
+		close(fds[0]);
+		vrp_stop(p);
+		return -ECHILD;
+	}
+	close(fds[0]);
+	return 0;
+}
+
+void vrp_stop(struct vrp *p)
+{
+	int status;
+
+	if (p->pid <= 0)
+		return;
+	kill(p->pid, SIGTERM);
+	waitpid(p->pid, &status, 0);
+	p->pid = 0;
+}
+
+int vrp_energy(pid_t pid, double *uj, double *ovh_uj, bool *attached)
+{
+	unsigned long long pkg, core, dram, ovh, ns, ons, id;
+	char line[512], comm[32], kind[16], charge[16];
+	unsigned int vcpus;
+	int vpid, found = -ENOENT;
+	FILE *f;
+
+	f = fopen("/sys/kernel/debug/vmrapl/vms", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "vm %llu pid %d comm %31s %15s vcpus %u charge %15s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu",
+			   &id, &vpid, comm, kind, &vcpus, charge, &pkg, &core,
+			   &dram, &ovh, &ns, &ons) != 12 || vpid != pid)
+			continue;
+		*uj = pkg * 1e6 / (1 << 24);
+		if (ovh_uj)
+			*ovh_uj = ovh * 1e6 / (1 << 24);
+		if (attached)
+			*attached = !strcmp(kind, "attached");
+		found = 0;
+	}
+	fclose(f);
+	return found;
 }

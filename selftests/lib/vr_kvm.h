@@ -84,3 +84,24 @@ void vr_dump_debugfs(void);
 int vr_cpu_package(int cpu);
 
 #endif /* _VR_KVM_H */
+
+/*
+ * A VM in its own process, as a real VMM has it (the VMM's other threads
+ * are the VM's overhead, found by its mm).  The child attaches through
+ * libvmrapl and runs until vrp_stop().
+ */
+struct vrp {
+	pid_t pid;
+	pid_t tid;	/* vCPU 0 */
+};
+struct vrp_opts {
+	enum vrg_prog prog;
+	int duty;		/* percent, default 100 */
+	int cpu;		/* pin vCPU 0, -1 = no */
+	int charge;		/* VMRAPL_CHARGE_* */
+	bool attach;		/* false: run unattached (track_all) */
+};
+int vrp_start(struct vrp *p, const struct vrp_opts *o);
+void vrp_stop(struct vrp *p);
+/* Energy (uJ, PKG, overhead included) and overhead of the VM of @pid. */
+int vrp_energy(pid_t pid, double *uj, double *ovh_uj, bool *attached);

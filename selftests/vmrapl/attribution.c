@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Attribution with exact, known energy: the test source only advances when
+ * we inject, so every joule a VM is charged can be predicted from what was
+ * injected and from runtimes measured independently in /proc/<tid>/schedstat.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vr_kvm.h"
+
+#define ESU		14		/* test source unit: 61 uJ */
+#define TICK_MS		10
+
+/* CPUs of package @pkg, in order. */
+static int pkg_cpu(int pkg, int nth)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < 64; cpu++)
+		if (vr_cpu_package(cpu) == pkg && !nth--)
+			return cpu;
+	return -1;
+}
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static double units_to_uj(uint64_t u)
+{
+	return (double)u * 1e6 / (1 << ESU);
+}
+
+/* Inject @watts into @pkg for @ms; returns the units injected. */
+static uint64_t inject_for(int pkg, double watts, int ms)
+{
+	uint64_t per = (uint64_t)(watts * TICK_MS / 1000.0 * (1 << ESU));
+	uint64_t total = 0;
+	uint64_t end = vr_now_ns() + (uint64_t)ms * 1000000;
+
+	while (vr_now_ns() < end) {
+		if (vr_inject(pkg, VMRAPL_DOM_PKG, per, false))
+			return 0;
+		total += per;
+		vr_sleep_ms(TICK_MS / 2 + rand() % TICK_MS);
+	}
+	return total;
+}
+
+struct vm {
+	struct vrp p;
+	double e0, e1;
+	uint64_t r0, r1;
+};
+
+static int vm_start(struct vm *v, enum vrg_prog prog, int duty, int cpu)
+{
+	struct vrp_opts o = {
+		.prog = prog, .duty = duty, .cpu = cpu, .attach = true,
+	};
+
+	return vrp_start(&v->p, &o);
+}
+
+static void vm_snap(struct vm *v, int end)
+{
+	double e = 0;
+
+	vrp_energy(v->p.pid, &e, NULL, NULL);
+	if (end) {
+		v->e1 = e;
+		v->r1 = vr_task_runtime_ns(v->p.tid);
+	} else {
+		v->e0 = e;
+		v->r0 = vr_task_runtime_ns(v->p.tid);
+	}
+}
+
+static void vm_end(struct vm *v)
+{
+	vrp_stop(&v->p);
+}
+
+#define E(v)	((double)((v)->e1 - (v)->e0))
+#define R(v)	((double)((v)->r1 - (v)->r0))
+
+static int near(double got, double want, double tol)
+{
+	return got >= want * (1 - tol) && got <= want * (1 + tol);
+}
+
+FIXTURE(attr) {
+	int dev;
+};
+
+FIXTURE_SETUP(attr)
+{
+	/*
+	 * The test source steps when we inject, every TICK_MS, not every
+	 * millisecond like hardware: epochs of 50 ms hold several injections
+	 * and several duty periods, so the split is not an aliasing artefact.
+	 */
+	ASSERT_EQ(0, vr_reload("source=test test_esu=14 sample_period_us=50000"));
+	self->dev = vr_open_dev();
+	ASSERT_LE(0, self->dev);
+	/* Our own injection loop stays off the packages under test. */
+}
+
+FIXTURE_TEARDOWN(attr)
+{
+	struct vr_books b;
+	int p;
+
+	for (p = 0; p < 2; p++) {
+		if (vr_read_books(p, "pkg", &b))
+			continue;
+		if (!vr_books_conserve(&b)) {
+			vr_dump_debugfs();
+			TH_LOG("package %d does not conserve", p);
+		}
+		EXPECT_TRUE(vr_books_conserve(&b));
+	}
+	close(self->dev);
+	vr_reload(NULL);
+}
+
+TEST_F(attr, same_package_loads)
+{
+	struct vm a = { 0 }, b = { 0 };
+	struct vr_books b0, b1;
+	double inj, ra, rb;
+
+	pin_self(pkg_cpu(1, 1));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
+	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 25, pkg_cpu(0, 1)));
+	vr_sleep_ms(300);
+	vm_snap(&a, 0);
+	vm_snap(&b, 0);
+	ASSERT_EQ(0, vr_read_books(0, "pkg", &b0));
+	inj = units_to_uj(inject_for(0, 20.0, 2500));
+	vr_sleep_ms(30);
+	vm_snap(&a, 1);
+	vm_snap(&b, 1);
+	ASSERT_EQ(0, vr_read_books(0, "pkg", &b1));
+	vm_end(&a);
+	vm_end(&b);
+
+	ra = R(&a) / (R(&a) + R(&b));
+	rb = R(&b) / (R(&a) + R(&b));
+	TH_LOG("injected %.0f uJ; A %.0f uJ %.0f ns; B %.0f uJ %.0f ns",
+	       inj, E(&a), R(&a), E(&b), R(&b));
+	ASSERT_GT(R(&b), 0);
+	ASSERT_GT(E(&b), 0);
+	/* Energy follows runtime. */
+	EXPECT_TRUE(near(E(&a) / E(&b), R(&a) / R(&b), 0.10))
+		TH_LOG("energy ratio %.3f, runtime ratio %.3f",
+		       E(&a) / E(&b), R(&a) / R(&b));
+	/* And matches the prediction from what was injected. */
+	EXPECT_TRUE(near(E(&a), inj * ra, 0.10))
+		TH_LOG("A: got %.0f want %.0f", E(&a), inj * ra);
+	EXPECT_TRUE(near(E(&b), inj * rb, 0.10))
+		TH_LOG("B: got %.0f want %.0f", E(&b), inj * rb);
+	EXPECT_TRUE(vr_books_conserve(&b1));
+	EXPECT_GE(b1.tracked, b0.tracked);
+}
+
+TEST_F(attr, across_packages)
+{
+	struct vm a = { 0 }, b = { 0 };
+
+	pin_self(pkg_cpu(1, 1));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
+	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 100, pkg_cpu(1, 0)));
+	vr_sleep_ms(200);
+	vm_snap(&a, 0);
+	vm_snap(&b, 0);
+	inject_for(1, 20.0, 800);
+	vr_sleep_ms(30);
+	vm_snap(&a, 1);
+	vm_snap(&b, 1);
+	/* A runs on package 0 only: nothing of package 1's energy. */
+	EXPECT_EQ(0, E(&a));
+	EXPECT_GT(E(&b), 0);
+
+	pin_self(pkg_cpu(0, 1));
+	vm_snap(&a, 0);
+	vm_snap(&b, 0);
+	inject_for(0, 20.0, 800);
+	vr_sleep_ms(30);
+	vm_snap(&a, 1);
+	vm_snap(&b, 1);
+	EXPECT_GT(E(&a), 0);
+	EXPECT_EQ(0, E(&b));
+	vm_end(&a);
+	vm_end(&b);
+}
+
+TEST(idle_package)
+{
+	struct vr_books b0, b1;
+
+	/* All of it static: an unoccupied package owes it all to idle. */
+	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=10000"));
+	pin_self(pkg_cpu(0, 0));
+	vr_sleep_ms(100);
+	ASSERT_EQ(0, vr_read_books(1, "pkg", &b0));
+	inject_for(1, 10.0, 500);
+	vr_sleep_ms(50);
+	ASSERT_EQ(0, vr_read_books(1, "pkg", &b1));
+	EXPECT_GT(b1.sampled, b0.sampled);
+	EXPECT_EQ(b0.tracked, b1.tracked);
+	/* Almost all of it is idle; kernel threads may take a little. */
+	EXPECT_GT((b1.idle - b0.idle) * 10, (b1.sampled - b0.sampled) * 8)
+		TH_LOG("idle %llu of %llu eu", (unsigned long long)(b1.idle - b0.idle),
+		       (unsigned long long)(b1.sampled - b0.sampled));
+	EXPECT_TRUE(vr_books_conserve(&b1));
+	vr_reload(NULL);
+}
+
+/* A lone busy vCPU on a 2-CPU package with a known static power. */
+static void lone_vcpu(struct __test_metadata *_metadata,
+		      const char *policy, double p_tot, double *inj_uj,
+		      double *got, double *occ_share, double *secs)
+{
+	struct vm a = { 0 };
+	uint64_t t0, t1;
+	double inj;
+
+	ASSERT_EQ(0, vr_set_param("static_policy", policy));
+	pin_self(pkg_cpu(0, 0));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(1, 0)));
+	vr_sleep_ms(200);
+	vr_inject(1, VMRAPL_DOM_PKG, 0, false);
+	vm_snap(&a, 0);
+	t0 = vr_now_ns();
+	inj = units_to_uj(inject_for(1, p_tot, 2000));
+	vr_sleep_ms(20);
+	t1 = vr_now_ns();
+	vm_snap(&a, 1);
+	vm_end(&a);
+	*got = E(&a);
+	*inj_uj = inj;
+	*secs = (t1 - t0) / 1e9;
+	*occ_share = R(&a) / (t1 - t0);
+	TH_LOG("%s: injected %.0f uJ over %.2f s, vCPU busy %.2f, charged %.0f uJ",
+	       policy, inj, *secs, *occ_share, *got);
+}
+
+TEST(static_policies)
+{
+	double got, occ, secs, inj, p_tot = 10.0, p_s = 4.0, want;
+
+	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=4000"));
+
+	/* occupied: its dynamic part plus P_static / ncpus per busy ns. */
+	lone_vcpu(_metadata, "occupied", p_tot, &inj, &got, &occ, &secs);
+	want = inj - p_s * secs * 1e6 + p_s / 2 * occ * secs * 1e6;
+	EXPECT_TRUE(near(got, want, 0.10))
+		TH_LOG("occupied: got %.0f want %.0f", got, want);
+
+	/* busy: everything (the other CPU is idle). */
+	lone_vcpu(_metadata, "busy", p_tot, &inj, &got, &occ, &secs);
+	want = inj;
+	EXPECT_TRUE(near(got, want, 0.10))
+		TH_LOG("busy: got %.0f want %.0f", got, want);
+
+	/* none: only the dynamic part. */
+	lone_vcpu(_metadata, "none", p_tot, &inj, &got, &occ, &secs);
+	want = inj - p_s * secs * 1e6;
+	EXPECT_TRUE(near(got, want, 0.10))
+		TH_LOG("none: got %.0f want %.0f", got, want);
+
+	vr_set_param("static_policy", "occupied");
+	vr_reload(NULL);
+}
+
+TEST_HARNESS_MAIN
