@@ -76,7 +76,7 @@ while read -r line; do
 	by=""
 	for t in $TESTS; do
 		b="$m/${t%.c}"
-		if ! $CC $CFLAGS -I"$m" -I"$TOP/uapi" -o "$b" "$HERE/$t" \
+		if ! $CC $CFLAGS -I"$m" -I"$HERE" -I"$TOP/uapi" -o "$b" "$HERE/$t" \
 			"$m/vr_core.c" -lm 2>"$m/cc.log"; then
 			verdict="killed"; by="$by ${t%.c}(build)"; continue
 		fi

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KNOWN BUG (expected to fail until the core or its period is fixed):
+ * a bursty vCPU is under-charged by 17-52 % with 1 ms epochs on a RAPL
+ * counter that the hardware updates every ~1 ms.
+ *
+ * An epoch's busy time covers [t_last, now), but the counter read at
+ * "now" shows the energy up to its last hardware update, on average half
+ * a millisecond earlier.  The tail of every burst therefore lands in the
+ * next epoch, and when nothing runs in that epoch (B = 0) its dynamic
+ * energy goes to idle (vr_split_policy(): to_busy = 0 when !busy,
+ * vr_core.c:374-375 at 1465187); with any other task it goes to that
+ * task.  A vCPU running 2 ms every 20 ms at 12 W alone on its package is
+ * charged about half of its energy below.  The simulator (bench/sim,
+ * workload "bursty", with co-runners) shows -17 % net for vmrapl, -2 %
+ * with a 100 us latch, <1 % with a 1 us one.
+ *
+ * Expected: within 2 % of the truth (14.5 J over 10 s); e.g. carry an
+ * idle epoch's dynamic energy (de above P_static x dt) to the accounts of
+ * the epoch before, or use epochs of several latch periods.
+ */
+#include "bug_host.h"
+
+static double run(u64 latch, u64 jitter)
+{
+	static struct bh h;
+	u64 next[BH_NCPU], now, burst_end = 0;
+	bool on = false;
+	int i, cpu;
+
+	bh_init(&h, 0, 14, 32, latch, jitter, VT_MS, 500000000ULL,
+		40000000ULL, VR_STATIC_PARAM, VR_STATIC_OCCUPIED);
+	h.vcpu_uw = 12000000ULL;
+	for (i = 0; i < BH_NCPU; i++)
+		next[i] = i ? vt_range(1000, 4000000) : 5 * VT_MS;
+	for (;;) {
+		cpu = 0;
+		for (i = 1; i < BH_NCPU; i++)
+			if (next[i] < next[cpu])
+				cpu = i;
+		now = next[cpu];
+		if (now >= 10 * VT_SEC + 5 * VT_MS)
+			break;
+		if (cpu) {
+			bh_event(&h, cpu, now, false);
+			next[cpu] = now + vt_range(500000, 4000000);
+			continue;
+		}
+		/* CPU 0: the vCPU runs 2 ms of every 20 ms */
+		on = !on;
+		bh_event(&h, 0, now, on);
+		if (on)
+			burst_end = now + 2 * VT_MS;
+		next[0] = on ? burst_end : now + 18 * VT_MS;
+	}
+	/* a reader closes what is stale */
+	bh_close(&h, now + 2 * VT_MS);
+	return vt_eu_j(h.vcpu.energy[0]);
+}
+
+int main(void)
+{
+	/* 500 bursts of 2 ms at 12 W + 40 W / 16 */
+	const double exp_j = 500 * 0.002 * (12.0 + 40.0 / 16);
+	double j;
+
+	vt_start("KNOWN BUG: bursty vCPU under-charged by the counter's "
+		 "update lag");
+	vt_seed(4);
+	j = run(976563, 20000);
+	vt_near(j, exp_j, exp_j * 0.02, "2 ms / 18 ms bursts at 12 W, ~1 ms "
+		"latch: charged within 2%% (got %.1f%%)",
+		100 * (j - exp_j) / exp_j);
+	j = run(1000, 0);
+	vt_near(j, exp_j, exp_j * 0.02, "control: same with a 1 us latch "
+		"(got %.1f%%)", 100 * (j - exp_j) / exp_j);
+	return vt_done();
+}
