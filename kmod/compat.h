@@ -10,8 +10,8 @@
 #include <linux/version.h>
 #include <linux/topology.h>
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0) || \
-	LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#if KERNEL_VERSION(6, 1, 0) > LINUX_VERSION_CODE || \
+	KERNEL_VERSION(6, 13, 0) <= LINUX_VERSION_CODE
 #error "vmrapl supports Linux 6.1 to 6.12; this kernel is outside that window"
 #endif
 
@@ -19,7 +19,7 @@
  * Dies per package.  The v6.9 x86 topology rework ("x86/cpu/topology:
  * Rename topology_max_die_per_package()") renamed the helper.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#if KERNEL_VERSION(6, 9, 0) <= LINUX_VERSION_CODE
 #define vr_max_dies_per_package()	topology_max_dies_per_package()
 #else
 #define vr_max_dies_per_package()	topology_max_die_per_package()
@@ -45,7 +45,7 @@
  * VMA flags.  Upstream "mm: introduce vma->vm_flags wrapper functions"
  * (v6.3) made vm_flags read-only outside the helpers.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
 #define vr_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
 #else
 #define vr_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))

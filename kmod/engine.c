@@ -17,10 +17,6 @@
 
 #include "vmrapl.h"
 
-/* Exported by kvm.ko (EXPORT_TRACEPOINT_SYMBOL_GPL in arch/x86/kvm/x86.c). */
-extern struct tracepoint __tracepoint_kvm_entry;
-extern struct tracepoint __tracepoint_kvm_exit;
-
 struct vr_hpkg **vr_pkgs;
 
 /*

@@ -379,6 +379,7 @@ static void vr_vm_page_update(struct vr_vm *vm)
 	if (!pg)
 		return;
 	WRITE_ONCE(pg->seq, pg->seq + 1);
+	/* Odd sequence before the values: pairs with the reader's rmb. */
 	smp_wmb();
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		v = vm->vpkg[i];
@@ -394,6 +395,7 @@ static void vr_vm_page_update(struct vr_vm *vm)
 						      VMRAPL_DOM_CORE) &
 					   0xffffffffULL;
 	}
+	/* Values before the even sequence: pairs with the reader's rmb. */
 	smp_wmb();
 	WRITE_ONCE(pg->seq, pg->seq + 1);
 }

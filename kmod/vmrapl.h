@@ -9,6 +9,7 @@
 #include <linux/kvm_host.h>
 #include <linux/rcupdate.h>
 #include <linux/timer.h>
+#include <linux/tracepoint-defs.h>
 #include <linux/types.h>
 #include <linux/vmrapl.h>
 
@@ -63,6 +64,13 @@ struct vr_hpkg {
 };
 
 extern struct vr_hpkg **vr_pkgs;
+
+/*
+ * The kvm_entry/kvm_exit tracepoints of kvm.ko (EXPORT_TRACEPOINT_SYMBOL_GPL
+ * in arch/x86/kvm/x86.c); their TRACE_EVENT header is not installed.
+ */
+extern struct tracepoint __tracepoint_kvm_entry;
+extern struct tracepoint __tracepoint_kvm_exit;
 
 /* Energy sources (source_*.c). */
 struct vr_source {

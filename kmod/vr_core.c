@@ -6,7 +6,7 @@
 #include "vr_core.h"
 
 #define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */
-#define VR_UW_MAX	(1ULL << 39)		/* 550 kW: uw << 24 fits */
+#define VR_UW_MAX	BIT_ULL(39)		/* 550 kW: uw << 24 fits */
 
 /* a * b / c with the remainder, for a quotient that fits in 64 bits. */
 static u64 vr_mul_div_rem(u64 a, u64 b, u64 c, u64 *rem)

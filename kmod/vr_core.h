@@ -183,7 +183,7 @@ struct vr_pkg {
 };
 
 /* Flags of vr_pkg_close_commit(). */
-#define VR_CLOSE_LOST	(1U << 0)	/* interval unknown: all to lost */
+#define VR_CLOSE_LOST	BIT(0)	/* interval unknown: all to lost */
 
 void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 		 u64 period_ns, u64 max_power_uw);

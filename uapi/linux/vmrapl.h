@@ -39,8 +39,9 @@
 #ifndef _UAPI_LINUX_VMRAPL_H
 #define _UAPI_LINUX_VMRAPL_H
 
-#include <linux/types.h>
+#include <linux/const.h>
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 #define VMRAPL_ABI_VERSION	1
 #define VMRAPL_DEVICE_NAME	"vmrapl"
@@ -66,9 +67,9 @@
 #define VMRAPL_STATIC_NONE	2
 
 /* vmrapl_info.features */
-#define VMRAPL_INFO_F_ESTIMATED		(1ULL << 0)	/* source is a model */
-#define VMRAPL_INFO_F_TEST_INJECT	(1ULL << 1)	/* VMRAPL_TEST_INJECT */
-#define VMRAPL_INFO_F_TRACK_ALL		(1ULL << 2)	/* every KVM VM tracked */
+#define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
+#define VMRAPL_INFO_F_TEST_INJECT	_BITULL(1)	/* VMRAPL_TEST_INJECT */
+#define VMRAPL_INFO_F_TRACK_ALL		_BITULL(2)	/* every KVM VM tracked */
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -240,8 +241,8 @@ struct vmrapl_stats {
 #define VMRAPL_CHARGE_GUEST	1	/* kvm_entry..kvm_exit only */
 
 /* vmrapl_policy.flags: which fields to apply. */
-#define VMRAPL_POLICY_F_CHARGE		(1U << 0)
-#define VMRAPL_POLICY_F_GUEST_PERIOD	(1U << 1)
+#define VMRAPL_POLICY_F_CHARGE		_BITUL(0)
+#define VMRAPL_POLICY_F_GUEST_PERIOD	_BITUL(1)
 
 #define VMRAPL_GUEST_PERIOD_MIN_US	1000
 #define VMRAPL_GUEST_PERIOD_DEF_US	100000
@@ -335,7 +336,7 @@ struct vmrapl_page {
  * the test energy counter of a package advance by, or jump to, @value in
  * units of the test source.
  */
-#define VMRAPL_INJECT_F_SET	(1U << 0)
+#define VMRAPL_INJECT_F_SET	_BITUL(0)
 
 struct vmrapl_test_inject {
 	__u32 flags;

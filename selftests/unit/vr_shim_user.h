@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Userspace side of kmod/vr_shim.h: the primitives of the accounting core
+ * for single-threaded userspace users (unit and property tests, the
+ * trace-driven simulator, the hot-path benchmarks).
+ */
+#ifndef _VMRAPL_SHIM_USER_H
+#define _VMRAPL_SHIM_USER_H
+
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t u64;
+typedef int64_t s64;
+typedef uint32_t u32;
+typedef int32_t s32;
+typedef uint8_t u8;
+
+typedef struct {
+	u64 counter;
+} vr_atomic64_t;
+
+#define vr_atomic64_fetch_add(v, p) \
+	__atomic_fetch_add(&(p)->counter, (v), __ATOMIC_RELAXED)
+#define vr_atomic64_xchg(p, v) \
+	__atomic_exchange_n(&(p)->counter, (v), __ATOMIC_RELAXED)
+#define vr_atomic64_read(p) \
+	__atomic_load_n(&(p)->counter, __ATOMIC_RELAXED)
+
+/* The userspace users of the core are single-threaded. */
+typedef int vr_lock_t;
+#define vr_lock_init(l)		(*(l) = 0)
+#define vr_lock(l)		((void)(l))
+#define vr_unlock(l)		((void)(l))
+#define vr_trylock(l)		(1)
+
+typedef unsigned int vr_seq_t;
+#define vr_seq_init(s)		(*(s) = 0)
+#define vr_seq_write_begin(s)	((*(s))++)
+#define vr_seq_write_end(s)	((*(s))++)
+#define vr_seq_read_begin(s)	(*(s))
+#define vr_seq_read_retry(s, v)	(*(s) != (v))
+
+#define vr_cmpxchg_ptr(p, o, n) \
+	({ __typeof__(o) __o = (o); \
+	   __atomic_compare_exchange_n((p), &__o, (n), false, \
+				       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+	   __o; })
+
+#ifndef READ_ONCE
+#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+#endif
+
+#ifndef likely
+#define likely(x)		__builtin_expect(!!(x), 1)
+#define unlikely(x)		__builtin_expect(!!(x), 0)
+#endif
+
+#ifndef BIT
+#define BIT(n)			(1U << (n))
+#define BIT_ULL(n)		(1ULL << (n))
+#endif
+
+static inline u64 vr_mul_div(u64 a, u64 b, u64 c)
+{
+	return (u64)((unsigned __int128)a * b / c);
+}
+
+
+#endif /* _VMRAPL_SHIM_USER_H */
