@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KNOWN BUG (expected to fail until kmod/vr_core.c is fixed):
- * the first close of a package creates a static debt of up to 1 s of
- * P_static, which then eats the dynamic energy of the next seconds.
+ * a baseline close (no previous sample) still runs the static split with
+ * de = 0 and leaves a static debt, which then eats the dynamic energy of
+ * the following epochs.
  *
  * vr_pkg_init() takes no time, so p->t_last == 0.  The first
  * vr_pkg_close_commit() at uptime T has dt = T, and vr_dom_delta() only
  * records the baseline (de = 0, returns false), but the split still runs
- * (vr_core.c:453-454 at 1628db5): vr_split_policy() computes
- * want = P_static x T, finds de (0) < want, and sets
- * static_debt = min(want, 1 s of P_static) (vr_core.c:347-364).  The
- * following epochs then class all their energy as static until the debt
- * is paid: with P_static = 40 W and 5 W of
- * dynamic power that takes 40 J / 5 W = 8 s, during which the dynamic
- * part is 0, a lone busy vCPU is charged 45/16 W instead of 7.5 W under
- * "occupied", and 0 W instead of 5 W under "none".
+ * (vr_core.c:457 at 1465187): vr_split_policy() computes
+ * want = P_static x T, finds de (0) < want, and sets static_debt to the
+ * cap (vr_core.c:347-366).  The following epochs class their energy as
+ * static until the debt is paid.  With the 1 s cap of 1628db5 and
+ * P_static = 40 W, 5 W dynamic, that was 8 s of a lone busy vCPU charged
+ * 2.8 W instead of 7.5 W ("occupied") and 0 W instead of 5 W ("none");
+ * with the 10 ms cap of 1465187 it is 0.4 J misfiled as static, about
+ * 1 % of the first 5 s.
  *
  * Expected: a baseline epoch (no previous sample) splits nothing and
  * owes nothing.

@@ -4,7 +4,7 @@
  * a package drawing a bit over half of max_power_uw has many of its
  * 1 ms epochs classed as counter resets, and their energy lost.
  *
- * vr_dom_delta() (vr_core.c:286-297 at 1628db5) treats a delta larger
+ * vr_dom_delta() (vr_core.c:286-297 at 1465187) treats a delta larger
  * than max_power x dt + 2 units as a backward jump.  But the hardware latches
  * the counter only every ~1 ms (1/1024 s on Intel), so an epoch of
  * dt = 1.0-1.9 ms that straddles two latches sees up to

@@ -5,7 +5,7 @@
  *
  * 1. Biased low on a real counter.  Each idle epoch gives one sample
  *    de / dt, and the minimum wins at once (vr_core.c:325-327 at
- *    1628db5).  With
+ *    1465187).  With
  *    1 ms epochs and a counter latched every ~1 ms, de counts one or two
  *    latches whatever dt is in 1.0-1.9 ms, so the samples spread from
  *    ~0.5x to ~2x the true power and the minimum follows the low tail:
@@ -16,7 +16,7 @@
  *    counter (valid = 0, e.g. the glue's forced close with VR_CLOSE_LOST
  *    and no reader), the next close only records the baseline: de = 0
  *    and the epoch is not lost, so an idle package learns 0 W
- *    (vr_core.c:455-456 calls vr_learn_static() with de = 0), and the
+ *    (vr_core.c:458-459 calls vr_learn_static() with de = 0), and the
  *    same baseline adds P_static x dt to static_debt.  Expected: a
  *    baseline epoch learns nothing and owes nothing.
  */
