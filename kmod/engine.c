@@ -160,6 +160,10 @@ void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi)
 			vr_force_close_ipi(hp);
 			local_irq_restore(flags);
 		}
+		/* The close made them the lag list: take them off it. */
+		raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+		vr_pkg_forget(&hp->core, lo, hi);
+		raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
 	}
 }
 

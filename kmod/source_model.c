@@ -27,6 +27,7 @@ static int vr_estimate_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 	hp->est.idle_uw = (u64)vr_est_idle_mw * 1000;
 	hp->est.busy_uw = (u64)vr_est_busy_mw * 1000;
 	vr_pkg_set_domain(&hp->core, VMRAPL_DOM_PKG, VR_EU_SHIFT, 64);
+	hp->core.lag_ns = 0;	/* computed at the read: no lag */
 	/* The model's idle power is its static power, exactly. */
 	vr_pkg_set_static(&hp->core, hp->est.idle_uw, VR_STATIC_MODEL);
 	return 0;
@@ -62,6 +63,7 @@ static int vr_test_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 
 	for (d = 0; d < VR_NDOM; d++)
 		vr_pkg_set_domain(&hp->core, d, vr_test_esu, vr_test_width);
+	hp->core.lag_ns = 0;	/* injected energy is read as it is */
 	vr_pkg_set_static(&hp->core, (u64)vr_test_static_mw * 1000,
 			  VR_STATIC_MODEL);
 	return 0;

@@ -7,6 +7,8 @@
 
 #define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */
 #define VR_UW_MAX	BIT_ULL(39)		/* 550 kW: uw << 24 fits */
+#define VR_HW_STEP_NS	1000000ULL		/* RAPL update interval */
+#define VR_LEARN_NS	(100 * VR_HW_STEP_NS)	/* idle run to learn from */
 
 /* a * b / c with the remainder, for a quotient that fits in 64 bits. */
 static u64 vr_mul_div_rem(u64 a, u64 b, u64 c, u64 *rem)
@@ -89,6 +91,8 @@ void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 	p->max_power_uw = max_power_uw;
 	p->policy = VR_STATIC_OCCUPIED;
 	p->learn_static = true;
+	/* Hardware counters: on average half a step old when read. */
+	p->lag_ns = VR_HW_STEP_NS / 2;
 	for (d = 0; d < VR_NDOM; d++) {
 		p->src[d].esu = VR_EU_SHIFT;
 		p->src[d].width = 64;
@@ -283,8 +287,13 @@ static bool vr_dom_delta(struct vr_pkg *p, unsigned int d, u64 raw, u64 dt,
 			goto reset;
 		goto out;
 	}
+	/*
+	 * The counter steps about once a millisecond, so a delta can hold up
+	 * to a step more than dt: allow two, plus two units of rounding.
+	 */
 	slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2;
-	max_eu = vr_energy_eu(p->max_power_uw, dt, &rem) + slack;
+	max_eu = vr_energy_eu(p->max_power_uw, dt + 2 * VR_HW_STEP_NS, &rem) +
+		 slack;
 	range_eu = s->width + VR_EU_SHIFT <= s->esu ? 1 :
 		   s->width + VR_EU_SHIFT - s->esu < 64 ?
 		   1ULL << (s->width + VR_EU_SHIFT - s->esu) : ~0ULL;
@@ -314,109 +323,234 @@ out:
 	return true;
 }
 
-/* Learn the package's idle power from epochs in which no CPU was busy. */
-static void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt)
+/*
+ * Learn the package's idle power from runs of epochs in which no CPU was
+ * busy.  A single 1 ms epoch reads 0, 1 or 2 hardware steps, so only runs
+ * of at least VR_LEARN_NS count: the step error is then below 1%.
+ */
+static void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 {
 	u64 uw;
 
-	if (!p->learn_static || dt < VR_NSEC_PER_SEC / 1000)
+	if (!p->learn_static)
 		return;
-	uw = vr_mul_div(de, VR_FJ_PER_J >> VR_EU_SHIFT, dt);
+	if (!idle) {
+		p->learn_eu = 0;
+		p->learn_ns = 0;
+		return;
+	}
+	p->learn_eu += de;
+	p->learn_ns += dt;
+	if (p->learn_ns < VR_LEARN_NS)
+		return;
+	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
+	p->learn_eu = 0;
+	p->learn_ns = 0;
 	if (p->static_origin == VR_STATIC_UNKNOWN || uw < p->p_static_uw) {
 		p->p_static_uw = uw;
 		p->static_origin = VR_STATIC_LEARNED;
 	} else {
-		/* A slowly rising minimum: robust to a noisy low sample. */
-		p->p_static_uw += (uw - p->p_static_uw) >> 10;
+		/* A slowly rising minimum: robust to a noisy low run. */
+		p->p_static_uw += (uw - p->p_static_uw) >> 6;
 	}
 }
 
+/*
+ * What one close hands out, per domain: to the accounts of this epoch
+ * (cur), to those of the previous one (prev, the counter's lag), and what
+ * each list was actually given.
+ */
 struct vr_split {
 	u64 de[VR_NDOM];
-	u64 to_busy[VR_NDOM];
-	u64 given[VR_NDOM];
+	u64 cur[VR_NDOM];
+	u64 prev[VR_NDOM];
+	u64 given_cur[VR_NDOM];
+	u64 given_prev[VR_NDOM];
 };
 
-/* Split the PKG delta by the static policy; other domains follow it. */
-static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
-			    u64 dt, struct vr_pkg_stats *st)
+/* The static part of this epoch, with the debt of earlier ones. */
+static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
 {
-	u64 de = sp->de[VR_DOM_PKG], stat, dyn, want, cap;
-	unsigned int d;
+	u64 want, cap, rem = 0;
 
 	want = vr_energy_eu(p->p_static_uw, dt, &p->static_rem) +
 	       p->static_debt;
 	if (de >= want) {
-		stat = want;
 		p->static_debt = 0;
-	} else {
-		u64 rem = 0;
-
-		stat = de;
-		/*
-		 * Owed by the next epochs: the hardware counter steps about
-		 * once a millisecond, so a short epoch can read less than
-		 * its static part and the next one more.  At most 10 ms of
-		 * it is carried, so that a wrong P_static or a stalled
-		 * counter cannot starve the dynamic part later.
-		 */
-		p->static_debt = want - de;
-		cap = vr_energy_eu(p->p_static_uw, VR_NSEC_PER_SEC / 100,
-				   &rem);
-		if (p->static_debt > cap)
-			p->static_debt = cap;
+		return want;
 	}
+	/*
+	 * Owed by the next epochs: the hardware counter steps about once a
+	 * millisecond, so a short epoch can read less than its static part
+	 * and the next one more.  At most 10 ms of it is carried, so that a
+	 * wrong P_static or a stalled counter cannot starve the dynamic part
+	 * later.
+	 */
+	p->static_debt = want - de;
+	cap = vr_energy_eu(p->p_static_uw, VR_NSEC_PER_SEC / 100, &rem);
+	if (p->static_debt > cap)
+		p->static_debt = cap;
+	return de;
+}
+
+/*
+ * Split the PKG delta by the static policy; other domains follow it.
+ *
+ * The counter read at a close lags the close by up to one hardware step
+ * (about 1 ms): part of its dynamic energy was spent in the previous
+ * epoch.  A share lag_ns / dt of it goes to the previous epoch's busy time
+ * (all of it when nothing is busy now), so a short burst is not billed to
+ * whatever runs after it.
+ */
+static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
+			    u64 dt, struct vr_pkg_stats *st)
+{
+	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, lag, dprev;
+	unsigned int d;
+
+	stat = vr_static_part(p, de, dt);
 	dyn = de - stat;
 	st->static_e += stat;
 	st->dynamic += dyn;
 
 	cap = (u64)p->nr_online * dt;
-	if (!busy) {
-		sp->to_busy[VR_DOM_PKG] = 0;
-	} else if (p->policy == VR_STATIC_BUSY) {
-		sp->to_busy[VR_DOM_PKG] = de;
-	} else if (p->policy == VR_STATIC_NONE) {
-		sp->to_busy[VR_DOM_PKG] = dyn;
-	} else {
-		/* Each occupied CPU-ns carries P_static / ncpus. */
-		sp->to_busy[VR_DOM_PKG] = dyn + (cap ?
-			vr_mul_div(stat, busy < cap ? busy : cap, cap) : 0);
+	if (!busy)
+		stat_busy = 0;
+	else if (p->policy == VR_STATIC_BUSY)
+		stat_busy = stat;
+	else if (p->policy == VR_STATIC_NONE)
+		stat_busy = 0;
+	else	/* Each occupied CPU-ns carries P_static / ncpus. */
+		stat_busy = cap ? vr_mul_div(stat, busy < cap ? busy : cap,
+					     cap) : 0;
+
+	dprev = 0;
+	if (p->prev_busy && busy) {
+		lag = p->lag_ns < dt ? p->lag_ns : dt;
+		dprev = dt ? vr_mul_div(dyn, lag, dt) : 0;
+	} else if (p->prev_busy) {
+		/* Nothing runs now: the dynamic energy is a burst's tail. */
+		dprev = dyn;
 	}
-	for (d = 1; d < VR_NDOM; d++)
-		sp->to_busy[d] = de ? vr_mul_div(sp->de[d],
-						 sp->to_busy[VR_DOM_PKG], de) : 0;
+	/* Dynamic energy with no busy time now or before it stays idle. */
+	sp->prev[VR_DOM_PKG] = dprev;
+	sp->cur[VR_DOM_PKG] = stat_busy + (busy ? dyn - dprev : 0);
+	for (d = 1; d < VR_NDOM; d++) {
+		sp->cur[d] = de ? vr_mul_div(sp->de[d], sp->cur[VR_DOM_PKG],
+					     de) : 0;
+		sp->prev[d] = de ? vr_mul_div(sp->de[d], sp->prev[VR_DOM_PKG],
+					      de) : 0;
+	}
 }
 
-/* Resolve the accounts that accrued in the closed epoch. */
-static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
-		     u64 busy)
+/* Charge @a its cumulative-rounded share of @amount for @cum of @total. */
+static void vr_give(struct vr_acct *a, const u64 *amount, u64 *given,
+		    u64 cum, u64 total)
 {
-	struct vr_acct *a = READ_ONCE(p->pending[slot]), *next;
-	u64 cum = 0, r, s;
 	unsigned int d;
+	u64 s;
+
+	for (d = 0; d < VR_NDOM; d++) {
+		if (!amount[d])
+			continue;
+		/* Cumulative rounding: the shares add up exactly. */
+		s = vr_mul_div(amount[d], cum, total);
+		WRITE_ONCE(a->energy[d], a->energy[d] + s - given[d]);
+		given[d] = s;
+	}
+}
+
+/* Empty the lag list. */
+static void vr_prev_clear(struct vr_pkg *p)
+{
+	struct vr_acct *a, *next;
+
+	for (a = p->prev; a; a = next) {
+		next = a->pprev;
+		a->pprev = NULL;
+		a->prev_ns = 0;
+	}
+	p->prev = NULL;
+	p->prev_busy = 0;
+}
+
+/*
+ * Resolve the accounts of the last busy epoch (the lag share), then those
+ * that accrued in the closed epoch, which become the lag list.  Idle
+ * epochs within two hardware steps of a busy one keep its list: a step the
+ * counter skipped shows the tail of a burst one epoch later.
+ */
+static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
+		     u64 busy, bool keep, u64 now)
+{
+	struct vr_acct *a, *next, *prev = NULL;
+	u64 cum = 0, r;
+
+	for (a = p->prev; a; a = a->pprev) {
+		cum += a->prev_ns;
+		if (cum > p->prev_busy)
+			cum = p->prev_busy;
+		vr_give(a, sp->prev, sp->given_prev, cum, p->prev_busy);
+	}
+	if (busy || !keep || !p->lag_ns ||
+	    now - p->prev_t > 2 * VR_HW_STEP_NS)
+		vr_prev_clear(p);
 
 	/*
 	 * Every CPU of the package accrues into the other slot since the
 	 * fold, so nothing is added to @slot until the next close.
 	 */
+	a = READ_ONCE(p->pending[slot]);
 	WRITE_ONCE(p->pending[slot], NULL);
-	for (; a; a = next) {
+	for (cum = 0; a; a = next) {
 		next = a->pnext[slot];
 		a->pnext[slot] = NULL;
 		r = vr_atomic64_xchg(&a->pend[slot], 0);
 		cum += r;
 		if (cum > busy)		/* tracked time is busy time */
 			cum = busy;
-		for (d = 0; d < VR_NDOM; d++) {
-			if (!sp->to_busy[d])
-				continue;
-			/* Cumulative rounding: shares add up exactly. */
-			s = vr_mul_div(sp->to_busy[d], cum, busy);
-			WRITE_ONCE(a->energy[d], a->energy[d] + s -
-				   sp->given[d]);
-			sp->given[d] = s;
-		}
+		vr_give(a, sp->cur, sp->given_cur, cum, busy);
 		WRITE_ONCE(a->ns, a->ns + r);
+		if (keep && r) {
+			a->prev_ns = r;
+			a->pprev = prev;
+			prev = a;
+		}
+	}
+	if (busy && keep && p->lag_ns) {
+		p->prev = prev;
+		p->prev_busy = busy;
+		p->prev_t = now;
+	} else if (prev) {
+		/* No lag to share: the list is not kept. */
+		p->prev = prev;
+		p->prev_busy = busy;
+		vr_prev_clear(p);
+	}
+}
+
+/**
+ * vr_pkg_forget() - drop accounts in [@lo, @hi) from the lag list
+ * @p: the package.
+ * @lo: first account of the range.
+ * @hi: end of the range.
+ *
+ * Before such accounts are freed.  Their lag share goes to the host.
+ * Context: close_lock held.
+ */
+void vr_pkg_forget(struct vr_pkg *p, const struct vr_acct *lo,
+		   const struct vr_acct *hi)
+{
+	struct vr_acct **pp = &p->prev, *a;
+
+	while ((a = *pp)) {
+		if (a >= lo && a < hi) {
+			*pp = a->pprev;
+			a->pprev = NULL;
+			a->prev_ns = 0;
+		} else {
+			pp = &a->pprev;
+		}
 	}
 }
 
@@ -443,22 +577,28 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	if ((s64)dt < 0)
 		dt = 0;
 	for (d = 0; d < VR_NDOM; d++) {
-		if (!(p->domains & (1U << d)))
+		if (!(p->domains & BIT(d)))
 			continue;
-		if (!(valid & (1U << d))) {
+		if (!(valid & BIT(d))) {
 			/* Unreadable now: re-baseline at the next read. */
-			p->have_raw &= ~(1U << d);
+			p->have_raw &= ~BIT(d);
+			if (d == VR_DOM_PKG)
+				lost = true;
 			continue;
 		}
-		vr_dom_delta(p, d, raw[d], dt, &sp.de[d], &lost);
+		/*
+		 * A first PKG sample only sets the baseline: the interval is
+		 * unknown, so nothing is split and no static debt is owed.
+		 */
+		if (!vr_dom_delta(p, d, raw[d], dt, &sp.de[d], &lost) &&
+		    d == VR_DOM_PKG)
+			lost = true;
 	}
 
-	if (!lost) {
+	if (!lost)
 		vr_split_policy(p, &sp, busy, dt, &st[VR_DOM_PKG]);
-		if (!busy)
-			vr_learn_static(p, sp.de[VR_DOM_PKG], dt);
-	}
-	vr_drain(p, slot, &sp, busy);
+	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, !lost && !busy);
+	vr_drain(p, slot, &sp, busy, !lost, now);
 
 	for (d = 0; d < VR_NDOM; d++) {
 		st[d].sampled = sp.de[d];
@@ -466,9 +606,10 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 			st[d].lost = sp.de[d];
 			continue;
 		}
-		st[d].tracked = sp.given[d];
-		st[d].host = sp.to_busy[d] - sp.given[d];
-		st[d].idle = sp.de[d] - sp.to_busy[d];
+		st[d].tracked = sp.given_cur[d] + sp.given_prev[d];
+		st[d].host = sp.cur[d] - sp.given_cur[d] +
+			     sp.prev[d] - sp.given_prev[d];
+		st[d].idle = sp.de[d] - sp.cur[d] - sp.prev[d];
 	}
 
 	vr_seq_write_begin(&p->stat_seq);

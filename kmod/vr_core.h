@@ -55,6 +55,8 @@ enum vr_static_origin {
  * @energy: exact energy in eu per domain; written only by the closer of
  *	the package, read locklessly (monotonic).
  * @ns: busy ns resolved into @energy.
+ * @pprev: link of the package's list of the previous epoch (close lock).
+ * @prev_ns: busy ns of the previous epoch, for the lag share (close lock).
  *
  * A vCPU owns one vr_acct per host package, so that accrual on two packages
  * in the same epoch never mixes.
@@ -64,6 +66,8 @@ struct vr_acct {
 	struct vr_acct *pnext[2];
 	u64 energy[VR_NDOM];
 	u64 ns;
+	struct vr_acct *pprev;
+	u64 prev_ns;
 };
 
 struct vr_pkg;
@@ -137,6 +141,10 @@ struct vr_dom_src {
  * @p_static_uw, @static_origin: static power of the package.
  * @static_rem: remainder of the static energy conversion, carried.
  * @static_debt: static energy owed by earlier epochs whose dE was smaller.
+ * @learn_eu, @learn_ns: the current run of idle epochs, to learn from.
+ * @lag_ns: how far the source's counter lags a read (0 for exact ones).
+ * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
+ *	epoch, which get the lag share of the next closes.
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
  *
@@ -166,6 +174,12 @@ struct vr_pkg {
 	u64 p_static_uw;
 	u64 static_rem;
 	u64 static_debt;
+	u64 learn_eu;
+	u64 learn_ns;
+	u64 lag_ns;
+	struct vr_acct *prev;
+	u64 prev_busy;
+	u64 prev_t;
 	unsigned int nr_cpus;
 	unsigned int nr_online;
 	struct vr_cpu **cpus;
@@ -218,6 +232,9 @@ static inline bool vr_pkg_stale(const struct vr_pkg *p, u64 now)
 u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now);
 void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 			 u32 valid, unsigned int flags);
+
+void vr_pkg_forget(struct vr_pkg *p, const struct vr_acct *lo,
+		   const struct vr_acct *hi);
 
 /* Under close_lock: the next close is an unknown interval (hotplug, resume). */
 static inline void vr_pkg_rebaseline(struct vr_pkg *p)
