@@ -31,6 +31,7 @@
 #define PORT_MSR_LO	0x31	/* rdmsr guest: eax (out) */
 #define PORT_MSR_HI	0x32	/* rdmsr guest: edx (out) */
 #define PORT_MSR_GP	0x33	/* rdmsr guest: #GP taken (out) */
+#define PORT_MSR_WR	0x34	/* wrmsr guest: the write did not fault */
 
 /*
  * spin:  mov cx,2000 ; l: loop l ; out 0x10,al ; jmp spin
@@ -52,6 +53,15 @@ static const uint8_t code_rdmsr[] = {
 	0x66, 0x89, 0xd0,		/* mov eax, edx */
 	0x66, 0xe7, PORT_MSR_HI,	/* out 0x32, eax */
 	0xeb, 0xeb,			/* jmp 0x1000 */
+};
+static const uint8_t code_wrmsr[] = {
+	0x66, 0xe5, PORT_MSR_IDX,	/* in eax, 0x30 */
+	0x66, 0x89, 0xc1,		/* mov ecx, eax */
+	0x66, 0x31, 0xc0,		/* xor eax, eax */
+	0x66, 0x31, 0xd2,		/* xor edx, edx */
+	0x0f, 0x30,			/* wrmsr */
+	0xe6, PORT_MSR_WR,		/* out 0x34, al */
+	0xeb, 0xee,			/* jmp 0x1000 */
 };
 static const uint8_t code_gp[] = {
 	0xe6, PORT_MSR_GP,		/* out 0x33, al */
@@ -147,8 +157,13 @@ struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
 		memcpy((char *)g->mem + GUEST_CODE, code_hlt, sizeof(code_hlt));
 		break;
 	case VRG_RDMSR:
-		memcpy((char *)g->mem + GUEST_CODE, code_rdmsr,
-		       sizeof(code_rdmsr));
+	case VRG_WRMSR:
+		if (prog == VRG_RDMSR)
+			memcpy((char *)g->mem + GUEST_CODE, code_rdmsr,
+			       sizeof(code_rdmsr));
+		else
+			memcpy((char *)g->mem + GUEST_CODE, code_wrmsr,
+			       sizeof(code_wrmsr));
 		memcpy((char *)g->mem + GUEST_CODE + 0x100, code_gp,
 		       sizeof(code_gp));
 		/* IVT entry 13 (#GP): 0000:1100 */
@@ -309,6 +324,8 @@ static void *vrg_thread(void *arg)
 				vrg_msr_seen(v, val);
 			} else if (run->io.port == PORT_MSR_GP) {
 				v->log.gp++;
+			} else if (run->io.port == PORT_MSR_WR) {
+				v->log.writes++;
 			}
 			break;
 		}
@@ -740,4 +757,111 @@ int vrp_energy(pid_t pid, double *uj, double *ovh_uj, bool *attached)
 	}
 	fclose(f);
 	return found;
+}
+
+/* ---- helpers of the lifecycle, fuzz and load selftests ---- */
+
+long vr_meminfo_kb(const char *key)
+{
+	size_t n = strlen(key);
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n))
+			v = atol(line + n);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+void vr_mem_settle(void)
+{
+	int fd;
+
+	/* Two grace periods' worth of deferred frees, then the caches. */
+	vr_sleep_ms(1000);
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "3", 1) < 0)
+			perror("drop_caches");
+		close(fd);
+	}
+	vr_sleep_ms(500);
+}
+
+int vrg_close_vm_fd(struct vrg *g)
+{
+	int fd = g->vm;
+
+	g->vm = -1;
+	return fd > 0 ? close(fd) : -1;
+}
+
+static int vr_cpu_online_path(int cpu, char *path, size_t len)
+{
+	return snprintf(path, len, "/sys/devices/system/cpu/cpu%d/online",
+			cpu);
+}
+
+int vr_cpu_get_online(int cpu)
+{
+	char path[96], c = 0;
+	int fd, ret;
+
+	vr_cpu_online_path(cpu, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	ret = read(fd, &c, 1) == 1 ? c == '1' : -EIO;
+	close(fd);
+	return ret;
+}
+
+int vr_cpu_set_online(int cpu, bool on)
+{
+	char path[96];
+	int fd, ret;
+
+	vr_cpu_online_path(cpu, path, sizeof(path));
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+bool vr_module_loaded(void)
+{
+	return access("/sys/module/vmrapl", F_OK) == 0;
+}
+
+int vr_vms_count(const char *kind)
+{
+	char line[512], k[16];
+	unsigned long long id;
+	int pid, n = 0;
+	FILE *f;
+
+	f = fopen("/sys/kernel/debug/vmrapl/vms", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "vm %llu pid %d comm %*s %15s", &id, &pid,
+			   k) != 3)
+			continue;
+		if (!kind || !strcmp(kind, k))
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int vr_read_books2(struct vr_books b[2])
+{
+	int ret = vr_read_books(0, "pkg", &b[0]);
+
+	return ret ? ret : vr_read_books(1, "pkg", &b[1]);
 }

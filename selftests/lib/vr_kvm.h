@@ -17,6 +17,7 @@ enum vrg_prog {
 	VRG_PIO,	/* an OUT on every iteration: exit-heavy */
 	VRG_HLT,	/* idle */
 	VRG_RDMSR,	/* read the MSR the VMM names, report it over PIO */
+	VRG_WRMSR,	/* write 0 to the MSR the VMM names, report over PIO */
 };
 
 struct vrg;
@@ -45,6 +46,7 @@ struct vrg_msr_log {
 	uint64_t backwards;	/* 32-bit value went down without a wrap */
 	uint64_t wraps;
 	uint64_t changes;
+	uint64_t writes;	/* wrmsr that did not fault */
 };
 void vrg_msr_log(struct vrg *g, int i, struct vrg_msr_log *out);
 uint64_t vrg_exits(struct vrg *g, int i);
@@ -105,3 +107,31 @@ int vrp_start(struct vrp *p, const struct vrp_opts *o);
 void vrp_stop(struct vrp *p);
 /* Energy (uJ, PKG, overhead included) and overhead of the VM of @pid. */
 int vrp_energy(pid_t pid, double *uj, double *ovh_uj, bool *attached);
+
+/*
+ * Helpers of the lifecycle, fuzz and load selftests (appended; the
+ * functions above are unchanged).
+ */
+#ifndef _VR_KVM_LIFECYCLE_H
+#define _VR_KVM_LIFECYCLE_H
+
+/* A /proc/meminfo field in kB ("SUnreclaim:", "VmallocUsed:"), or -1. */
+long vr_meminfo_kb(const char *key);
+/* Let RCU-deferred frees run and drop the page and slab caches. */
+void vr_mem_settle(void);
+/*
+ * Close the KVM VM fd of @g now (its vCPUs keep the VM alive);
+ * vrg_destroy() then leaves it alone.  Returns close()'s result.
+ */
+int vrg_close_vm_fd(struct vrg *g);
+/* /sys/devices/system/cpu/cpuN/online: 1, 0, or -errno. */
+int vr_cpu_get_online(int cpu);
+int vr_cpu_set_online(int cpu, bool on);
+/* Is vmrapl loaded (/sys/module/vmrapl)? */
+bool vr_module_loaded(void);
+/* Lines of /sys/kernel/debug/vmrapl/vms of @kind ("attached", "auto", NULL: all). */
+int vr_vms_count(const char *kind);
+/* Both packages' PKG books; -errno when one cannot be read. */
+int vr_read_books2(struct vr_books b[2]);
+
+#endif /* _VR_KVM_LIFECYCLE_H */

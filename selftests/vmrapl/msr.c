@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the guest sees: real rdmsr/wrmsr exits of a KVM guest, answered by
+ * libvmrapl from the mmap page (or READ_MSR), for both register sets.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "libvmrapl.h"
+#include "vr_kvm.h"
+
+#define TEST_ESU	14
+
+struct guest {
+	struct vrg *g;
+	struct vmrapl *dev;
+	struct vmrapl_vm *vm;
+	int fd;
+};
+
+static int guest_start(struct guest *gs, enum vrg_prog prog, int regset,
+		       int esu, uint32_t period_us, int cpu)
+{
+	gs->g = vrg_create(1, prog);
+	if (!gs->g)
+		return -1;
+	if (vmrapl_open(NULL, &gs->dev) ||
+	    vmrapl_attach(gs->dev, vrg_kvm_fd(gs->g), 1, regset, esu, &gs->vm))
+		return -2;
+	gs->fd = vmrapl_vm_fd(gs->vm);
+	if (period_us && vmrapl_set_policy(gs->vm, VMRAPL_CHARGE_THREAD,
+					   period_us))
+		return -3;
+	if (vrg_use_vmrapl(gs->g, gs->vm))
+		return -4;
+	if (cpu >= 0)
+		vrg_pin(gs->g, 0, cpu);
+	return vrg_start(gs->g);
+}
+
+static void guest_end(struct guest *gs)
+{
+	vrg_stop(gs->g);
+	vmrapl_detach(gs->vm);
+	vmrapl_close(gs->dev);
+	vrg_destroy(gs->g);
+}
+
+static int read_msr(int fd, uint32_t msr, uint64_t *val)
+{
+	struct vmrapl_msr m = { .vcpu = 0, .index = msr };
+
+	if (ioctl(fd, VMRAPL_VM_READ_MSR, &m))
+		return -errno;
+	*val = m.data;
+	return 0;
+}
+
+/* Let the guest read @msr for @ms while @watts go into package @pkg. */
+static void observe(struct guest *gs, uint32_t msr, int pkg, double watts,
+		    int ms, struct vrg_msr_log *log)
+{
+	uint64_t per = (uint64_t)(watts * 0.005 * (1 << TEST_ESU));
+	uint64_t end = vr_now_ns() + ms * 1000000ull;
+	struct vrg_msr_log before;
+
+	vrg_set_msr(gs->g, msr);
+	vr_sleep_ms(20);
+	vrg_msr_log(gs->g, 0, &before);
+	while (vr_now_ns() < end) {
+		if (watts > 0)
+			vr_inject(pkg, VMRAPL_DOM_PKG, per, false);
+		vr_sleep_ms(5);
+	}
+	vrg_msr_log(gs->g, 0, log);
+	log->reads -= before.reads;
+	log->gp -= before.gp;
+	log->changes -= before.changes;
+	log->wraps -= before.wraps;
+	log->backwards -= before.backwards;
+}
+
+FIXTURE(msr) {
+	struct guest gs;
+	int pkg;
+};
+
+FIXTURE_SETUP(msr)
+{
+	ASSERT_EQ(0, vr_reload("source=test test_esu=14"));
+	memset(&self->gs, 0, sizeof(self->gs));
+	self->pkg = vr_cpu_package(1);
+}
+
+FIXTURE_TEARDOWN(msr)
+{
+	vr_reload(NULL);
+}
+
+TEST_F(msr, intel_registers)
+{
+	struct vrg_msr_log log;
+	uint64_t v = 0;
+
+	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
+				 0, 1000, 1));
+	/* Unit: power 1/8 W, ESU 14 (the default), time unit 10. */
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0x606, &v));
+	EXPECT_EQ(0xA0E03, v);
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
+	EXPECT_EQ(1ULL << 63, v);
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0x614, &v));
+	EXPECT_NE(0, v & 0x7fff);
+	/* The test source has all three domains. */
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0x639, &v));
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0x619, &v));
+	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0xC001029B, &v));
+
+	/* The guest itself: non-zero from the first read, monotonic. */
+	observe(&self->gs, 0x611, self->pkg, 5.0, 400, &log);
+	EXPECT_GT(log.reads, 10);
+	EXPECT_EQ(0, log.gp);
+	EXPECT_NE(0, log.first);
+	EXPECT_EQ(0, log.backwards);
+	EXPECT_GT(log.changes, 0);
+	observe(&self->gs, 0x606, self->pkg, 0, 100, &log);
+	EXPECT_EQ(0xA0E03, log.last);
+	EXPECT_EQ(0, log.gp);
+	observe(&self->gs, 0x639, self->pkg, 5.0, 200, &log);
+	EXPECT_EQ(0, log.gp);
+	EXPECT_NE(0, log.last);
+	observe(&self->gs, 0x619, self->pkg, 5.0, 200, &log);
+	EXPECT_EQ(0, log.gp);
+	/* Not virtualized, not filtered: KVM raises #GP. */
+	observe(&self->gs, 0x612, self->pkg, 0, 100, &log);
+	EXPECT_GT(log.gp, 0);
+	EXPECT_EQ(0, log.reads);
+	guest_end(&self->gs);
+}
+
+TEST_F(msr, amd_registers)
+{
+	struct vrg_msr_log log;
+	uint64_t v = 0;
+
+	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_AMD, 16,
+				 1000, 1));
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0xC0010299, &v));
+	EXPECT_EQ(0xA1003, v);
+	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0x611, &v));
+	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0x606, &v));
+	observe(&self->gs, 0xC001029B, self->pkg, 5.0, 400, &log);
+	EXPECT_GT(log.reads, 10);
+	EXPECT_EQ(0, log.gp);
+	EXPECT_NE(0, log.first);
+	EXPECT_EQ(0, log.backwards);
+	EXPECT_GT(log.changes, 0);
+	observe(&self->gs, 0xC001029A, self->pkg, 5.0, 300, &log);
+	EXPECT_EQ(0, log.gp);
+	EXPECT_NE(0, log.first);
+	EXPECT_EQ(0, log.backwards);
+	observe(&self->gs, 0xC0010299, self->pkg, 0, 100, &log);
+	EXPECT_EQ(0xA1003, log.last);
+	guest_end(&self->gs);
+}
+
+TEST_F(msr, writes)
+{
+	struct vrg_msr_log log;
+	uint64_t v = 0;
+
+	ASSERT_EQ(0, guest_start(&self->gs, VRG_WRMSR, VMRAPL_REGSET_INTEL,
+				 0, 0, 1));
+	/* Writes to the power limit are dropped, never reach the host. */
+	observe(&self->gs, 0x610, self->pkg, 0, 200, &log);
+	vrg_msr_log(self->gs.g, 0, &log);
+	EXPECT_GT(log.writes, 5);
+	EXPECT_EQ(0, log.gp);
+	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
+	EXPECT_EQ(1ULL << 63, v);
+	/* A write to an energy counter is #GP. */
+	observe(&self->gs, 0x611, self->pkg, 0, 200, &log);
+	EXPECT_GT(log.gp, 5);
+	guest_end(&self->gs);
+}
+
+TEST_F(msr, wraps)
+{
+	struct vrg_msr_log log;
+
+	/* ESU 31: the 32-bit guest counter wraps every 2 J. */
+	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
+				 31, 1000, 1));
+	observe(&self->gs, 0x611, self->pkg, 20.0, 900, &log);
+	EXPECT_GE(log.wraps, 2) TH_LOG("%llu wraps, %llu changes",
+				       (unsigned long long)log.wraps,
+				       (unsigned long long)log.changes);
+	EXPECT_EQ(0, log.backwards);
+	EXPECT_EQ(0, log.gp);
+	guest_end(&self->gs);
+}
+
+TEST_F(msr, guest_period_and_quantization)
+{
+	struct vmrapl_vpkg_state ps;
+	struct vmrapl_state state;
+	struct vmrapl_stats st;
+	struct vrg_msr_log log;
+	uint64_t core, exact;
+
+	/* Default period: 100 ms. */
+	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
+				 0, 0, 1));
+	observe(&self->gs, 0x611, self->pkg, 10.0, 1500, &log);
+	EXPECT_LE(log.changes, 17) TH_LOG("%llu changes in 1.5 s",
+					  (unsigned long long)log.changes);
+	EXPECT_GE(log.changes, 4);
+
+	/* The guest view equals the exact total within one ESU. */
+	ASSERT_EQ(0, vmrapl_get_state(self->gs.vm, &state, &ps, 1, &core, 1));
+	ASSERT_EQ(0, vmrapl_get_stats(self->gs.vm, &st, NULL, 0, NULL, 0));
+	exact = (uint64_t)((double)st.energy_uj[0] * (1 << TEST_ESU) / 1e6);
+	/* The view starts at 1 so that it is never 0. */
+	EXPECT_LE(llabs((long long)(ps.energy[0] - 1) - (long long)exact), 1)
+		TH_LOG("guest %llu exact %llu", (unsigned long long)ps.energy[0],
+		       (unsigned long long)exact);
+	guest_end(&self->gs);
+}
+
+TEST_F(msr, state_round_trip)
+{
+	struct vmrapl_vpkg_state ps, bad;
+	struct vmrapl_state state;
+	struct guest dst = { 0 };
+	struct vrg_msr_log log;
+	uint64_t core = 0, v = 0;
+
+	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
+				 0, 1000, 1));
+	observe(&self->gs, 0x611, self->pkg, 20.0, 500, &log);
+	vrg_stop(self->gs.g);
+	ASSERT_EQ(0, vmrapl_get_state(self->gs.vm, &state, &ps, 1, &core, 1));
+	EXPECT_GT(ps.energy[0], 1000);
+
+	/* The destination continues from the source's values. */
+	ASSERT_EQ(0, guest_start(&dst, VRG_RDMSR, VMRAPL_REGSET_INTEL, 0,
+				 1000, 2));
+	bad = ps;
+	EXPECT_EQ(-EINVAL, vmrapl_set_state(dst.vm, 16, &bad, 1, &core, 1));
+	ASSERT_EQ(0, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core, 1));
+	ASSERT_EQ(0, read_msr(dst.fd, 0x611, &v));
+	EXPECT_GE(v, ps.energy[0] & 0xffffffff);
+	observe(&dst, 0x611, vr_cpu_package(2), 10.0, 300, &log);
+	EXPECT_EQ(0, log.backwards);
+	EXPECT_GE(log.first, ps.energy[0] & 0xffffffff);
+	guest_end(&dst);
+	guest_end(&self->gs);
+}
+
+TEST_HARNESS_MAIN
