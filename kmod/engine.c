@@ -286,9 +286,12 @@ static int vr_cpu_up(unsigned int cpu)
 		hp->cpus[hp->core.nr_cpus++] = c;
 	c->pkg = &hp->core;
 	if (!hp->core.nr_online) {
-		/* Nobody could read the counter meanwhile: unknown interval. */
+		/*
+		 * Nobody could read the counter meanwhile: the next close is an
+		 * unknown interval, judged against the time since the last
+		 * sample so that a plausible delta is not taken for a reset.
+		 */
 		vr_pkg_rebaseline(&hp->core);
-		hp->core.t_last = local_clock();
 	}
 	vr_cpu_online(c, local_clock(), true);
 	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);

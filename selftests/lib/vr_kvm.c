@@ -4,6 +4,7 @@
  * 16-bit real-mode code at 0x1000; the vCPU threads run them with KVM_RUN
  * and handle their port I/O and MSR exits.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -53,6 +54,15 @@ static const uint8_t code_rdmsr[] = {
 	0x66, 0x89, 0xd0,		/* mov eax, edx */
 	0x66, 0xe7, PORT_MSR_HI,	/* out 0x32, eax */
 	0xeb, 0xeb,			/* jmp 0x1000 */
+};
+static const uint8_t code_rdmsr_spin[] = {
+	0xb9, 0xd0, 0x07,		/* mov cx, 2000 */
+	0xe2, 0xfe,			/* loop $ */
+	0x66, 0xe5, PORT_MSR_IDX,	/* in eax, 0x30 */
+	0x66, 0x89, 0xc1,		/* mov ecx, eax */
+	0x0f, 0x32,			/* rdmsr */
+	0x66, 0xe7, PORT_MSR_LO,	/* out 0x31, eax */
+	0xeb, 0xee,			/* jmp 0x1000 */
 };
 static const uint8_t code_wrmsr[] = {
 	0x66, 0xe5, PORT_MSR_IDX,	/* in eax, 0x30 */
@@ -158,7 +168,11 @@ struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
 		break;
 	case VRG_RDMSR:
 	case VRG_WRMSR:
-		if (prog == VRG_RDMSR)
+	case VRG_RDMSR_SPIN:
+		if (prog == VRG_RDMSR_SPIN)
+			memcpy((char *)g->mem + GUEST_CODE, code_rdmsr_spin,
+			       sizeof(code_rdmsr_spin));
+		else if (prog == VRG_RDMSR)
 			memcpy((char *)g->mem + GUEST_CODE, code_rdmsr,
 			       sizeof(code_rdmsr));
 		else
@@ -322,6 +336,8 @@ static void *vrg_thread(void *arg)
 				memcpy(data, &val, sizeof(val));
 			} else if (run->io.port == PORT_MSR_LO) {
 				vrg_msr_seen(v, val);
+				if (g->prog == VRG_RDMSR_SPIN)
+					vrg_duty(v);
 			} else if (run->io.port == PORT_MSR_GP) {
 				v->log.gp++;
 			} else if (run->io.port == PORT_MSR_WR) {
@@ -776,6 +792,32 @@ long vr_meminfo_kb(const char *key)
 	return v;
 }
 
+/* Give every SLUB cache's empty slabs back (/sys/kernel/slab/x/shrink). */
+static void vr_slab_shrink(void)
+{
+	char path[512];
+	struct dirent *d;
+	DIR *dir;
+	int fd;
+
+	dir = opendir("/sys/kernel/slab");
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink",
+			 d->d_name);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			continue;
+		/* Caches that refuse it are simply left as they are. */
+		if (write(fd, "1", 1) < 0)
+			errno = 0;
+		close(fd);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 void vr_mem_settle(void)
 {
 	int fd;
@@ -788,6 +830,7 @@ void vr_mem_settle(void)
 			perror("drop_caches");
 		close(fd);
 	}
+	vr_slab_shrink();
 	vr_sleep_ms(500);
 }
 

@@ -18,6 +18,7 @@ enum vrg_prog {
 	VRG_HLT,	/* idle */
 	VRG_RDMSR,	/* read the MSR the VMM names, report it over PIO */
 	VRG_WRMSR,	/* write 0 to the MSR the VMM names, report over PIO */
+	VRG_RDMSR_SPIN,	/* spin a while, then read and report the MSR */
 };
 
 struct vrg;

@@ -41,6 +41,8 @@ static int guest_start(struct guest *gs, enum vrg_prog prog, int regset,
 		return -4;
 	if (cpu >= 0)
 		vrg_pin(gs->g, 0, cpu);
+	/* The first MSR the guest reads is the register set's PKG counter. */
+	vrg_set_msr(gs->g, regset == VMRAPL_REGSET_AMD ? 0xC001029B : 0x611);
 	return vrg_start(gs->g);
 }
 
