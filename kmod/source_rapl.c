@@ -21,30 +21,8 @@
 #define VR_MSR_AMD_RAPL_POWER_UNIT	0xc0010299
 #define VR_MSR_AMD_PKG_ENERGY_STATUS	0xc001029b
 
-#define VR_RAPL_WIDTH			32
-#define VR_RAPL_ESU(unit)		(((unit) >> 8) & 0x1f)
-#define VR_DRAM_FIXED_ESU		16	/* 15.3 uJ */
-
 /* MSR of each domain for the selected vendor; 0 = not present. */
 static u32 vr_rapl_msr[VR_NDOM];
-
-/*
- * Server parts whose DRAM domain uses a fixed 15.3 uJ unit whatever the
- * ESU says (Haswell-X, Broadwell-X/D, Skylake-X, Ice Lake-X/D, KNL, KNM).
- */
-static bool vr_intel_fixed_dram_unit(void)
-{
-	static const u8 models[] = { 0x3f, 0x4f, 0x56, 0x55, 0x6a, 0x6c,
-				     0x57, 0x85 };
-	unsigned int i;
-
-	if (boot_cpu_data.x86 != 6)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(models); i++)
-		if (boot_cpu_data.x86_model == models[i])
-			return true;
-	return false;
-}
 
 /* A domain exists when its counter reads without fault and is non-zero. */
 static bool vr_rapl_present(u32 msr)
@@ -94,27 +72,32 @@ static int vr_amd_probe(const char **why)
 	return 0;
 }
 
-static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu, u32 unit_msr)
+static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
+			    enum vr_rapl_vendor vendor, u32 unit_msr)
 {
+	struct vr_dom_src src[VR_NDOM];
+	struct vr_rapl_regs regs = {
+		.pkg = !!vr_rapl_msr[VMRAPL_DOM_PKG],
+		.core = !!vr_rapl_msr[VMRAPL_DOM_CORE],
+		.dram = !!vr_rapl_msr[VMRAPL_DOM_DRAM],
+		.family = boot_cpu_data.x86,
+		.model = boot_cpu_data.x86_model,
+	};
 	unsigned int d;
-	u64 unit;
+	u32 doms;
 	int ret;
 
-	ret = rdmsrl_safe_on_cpu(cpu, unit_msr, &unit);
+	ret = rdmsrl_safe_on_cpu(cpu, unit_msr, &regs.unit);
 	if (ret) {
 		pr_err("package %u: cannot read the RAPL unit on CPU %u\n",
 		       hp->id, cpu);
 		return ret;
 	}
-	for (d = 0; d < VR_NDOM; d++) {
-		u32 esu = VR_RAPL_ESU(unit);
-
-		if (!vr_rapl_msr[d])
-			continue;
-		if (d == VMRAPL_DOM_DRAM && vr_intel_fixed_dram_unit())
-			esu = VR_DRAM_FIXED_ESU;
-		vr_pkg_set_domain(&hp->core, d, esu, VR_RAPL_WIDTH);
-	}
+	doms = vr_rapl_decode(vendor, &regs, src);
+	for (d = 0; d < VR_NDOM; d++)
+		if (doms & BIT(d))
+			vr_pkg_set_domain(&hp->core, d, src[d].esu,
+					  src[d].width);
 	if (vr_p_static_mw)
 		vr_pkg_set_static(&hp->core, (u64)vr_p_static_mw * 1000,
 				  VR_STATIC_PARAM);
@@ -123,12 +106,13 @@ static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu, u32 unit_msr)
 
 static int vr_intel_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
-	return vr_rapl_pkg_init(hp, cpu, VR_MSR_RAPL_POWER_UNIT);
+	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, VR_MSR_RAPL_POWER_UNIT);
 }
 
 static int vr_amd_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
-	return vr_rapl_pkg_init(hp, cpu, VR_MSR_AMD_RAPL_POWER_UNIT);
+	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_AMD,
+				VR_MSR_AMD_RAPL_POWER_UNIT);
 }
 
 static u32 vr_rapl_read(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy)

@@ -71,6 +71,56 @@ u64 vr_energy_eu(u64 uw, u64 ns, u64 *rem)
 	return q;
 }
 
+/*
+ * Server parts whose DRAM domain counts in a fixed 15.3 uJ (2^-16 J) unit
+ * whatever the ESU says: Haswell-X, Broadwell-X/D, Skylake-X, Ice Lake-X/D,
+ * Knights Landing and Knights Mill (family 6).
+ */
+static bool vr_intel_fixed_dram_unit(u32 family, u32 model)
+{
+	static const u8 models[] = { 0x3f, 0x4f, 0x56, 0x55, 0x6a, 0x6c,
+				     0x57, 0x85 };
+	unsigned int i;
+
+	if (family != 6)
+		return false;
+	for (i = 0; i < sizeof(models); i++)
+		if (model == models[i])
+			return true;
+	return false;
+}
+
+/**
+ * vr_rapl_decode() - domains, units and widths of a RAPL package
+ * @v: vendor register set.
+ * @r: what was read from the hardware.
+ * @src: filled per domain.
+ *
+ * Return: mask of the domains present.  ESU is bits 12:8 of the unit
+ * register; the counters are 32 bits wide.  AMD's core counters are per
+ * core, not per package, so only its package counter is a domain here.
+ */
+u32 vr_rapl_decode(enum vr_rapl_vendor v, const struct vr_rapl_regs *r,
+		   struct vr_dom_src *src)
+{
+	u32 esu = (r->unit >> 8) & 0x1f, doms = 0;
+
+	if (!r->pkg)
+		return 0;
+	doms |= BIT(VR_DOM_PKG);
+	if (v == VR_RAPL_INTEL && r->core)
+		doms |= BIT(1);
+	if (v == VR_RAPL_INTEL && r->dram)
+		doms |= BIT(2);
+	src[0].esu = esu;
+	src[1].esu = esu;
+	src[2].esu = vr_intel_fixed_dram_unit(r->family, r->model) ? 16 : esu;
+	src[0].width = 32;
+	src[1].width = 32;
+	src[2].width = 32;
+	return doms;
+}
+
 u64 vr_estimate_advance(struct vr_estimate *e, u64 dt_ns, u64 busy_ns)
 {
 	e->counter += vr_energy_eu(e->idle_uw, dt_ns, &e->rem);

@@ -253,6 +253,25 @@ u64 vr_eu_to_uj(u64 eu);
 u64 vr_energy_eu(u64 uw, u64 ns, u64 *rem);
 
 /*
+ * RAPL register decoding, separate from the MSR reads so that it is unit
+ * tested with the reads replaced.
+ */
+enum vr_rapl_vendor { VR_RAPL_INTEL, VR_RAPL_AMD };
+
+/* What the source read once, at package init. */
+struct vr_rapl_regs {
+	u64 unit;		/* MSR_RAPL_POWER_UNIT / MSR_AMD_RAPL_POWER_UNIT */
+	bool pkg;		/* package counter readable and non-zero */
+	bool core;		/* PP0 (Intel) readable and non-zero */
+	bool dram;		/* DRAM (Intel) readable and non-zero */
+	u32 family;
+	u32 model;
+};
+
+u32 vr_rapl_decode(enum vr_rapl_vendor v, const struct vr_rapl_regs *r,
+		   struct vr_dom_src *src);
+
+/*
  * Linear estimate: idle_uw for the whole package plus busy_uw per busy CPU,
  * integrated exactly from the engine's own busy time.
  */
