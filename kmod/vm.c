@@ -64,6 +64,8 @@ struct vr_task {
  * @charge: VMRAPL_CHARGE_*, read locklessly by the probes.
  * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
  *	VM's overhead.
+ * @lock: serializes the ioctls that read or replace the topology arrays
+ *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE).
  * @gv_lock: guest view; protects everything below it.  Raw: taken from the
  *	kvm_exit probe with interrupts disabled.
  */
@@ -84,6 +86,7 @@ struct vr_vm {
 	u32 regset;
 	u32 esu;
 	struct vr_acct *acct;
+	struct mutex lock;		/* see @lock above */
 
 	raw_spinlock_t gv_lock;
 	u64 guest_period_ns;
@@ -897,25 +900,35 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 {
 	struct vr_vm *vm = file->private_data;
 	void __user *argp = (void __user *)arg;
+	long ret;
 
 	switch (cmd) {
-	case VMRAPL_VM_SET_TOPOLOGY:
-		return vr_vm_set_topology(vm, argp);
 	case VMRAPL_VM_ADD_TASK:
 		return vr_vm_add_task(vm, argp);
 	case VMRAPL_VM_READ_MSR:
 		return vr_vm_read_msr(vm, argp);
-	case VMRAPL_VM_GET_STATS:
-		return vr_vm_get_stats(vm, argp);
 	case VMRAPL_VM_SET_POLICY:
 		return vr_vm_set_policy(vm, argp);
+	case VMRAPL_VM_SET_TOPOLOGY:
+	case VMRAPL_VM_GET_STATS:
 	case VMRAPL_VM_GET_STATE:
-		return vr_vm_get_state(vm, argp);
 	case VMRAPL_VM_SET_STATE:
-		return vr_vm_set_state(vm, argp);
+		break;
 	default:
 		return -ENOTTY;
 	}
+
+	mutex_lock(&vm->lock);
+	if (cmd == VMRAPL_VM_SET_TOPOLOGY)
+		ret = vr_vm_set_topology(vm, argp);
+	else if (cmd == VMRAPL_VM_GET_STATS)
+		ret = vr_vm_get_stats(vm, argp);
+	else if (cmd == VMRAPL_VM_GET_STATE)
+		ret = vr_vm_get_state(vm, argp);
+	else
+		ret = vr_vm_set_state(vm, argp);
+	mutex_unlock(&vm->lock);
+	return ret;
 }
 
 static int vr_vm_mmap(struct file *file, struct vm_area_struct *vma)
@@ -957,6 +970,7 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 	if (!vm)
 		return NULL;
 	INIT_LIST_HEAD(&vm->tasks);
+	mutex_init(&vm->lock);
 	raw_spin_lock_init(&vm->gv_lock);
 	vm->kvm = kvm;
 	vm->nr_vcpus = nr_vcpus;
