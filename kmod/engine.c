@@ -64,6 +64,12 @@ static void vr_close(struct vr_hpkg *hp, u64 now)
 
 	if (!vr_trylock(&p->close_lock))
 		return;
+	/*
+	 * local_clock() is not synchronized across CPUs when the TSC is
+	 * unstable: the package's time never goes backwards.
+	 */
+	if ((s64)(now - p->t_last) < 0)
+		now = p->t_last;
 	if (p->nr_online) {
 		dt = now - p->t_last;
 		busy = vr_pkg_close_fold(p, now);
@@ -122,6 +128,8 @@ static void vr_force_close_ipi(void *info)
 
 	raw_spin_lock(&p->close_lock);
 	now = local_clock();
+	if ((s64)(now - p->t_last) < 0)
+		now = p->t_last;
 	dt = now - p->t_last;
 	busy = vr_pkg_close_fold(p, now);
 	if (p->nr_online && vr_topo_pkg_of(smp_processor_id()) == hp->id) {

@@ -37,9 +37,15 @@
 
 #define vr_cmpxchg_ptr(p, o, n)	cmpxchg((p), (o), (n))
 
-/* a * b / c, exact, for a quotient that fits in 64 bits. */
+/*
+ * a * b / c, exact when the quotient fits in 64 bits, else saturated:
+ * the x86 divide would fault (#DE) on an oversized quotient, and this
+ * runs in the scheduler's probes.
+ */
 static inline u64 vr_mul_div(u64 a, u64 b, u64 c)
 {
+	if (!c || mul_u64_u64_shr(a, b, 64) >= c)
+		return U64_MAX;
 	return mul_u64_u64_div_u64(a, b, c);
 }
 

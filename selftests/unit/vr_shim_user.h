@@ -64,9 +64,15 @@ typedef unsigned int vr_seq_t;
 #define BIT_ULL(n)		(1ULL << (n))
 #endif
 
+/* a * b / c; saturated when the quotient does not fit, like the kernel's. */
 static inline u64 vr_mul_div(u64 a, u64 b, u64 c)
 {
-	return (u64)((unsigned __int128)a * b / c);
+	unsigned __int128 q;
+
+	if (!c)
+		return ~0ULL;
+	q = (unsigned __int128)a * b / c;
+	return q >> 64 ? ~0ULL : (u64)q;
 }
 
 
