@@ -220,9 +220,11 @@ static inline bool vr_cpu_event_needed(const struct vr_cpu *c, bool busy,
 	return c->busy != busy || c->cur || next;
 }
 
+/* Signed: another CPU's clock may be a little behind the last close. */
 static inline bool vr_pkg_stale(const struct vr_pkg *p, u64 now)
 {
-	return now - READ_ONCE(p->last_close) >= READ_ONCE(p->period_ns);
+	return (s64)(now - READ_ONCE(p->last_close)) >=
+	       (s64)READ_ONCE(p->period_ns);
 }
 
 /*
