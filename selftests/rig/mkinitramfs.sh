@@ -89,6 +89,11 @@ cp "$ko" "$root/vmrapl.ko"
 if [[ -d $tests_dir ]]; then
 	find "$tests_dir" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 fi
+# The reference VMM, for the tests and the demo that drive it.
+vmm=$top/build/userspace/vmm/vmrapl-vmm.static
+if [[ -x $vmm ]]; then
+	cp "$vmm" "$root/bin/vmrapl-vmm"
+fi
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
 fi

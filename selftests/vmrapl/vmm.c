@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reference VMM end to end: vmrapl-vmm attaches through libvmrapl,
+ * installs the MSR filter and answers its guest's rdmsr exits; its JSON
+ * summary says what the guest saw and what the host attributed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vr_kvm.h"
+
+static char out[65536];
+
+/* Run vmrapl-vmm with @args; its stdout in out[], its exit status back. */
+static int vmm(const char *args)
+{
+	char cmd[512];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "vmrapl-vmm %s 2>&1", args);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	return WEXITSTATUS(pclose(p));
+}
+
+/* The JSON line of MSR @msr. */
+static const char *msr_line(const char *msr)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "\"msr\": \"%s\"", msr);
+	return strstr(out, key);
+}
+
+static long long field(const char *line, const char *name)
+{
+	char key[64];
+	const char *s;
+
+	if (!line)
+		return -1;
+	snprintf(key, sizeof(key), "\"%s\": ", name);
+	s = strstr(line, key);
+	return s ? atoll(s + strlen(key)) : -1;
+}
+
+TEST(intel_rdmsr_loop)
+{
+	const char *l;
+
+	ASSERT_EQ(0, vr_reload("source=test"));
+	ASSERT_EQ(0, vmm("--guest rdmsr-loop:intel --rapl intel --require-vrapl --duration 1 --guest-period-ms 1 --json"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"on\": true"));
+	EXPECT_NE(NULL, strstr(out, "\"mode\": \"kernel\"")) TH_LOG("%s", out);
+	l = msr_line("0x611");
+	ASSERT_NE(NULL, l) TH_LOG("%s", out);
+	EXPECT_GT(field(l, "count"), 10);
+	EXPECT_EQ(0, field(l, "faults"));
+	EXPECT_EQ(0, field(l, "violations"));
+	EXPECT_NE(0, field(l, "first"));
+	l = msr_line("0x606");
+	EXPECT_EQ(0xA0E03, field(l, "first"));
+	vr_reload(NULL);
+}
+
+TEST(amd_rdmsr_loop)
+{
+	const char *l;
+
+	ASSERT_EQ(0, vr_reload("source=test"));
+	ASSERT_EQ(0, vmm("--guest rdmsr-loop:amd --rapl amd --require-vrapl --duration 1 --json"))
+		TH_LOG("%s", out);
+	l = msr_line("0xc001029b");
+	if (!l)
+		l = msr_line("0xC001029B");
+	ASSERT_NE(NULL, l) TH_LOG("%s", out);
+	EXPECT_GT(field(l, "count"), 10);
+	EXPECT_EQ(0, field(l, "faults"));
+	EXPECT_EQ(0, field(l, "violations"));
+	EXPECT_NE(0, field(l, "first"));
+	vr_reload(NULL);
+}
+
+TEST(spin_is_attributed)
+{
+	/* The estimate source: a busy vCPU draws its per-CPU power. */
+	ASSERT_EQ(0, vr_reload(NULL));
+	ASSERT_EQ(0, vmm("--guest spin --rapl intel --require-vrapl --duration 1.5 --pin 1 --json"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"energy_uj\"")) TH_LOG("%s", out);
+}
+
+TEST(without_module)
+{
+	ASSERT_EQ(0, vr_unload());
+	/* vRAPL is off, the VM still runs; --require-vrapl makes it fatal. */
+	EXPECT_EQ(0, vmm("--guest spin --duration 0.3"));
+	EXPECT_NE(NULL, strstr(out, "vRAPL off")) TH_LOG("%s", out);
+	EXPECT_EQ(3, vmm("--guest spin --duration 0.3 --require-vrapl"));
+	ASSERT_EQ(0, vr_load(NULL));
+}
+
+TEST_HARNESS_MAIN
