@@ -42,17 +42,23 @@ static double units_to_uj(uint64_t u)
 	return (double)u * 1e6 / (1 << ESU);
 }
 
-/* Inject @watts into @pkg for @ms; returns the units injected. */
+/*
+ * Inject @watts into @pkg for @ms; returns the units injected.  Each step
+ * injects the energy of the time since the previous one, so that the
+ * energy of an epoch follows its length even when emulation delays us.
+ */
 static uint64_t inject_for(int pkg, double watts, int ms)
 {
-	uint64_t per = (uint64_t)(watts * TICK_MS / 1000.0 * (1 << ESU));
-	uint64_t total = 0;
-	uint64_t end = vr_now_ns() + (uint64_t)ms * 1000000;
+	uint64_t start = vr_now_ns(), now, total = 0, want;
+	uint64_t end = start + (uint64_t)ms * 1000000;
 
-	while (vr_now_ns() < end) {
-		if (vr_inject(pkg, VMRAPL_DOM_PKG, per, false))
-			return 0;
-		total += per;
+	while ((now = vr_now_ns()) < end) {
+		want = (uint64_t)(watts * (now - start) / 1e9 * (1 << ESU));
+		if (want > total) {
+			if (vr_inject(pkg, VMRAPL_DOM_PKG, want - total, false))
+				return 0;
+			total = want;
+		}
 		vr_sleep_ms(TICK_MS / 2 + rand() % TICK_MS);
 	}
 	return total;
@@ -211,7 +217,7 @@ TEST(idle_package)
 	struct vr_books b0, b1;
 
 	/* All of it static: an unoccupied package owes it all to idle. */
-	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=10000"));
+	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=10000 sample_period_us=50000"));
 	pin_self(pkg_cpu(0, 0));
 	vr_sleep_ms(100);
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &b0));
@@ -261,7 +267,7 @@ TEST(static_policies)
 {
 	double got, occ, secs, inj, p_tot = 10.0, p_s = 4.0, want;
 
-	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=4000"));
+	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=4000 sample_period_us=50000"));
 
 	/* occupied: its dynamic part plus P_static / ncpus per busy ns. */
 	lone_vcpu(_metadata, "occupied", p_tot, &inj, &got, &occ, &secs);

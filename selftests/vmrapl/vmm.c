@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
@@ -95,6 +96,71 @@ TEST(spin_is_attributed)
 	ASSERT_EQ(0, vmm("--guest spin --rapl intel --require-vrapl --duration 1.5 --pin 1 --json"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"energy_uj\"")) TH_LOG("%s", out);
+}
+
+/* "key": {"pkg": N of the first @key after @from. */
+static long long pkg_of(const char *from, const char *key)
+{
+	char k[64];
+	const char *s;
+
+	if (!from)
+		return -1;
+	snprintf(k, sizeof(k), "\"%s\": {\"pkg\": ", key);
+	s = strstr(from, k);
+	return s ? atoll(s + strlen(k)) : -1;
+}
+
+TEST(overhead_task_by_vcpu_count)
+{
+	const char *v0, *v1;
+	long long o0, o1;
+
+	/* An ADD_TASK'd thread burning CPU: the VM's overhead, 2:1. */
+	ASSERT_EQ(0, vr_reload(NULL));
+	ASSERT_EQ(0, vmm("--vcpus 3 --vpkgs 0,0,1 --guest idle --overhead-thread 60 --duration 1.5 --json"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"added\": true")) TH_LOG("%s", out);
+	EXPECT_GT(pkg_of(strstr(out, "\"vm\": {"), "overhead_uj"), 0);
+	v0 = strstr(out, "\"vpkg\": 0");
+	v1 = strstr(out, "\"vpkg\": 1");
+	ASSERT_NE(NULL, v0);
+	ASSERT_NE(NULL, v1);
+	o0 = pkg_of(v0, "overhead_uj");
+	o1 = pkg_of(v1, "overhead_uj");
+	EXPECT_GT(o1, 0);
+	EXPECT_LE(llabs(o0 - 2 * o1), 2) TH_LOG("vpkg overhead %lld / %lld",
+						o0, o1);
+}
+
+TEST(charge_policies)
+{
+	double share[2];
+	int i;
+
+	/*
+	 * An exit-heavy guest: under "guest" only guest-mode time is the
+	 * vCPU's, the exit handling becomes the VM's overhead.
+	 */
+	ASSERT_EQ(0, vr_reload(NULL));
+	for (i = 0; i < 2; i++) {
+		const char *vm;
+		long long e, o;
+		char args[160];
+
+		snprintf(args, sizeof(args),
+			 "--guest pio-loop --charge %s --duration 1.5 --pin 1 --json",
+			 i ? "guest" : "thread");
+		ASSERT_EQ(0, vmm(args)) TH_LOG("%s", out);
+		vm = strstr(out, "\"vm\": {");
+		e = pkg_of(vm, "energy_uj");
+		o = pkg_of(vm, "overhead_uj");
+		ASSERT_GT(e, 0) TH_LOG("%s", out);
+		share[i] = (double)o / e;
+	}
+	TH_LOG("overhead share: thread %.3f, guest %.3f", share[0], share[1]);
+	EXPECT_GT(share[1], share[0] * 2);
+	EXPECT_GT(share[1], 0.05);
 }
 
 TEST(without_module)
