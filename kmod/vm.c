@@ -109,6 +109,8 @@ static DEFINE_HASHTABLE(vr_keys, VR_HASH_BITS);
 /* Cheap negative filter in front of vr_keys; bits only set while in use. */
 static unsigned long vr_filter[BITS_TO_LONGS(1 << VR_HASH_BITS)];
 static struct preempt_ops *vr_kvm_pn_ops;
+/* Registered overhead tasks on the host, under vr_vm_mutex; read by probes. */
+static unsigned int vr_nr_tasks;
 
 /* Serializes attach, detach, tracking and every change to vr_keys. */
 static DEFINE_MUTEX(vr_vm_mutex);
@@ -214,6 +216,8 @@ struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg)
 		if (vm)
 			return vr_ovh_acct(vm, pkg);
 	}
+	if (!READ_ONCE(vr_nr_tasks))
+		return NULL;
 	vm = vr_lookup(t, VR_KEY_TASK);
 	return vm ? vr_ovh_acct(vm, pkg) : NULL;
 }
@@ -770,6 +774,7 @@ static long vr_vm_add_task(struct vr_vm *vm, void __user *argp)
 		vt->task = t;
 		list_add(&vt->list, &vm->tasks);
 		vm->nr_tasks++;
+		WRITE_ONCE(vr_nr_tasks, vr_nr_tasks + 1);
 		vr_key_add(&vt->key, t, VR_KEY_TASK, vm);
 	}
 	mutex_unlock(&vr_vm_mutex);
@@ -1035,6 +1040,7 @@ static void vr_vm_unlink(struct vr_vm *vm)
 	vm->k_mm.key = NULL;
 	list_for_each_entry(vt, &vm->tasks, list)
 		hash_del_rcu(&vt->key.node);
+	WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - vm->nr_tasks);
 	vr_filter_rebuild();
 }
 
