@@ -6,7 +6,7 @@
 # "N passed, N failed".  Exit status is non-zero when anything failed.
 #
 # Environment:
-#   RIG_VARIANTS     extra rig variants, e.g. "numa" (run on RIG_VARIANT_KVER)
+#   RIG_VARIANTS     extra rig variants (default "numa"; empty: none), run on RIG_VARIANT_KVER
 #   RIG_VARIANT_KVER kernel for the variants (default: oldest installed)
 #   CHECK_SKIP       steps to skip, e.g. "rig dkms"
 set -uo pipefail
@@ -95,8 +95,11 @@ if [[ -f userspace/Makefile ]]; then
 fi
 single "selftests build" "$warn_re" make --no-print-directory selftests
 
-# 3. unit tests
+# 3. unit tests; the simulator and hot-path benchmark in quick mode (one
+# step: passes when they run and vmrapl's conservation holds, never on a
+# timing)
 tap "unit tests" make --no-print-directory unit
+single "bench quick" "" make --no-print-directory bench-quick
 
 # 4. lint
 if ! skipping lint; then
@@ -133,7 +136,7 @@ if ! skipping rig && [[ ${#kvers[@]} -gt 0 ]]; then
 	for k in "${kvers[@]}"; do
 		rig "$k"
 	done
-	for v in ${RIG_VARIANTS:-}; do
+	for v in ${RIG_VARIANTS-numa}; do
 		rig "${RIG_VARIANT_KVER:-${kvers[0]}}" "$v"
 	done
 fi
