@@ -13,7 +13,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 CC=${CC:-gcc}
-CFLAGS="-O2 -g -Wall -Wextra -Werror -DVR_USERSPACE"
+CFLAGS="-O2 -g -Wall -Wextra -Werror -DVR_USERSPACE -DVR_TOP=\"$TOP\""
 WORK=$(mktemp -d /tmp/vr-mutants.XXXXXX)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
 FILTER=${1:-}
@@ -27,25 +27,47 @@ eu-to-units-shift @@ vr_core.c @@ return eu << (esu - VR_EU_SHIFT); @@ return eu
 uj-coarse @@ vr_core.c @@ return vr_mul_div(eu, 1000000, 1ULL << VR_EU_SHIFT); @@ return (eu >> VR_EU_SHIFT) * 1000000;
 energy-rem-dropped @@ vr_core.c @@ *rem += r; @@ *rem = r;
 energy-rem-no-carry @@ vr_core.c @@ 		q++; @@ 		q += 0;
-drain-divisor @@ vr_core.c @@ s = vr_mul_div(sp->to_busy[d], cum, busy); @@ s = vr_mul_div(sp->to_busy[d], cum, busy + 1);
+drain-divisor @@ vr_core.c @@ s = vr_mul_div(amount[d], cum, total); @@ s = vr_mul_div(amount[d], cum, total + 1);
 drain-ns @@ vr_core.c @@ WRITE_ONCE(a->ns, a->ns + r); @@ WRITE_ONCE(a->ns, a->ns + r + (r > 1000));
-idle-from-given @@ vr_core.c @@ st[d].idle = sp.de[d] - sp.to_busy[d]; @@ st[d].idle = sp.de[d] - sp.given[d];
+idle-from-given @@ vr_core.c @@ st[d].idle = sp.de[d] - sp.cur[d] - sp.prev[d]; @@ st[d].idle = sp.de[d] - sp.given_cur[d] - sp.given_prev[d];
 occupied-all-cpus @@ vr_core.c @@ cap = (u64)p->nr_online * dt; @@ cap = (u64)p->nr_cpus * dt;
-occupied-no-static @@ vr_core.c @@ sp->to_busy[VR_DOM_PKG] = dyn + (cap ? @@ sp->to_busy[VR_DOM_PKG] = dyn + 0 * (cap ?
-none-is-busy @@ vr_core.c @@ sp->to_busy[VR_DOM_PKG] = dyn; @@ sp->to_busy[VR_DOM_PKG] = de;
-busy-is-dyn @@ vr_core.c @@ sp->to_busy[VR_DOM_PKG] = de; @@ sp->to_busy[VR_DOM_PKG] = dyn;
+occupied-no-static @@ vr_core.c @@ stat_busy = cap ? vr_mul_div(stat, @@ stat_busy = cap ? 0 * vr_mul_div(stat,
+none-is-busy @@ vr_core.c @@ VR_STATIC_NONE)\n		stat_busy = 0; @@ VR_STATIC_NONE)\n		stat_busy = stat;
+busy-is-dyn @@ vr_core.c @@ VR_STATIC_BUSY)\n		stat_busy = stat; @@ VR_STATIC_BUSY)\n		stat_busy = 0;
 no-static-debt @@ vr_core.c @@ p->static_debt = want - de; @@ p->static_debt = 0;
-doms-all-busy @@ vr_core.c @@ sp->to_busy[d] = de ? vr_mul_div(sp->de[d], @@ sp->to_busy[d] = de ? sp->de[d] + 0 * vr_mul_div(sp->de[d],
+doms-all-busy @@ vr_core.c @@ sp->cur[d] = de ? vr_mul_div(sp->de[d], @@ sp->cur[d] = de ? sp->de[d] + 0 * vr_mul_div(sp->de[d],
 no-reset-check @@ vr_core.c @@ } else if (*eu > max_eu) { @@ } else if (0) {
 no-overrun-check @@ vr_core.c @@ if (max_eu >= range_eu) { @@ if (max_eu >= range_eu && 0) {
 wrap-count-le @@ vr_core.c @@ } else if (raw < p->raw[d] && d == VR_DOM_PKG) { @@ } else if (raw <= p->raw[d] && d == VR_DOM_PKG) {
 no-slack @@ vr_core.c @@ slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2; @@ slack = 0;
+reset-bound-dt @@ vr_core.c @@ dt + 2 * VR_HW_STEP_NS, &rem) + @@ dt, &rem) +
 reset-keeps-delta @@ vr_core.c @@ *eu = vr_units_to_eu(raw, s->esu, &p->carry[d]); @@ (void)0;
 offline-drops-busy @@ vr_core.c @@ p->fold_busy += c->busy_ns; @@ (void)0;
 fold-same-seq @@ vr_core.c @@ c->seq = p->seq + 1; @@ c->seq = p->seq;
 online-next-seq @@ vr_core.c @@ c->seq = p->seq; @@ c->seq = p->seq + 1;
 fold-idle-busy @@ vr_core.c @@ 	if (!c->busy)\n		return;\n	c->busy_ns += d; @@ 	c->busy_ns += d;
-lost-split @@ vr_core.c @@ 	if (!lost) {\n		vr_split_policy @@ 	if (1) {\n		vr_split_policy
+lost-split @@ vr_core.c @@ if (!lost)\n		vr_split_policy @@ if (1)\n		vr_split_policy
+baseline-not-lost @@ vr_core.c @@ d == VR_DOM_PKG)\n			lost = true; @@ d == VR_DOM_PKG)\n			lost = lost;
+unread-pkg-not-lost @@ vr_core.c @@ if (d == VR_DOM_PKG)\n				lost = true; @@ if (d == VR_DOM_PKG)\n				lost = lost;
+learn-per-epoch @@ vr_core.c @@ if (p->learn_ns < VR_LEARN_NS) @@ if (p->learn_ns < VR_LEARN_NS / 100)
+learn-run-kept @@ vr_core.c @@ if (!idle) {\n		p->learn_eu = 0;\n		p->learn_ns = 0;\n		return; @@ if (!idle) {\n		return;
+learn-from-lost @@ vr_core.c @@ dt, !lost && !busy); @@ dt, !busy);
+learn-rise-fast @@ vr_core.c @@ (uw - p->p_static_uw) >> 6; @@ (uw - p->p_static_uw) >> 2;
+learn-no-min @@ vr_core.c @@ VR_STATIC_UNKNOWN || uw < p->p_static_uw) { @@ VR_STATIC_UNKNOWN || uw < p->p_static_uw / 2) {
+lag-dropped @@ vr_core.c @@ dprev = dt ? vr_mul_div(dyn, lag, dt) : 0; @@ dprev = dt ? 0 * vr_mul_div(dyn, lag, dt) : 0;
+lag-share-double @@ vr_core.c @@ dprev = dt ? vr_mul_div(dyn, lag, dt) : 0; @@ dprev = dt ? vr_mul_div(dyn, 2 * lag, dt) : 0;
+lag-tail-dropped @@ vr_core.c @@ dprev = dyn; @@ dprev = 0;
+lag-cur-not-reduced @@ vr_core.c @@ (busy ? dyn - dprev : 0); @@ (busy ? dyn : 0);
+lag-weights-total-ns @@ vr_core.c @@ cum += a->prev_ns; @@ cum += a->ns;
+lag-divisor @@ vr_core.c @@ cum, p->prev_busy); @@ cum, p->prev_busy + 1);
+lag-list-not-cleared @@ vr_core.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev_busy = 0;
+lag-busy-not-cleared @@ vr_core.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev = NULL;
+lag-window-long @@ vr_core.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 20 * VR_HW_STEP_NS
+lag-window-short @@ vr_core.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 1 * VR_HW_STEP_NS
+lag-lost-keeps @@ vr_core.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || !p->lag_ns ||
+lag-lost-relists @@ vr_core.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && p->lag_ns) {
+lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
+forget-noop @@ vr_core.c @@ *pp = a->pprev; @@ pp = &a->pprev;
 needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next; @@ return c->busy != busy || next;
 EOF
 )

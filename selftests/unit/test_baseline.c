@@ -1,32 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KNOWN BUG (expected to fail until kmod/vr_core.c is fixed):
- * a baseline close (no previous sample) still runs the static split with
- * de = 0 and leaves a static debt, which then eats the dynamic energy of
- * the following epochs.
+ * Regression test (was bugs/bug_baseline_static_debt.c, fixed in 8c8a520):
+ * a baseline close (no previous sample) splits nothing and owes nothing.
  *
  * vr_pkg_init() takes no time, so p->t_last == 0.  The first
- * vr_pkg_close_commit() at uptime T has dt = T, and vr_dom_delta() only
- * records the baseline (de = 0, returns false), but the split still runs
- * (vr_core.c:457 at 1465187): vr_split_policy() computes
- * want = P_static x T, finds de (0) < want, and sets static_debt to the
- * cap (vr_core.c:347-366).  The following epochs class their energy as
- * static until the debt is paid.  With the 1 s cap of 1628db5 and
- * P_static = 40 W, 5 W dynamic, that was 8 s of a lone busy vCPU charged
- * 2.8 W instead of 7.5 W ("occupied") and 0 W instead of 5 W ("none");
- * with the 10 ms cap of 1465187 it is 0.4 J misfiled as static, about
- * 1 % of the first 5 s.
+ * vr_pkg_close_commit() at uptime T has dt = T and only records the
+ * baseline.  It used to run the static split anyway, with de = 0: want =
+ * P_static x T, so the static debt went to its cap and the following
+ * epochs classed their energy as static until it was paid (with
+ * P_static = 40 W and the 10 ms cap, 0.4 J misfiled, ~1 % of the first
+ * 5 s; with the earlier 1 s cap, 8 s of a lone busy vCPU charged 2.8 W
+ * instead of 7.5 W).  A first PKG sample now makes the epoch lost.
  *
- * Expected: a baseline epoch (no previous sample) splits nothing and
- * owes nothing.
- *
- * kmod/engine.c masks the load-time case today (the first CPU online sets
- * t_last and re-baselines, so the first close is lost), but the core
- * API as documented does not require that, and any later baseline that
- * is not flagged lost (a close after an unreadable read, e.g. the forced
- * close with valid = 0) still runs the split: see bug_learned_static.c.
+ * kmod/engine.c also makes the load-time close lost, but the core API as
+ * documented does not require that.
  */
-#include "bug_host.h"
+#include "vt_host.h"
 
 static double vcpu_j(u8 policy, u64 t0, u64 len, u64 *debt_after_first)
 {
@@ -48,7 +37,7 @@ int main(void)
 	u64 debt;
 	double j;
 
-	vt_start("KNOWN BUG: static debt from the baseline epoch");
+	vt_start("vmrapl core: the baseline epoch owes no static debt");
 	vt_seed(1);
 
 	j = vcpu_j(VR_STATIC_OCCUPIED, t0, len, &debt);

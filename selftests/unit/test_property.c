@@ -22,13 +22,30 @@
  *  - wraps counted when the register wrapped; a backward jump counted in
  *    resets and lost; a gap over the wrap range counted in overruns and
  *    lost, never attributed;
+ *  - lost epochs: re-baselines, resets, overruns, an unreadable PKG and
+ *    the first PKG sample after one (a baseline: unknown interval) split
+ *    nothing, owe no static debt and learn nothing;
  *  - the split: static / dynamic by the documented rule (P_static x dt
- *    plus the carried debt), to_busy by the policy (occupied: each busy
- *    CPU-ns carries P_static / online CPUs), other domains following PKG,
- *    and each account's share == to_busy x r / B within 1 eu.
+ *    plus the carried debt), the busy part by the policy (occupied: each
+ *    busy CPU-ns carries P_static / online CPUs), other domains following
+ *    PKG; each account's share and the host bucket by cumulative rounding;
+ *  - P_static, when learned: only from runs of consecutive idle, non-lost
+ *    epochs of at least 100 ms (run energy / run time), taken at once when
+ *    lower (or the first), else a rise of (uw - P_static) >> 6; any busy
+ *    or lost epoch restarts the run;
+ *  - the lag share (default-lag mode): a share lag_ns / dt of a busy
+ *    epoch's dynamic energy goes to the accounts of the previous busy
+ *    epoch, weighted by their busy ns in it; all of an idle epoch's
+ *    dynamic energy goes there while that list is kept (idle closes
+ *    within 2 ms of the busy close that made it); the test keeps its own
+ *    copy of that list and compares it with the core's after every close.
  *
- * 32 runs, one per ESU 0..31 of package 0 (package 1 random), random
- * policy each, then one long run; well over 10^6 events in all.
+ * Packages go quiet now and then (every CPU idle for 1-6 ms or 150-500
+ * ms), for idle tails and learning runs.  Two modes: lag_ns = 0 (the
+ * test and estimate sources), and the default lag of vr_pkg_init()
+ * (hardware counters).  In each, 32 runs, one per ESU 0..31 of package 0
+ * (package 1 random), random policy and static origin each, then one
+ * long run; well over 10^6 events per mode.
  */
 #include "vr_test.h"
 
@@ -43,7 +60,7 @@
 enum {
 	E_CONS, E_ACCT_SUM, E_MONO, E_BUSY_NS, E_ACCT_NS, E_DELTA, E_WRAPS,
 	E_RESET, E_OVERRUN, E_LOST, E_STATIC, E_TO_BUSY, E_DOMS, E_SHARE,
-	E_HOST, E_NEEDED, E_NR
+	E_HOST, E_LEARN, E_LAG, E_NEEDED, E_NR
 };
 
 static const char *const e_name[E_NR] = {
@@ -56,12 +73,17 @@ static const char *const e_name[E_NR] = {
 	[E_WRAPS] = "wraps counted exactly when the register wrapped",
 	[E_RESET] = "backward jump: counted in resets and lost, not a wrap",
 	[E_OVERRUN] = "multi-wrap gap: counted in overruns and lost",
-	[E_LOST] = "lost epochs attribute nothing; clean ones lose nothing",
-	[E_STATIC] = "static / dynamic split: P_static x dt + carried debt",
-	[E_TO_BUSY] = "to_busy by the static policy",
+	[E_LOST] = "lost epochs (baselines too) attribute nothing; clean "
+		   "ones lose nothing",
+	[E_STATIC] = "static / dynamic split: P_static x dt + carried debt; "
+		     "none in lost epochs",
+	[E_TO_BUSY] = "to_busy by the static policy, plus the lag share",
 	[E_DOMS] = "other domains follow the PKG split",
-	[E_SHARE] = "each share == to_busy x r / B within 1 eu",
-	[E_HOST] = "host bucket == to_busy x untracked ns / B within 1 eu",
+	[E_SHARE] = "each share == cur x r / B + lag x r' / B' (floor or "
+		    "ceil of each)",
+	[E_HOST] = "host bucket == what the rounded shares left, exactly",
+	[E_LEARN] = "learned P_static: 100 ms idle runs, min with a slow rise",
+	[E_LAG] = "lag list (accounts, their ns, busy ns, time) == the model",
 	[E_NEEDED] = "event_needed() false only when nothing changes",
 };
 
@@ -72,6 +94,7 @@ struct task {
 	struct vr_acct acct[NPKG];
 	u64 truth_ns[NPKG];		/* in the open epoch */
 	u64 prev_e[NPKG][VR_NDOM], prev_ns[NPKG];
+	u64 lag_ns[NPKG];		/* model: on the lag list with these ns */
 };
 
 struct scpu {
@@ -91,6 +114,13 @@ struct spkg {
 	u64 static_uw, core_static_uw, dram_static_uw;
 	u64 truth_busy;			/* in the open epoch */
 	u64 srem;			/* shadow of the static split */
+	/* model of P_static and of its learning */
+	bool learn;
+	u8 m_origin;
+	u64 m_static, m_run_eu, m_run_ns;
+	/* model of the lag list (accounts in task.lag_ns) */
+	u64 lag, m_prev_busy, m_prev_t;
+	u64 quiet_until;		/* every CPU idles until then */
 	unsigned int online;
 	bool rebase_pending;
 	bool base_next[VR_NDOM];	/* next valid read is a baseline */
@@ -110,9 +140,10 @@ struct sim {
 	struct task t[MAXTASK];
 	int ntask;
 	u8 policy;
+	bool lag_mode;			/* default lag_ns, else 0 */
 	u64 now;
 	u64 events, closes, lost_epochs, resets, overruns, wraps, hotplugs;
-	u64 gaps;
+	u64 gaps, unread, quiets, learns, lag_busy, lag_tail, lag_kept;
 	u64 err[E_NR];
 	char first[E_NR][200];
 };
@@ -177,16 +208,99 @@ static u64 mul_div_floor(u64 a, u64 b, u64 c)
 	return (u64)((vt_u128)a * b / c);
 }
 
-/* |got * B - T * r| < B: the share is within 1 eu of the exact one. */
-static bool within_1eu(u64 got, u64 T, u64 r, u64 B)
+/*
+ * floor(A x r / T); its ceiling is added to *hi.  The core's cumulative
+ * rounding gives an account of r ns the floor or the ceiling of that.
+ */
+static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
 {
-	vt_u128 lhs = (vt_u128)got * B, rhs = (vt_u128)T * r;
+	vt_u128 x = (vt_u128)A * r;
+	u64 q;
 
-	return (lhs > rhs ? lhs - rhs : rhs - lhs) < B;
+	if (!T)
+		return 0;
+	q = (u64)(x / T);
+	*hi += q + (x % T != 0);
+	return q;
+}
+
+/*
+ * The learning rule of P_static, after the split of each close: runs of
+ * consecutive idle (B == 0), non-lost epochs; at 100 ms or more, the run's
+ * energy / time is taken at once if it is lower than P_static (or nothing
+ * was known), else P_static rises by 1/64 of the difference.  A busy or a
+ * lost epoch restarts the run.  (1e15 >> 24 truncated, like the core: a
+ * 1.3e-8 relative bias, harmless.)
+ */
+static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
+{
+	u64 uw;
+
+	if (!pk->learn)
+		return;
+	if (lost || B) {
+		pk->m_run_eu = 0;
+		pk->m_run_ns = 0;
+		return;
+	}
+	pk->m_run_eu += de;
+	pk->m_run_ns += dt;
+	if (pk->m_run_ns < 100 * VT_MS)
+		return;
+	uw = (u64)((vt_u128)pk->m_run_eu * (VT_FJ_PER_J >> VR_EU_SHIFT) /
+		   pk->m_run_ns);
+	pk->m_run_eu = 0;
+	pk->m_run_ns = 0;
+	if (pk->m_origin == VR_STATIC_UNKNOWN || uw < pk->m_static) {
+		pk->m_static = uw;
+		pk->m_origin = VR_STATIC_LEARNED;
+	} else {
+		pk->m_static += (uw - pk->m_static) >> 6;
+	}
+	S.learns++;
+}
+
+/* The core's lag list of package @pi against the model's. */
+static void check_lag_list(int pi)
+{
+	struct spkg *pk = &S.pk[pi];
+	const struct vr_acct *a;
+	int i, n = 0, nm = 0;
+
+	for (a = pk->p.prev; a && n <= S.ntask; a = a->pprev, n++) {
+		for (i = 0; i < S.ntask; i++)
+			if (a == &S.t[i].acct[pi])
+				break;
+		if (i == S.ntask || !S.t[i].vcpu) {
+			fail(E_LAG, "pkg %d: foreign account on the lag list",
+			     pi);
+			return;
+		}
+		if (a->prev_ns != S.t[i].lag_ns[pi] || !a->prev_ns)
+			fail(E_LAG, "pkg %d task %d: lag ns %llu, model %llu",
+			     pi, i, (unsigned long long)a->prev_ns,
+			     (unsigned long long)S.t[i].lag_ns[pi]);
+	}
+	for (i = 0; i < S.ntask; i++) {
+		if (S.t[i].lag_ns[pi])
+			nm++;
+		else if (S.t[i].acct[pi].prev_ns)
+			fail(E_LAG, "pkg %d task %d: off the list with lag ns "
+			     "%llu", pi, i,
+			     (unsigned long long)S.t[i].acct[pi].prev_ns);
+	}
+	if (n != nm || pk->p.prev_busy != pk->m_prev_busy ||
+	    (pk->m_prev_busy && pk->p.prev_t != pk->m_prev_t))
+		fail(E_LAG, "pkg %d: list of %d (busy %llu ns, t %llu), model "
+		     "%d (busy %llu ns, t %llu)", pi, n,
+		     (unsigned long long)pk->p.prev_busy,
+		     (unsigned long long)pk->p.prev_t, nm,
+		     (unsigned long long)pk->m_prev_busy,
+		     (unsigned long long)pk->m_prev_t);
 }
 
 static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
-			u64 static_uw, u64 debt_in)
+			u64 debt_in)
 {
 	struct spkg *pk = &S.pk[pi];
 	struct vr_pkg *p = &pk->p;
@@ -194,8 +308,11 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 	u64 dwraps = p->wraps - pk->prev_wraps;
 	u64 dresets = p->resets - pk->prev_resets;
 	u64 doverruns = p->overruns - pk->prev_overruns;
-	u64 to_busy[VR_NDOM], sum[VR_NDOM] = {}, R = 0;
-	bool lost, expect_reset = false, injected = false;
+	u64 to_busy[VR_NDOM], sum[VR_NDOM] = {}, R = 0, RL = 0;
+	u64 cur[VR_NDOM] = {}, lag[VR_NDOM] = {};
+	/* an unreadable PKG, or its first sample after one: no interval */
+	bool pkg_base = !(valid & 1) || pk->base_next[0];
+	bool lost, expect_reset = false, injected = false, clear, relist;
 	unsigned int exp_over = 0;
 	bool over_unsure = false;
 	unsigned int d;
@@ -251,9 +368,12 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		pk->last_units[d] = u;
 		pk->last_raw[d] = raw[d];
 		if (r->width < 64) {
-			/* could max power over dt wrap the register twice? */
-			long double maxj = (long double)MAX_POWER_UW * dt /
-					   1e15L;
+			/*
+			 * Could max power wrap the register twice?  The core
+			 * allows two 1 ms hardware steps beyond dt.
+			 */
+			long double maxj = (long double)MAX_POWER_UW *
+					   (dt + 2 * VT_MS) / 1e15L;
 			long double rj = (long double)range_units_j(r);
 
 			if (pk->base_next[d]) {
@@ -342,7 +462,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		     pi, (unsigned long long)doverruns, exp_over,
 		     (unsigned long long)dt);
 
-	lost = pk->rebase_pending || dresets || doverruns;
+	lost = pk->rebase_pending || dresets || doverruns || pkg_base;
 	for (d = 0; d < VR_NDOM; d++) {
 		if (lost && (dl[d].lost != dl[d].sampled || dl[d].tracked ||
 			     dl[d].host || dl[d].idle))
@@ -356,17 +476,31 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		to_busy[d] = dl[d].tracked + dl[d].host;
 	}
 
-	/* the split, for clean epochs */
-	if (!lost) {
-		u64 de = dl[0].sampled, want, stat, exp_tb, cap;
+	/*
+	 * The split of a clean epoch, from the model: cur[] for the accounts
+	 * of this epoch, lag[] for those of the lag list.  A lost epoch
+	 * splits nothing, owes nothing and leaves the debt as it was.
+	 */
+	if (lost) {
+		if (dl[0].static_e || dl[0].dynamic ||
+		    p->static_debt != debt_in)
+			fail(E_STATIC, "pkg %d: lost epoch: static %llu dynamic"
+			     " %llu, debt %llu -> %llu", pi,
+			     (unsigned long long)dl[0].static_e,
+			     (unsigned long long)dl[0].dynamic,
+			     (unsigned long long)debt_in,
+			     (unsigned long long)p->static_debt);
+	} else {
+		u64 de = dl[0].sampled, want, stat, dyn, stat_busy, cap;
+		u64 dlag = 0;
 
 		/*
 		 * The debt carried in is read from the core (its cap is a
 		 * tuning choice); what is checked is the rule: static =
 		 * min(de, P_static x dt + debt), and the shortfall (at most)
-		 * is carried out.
+		 * is carried out.  P_static is the model's.
 		 */
-		want = vr_energy_eu(static_uw, dt, &pk->srem) + debt_in;
+		want = vr_energy_eu(pk->m_static, dt, &pk->srem) + debt_in;
 		if (de >= want) {
 			stat = want;
 			if (p->static_debt)
@@ -381,52 +515,82 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 				     (unsigned long long)p->static_debt,
 				     (unsigned long long)(want - de));
 		}
-		if (dl[0].static_e != stat || dl[0].dynamic != de - stat)
+		dyn = de - stat;
+		if (dl[0].static_e != stat || dl[0].dynamic != dyn)
 			fail(E_STATIC, "pkg %d: static %llu dynamic %llu, "
 			     "expected %llu %llu", pi,
 			     (unsigned long long)dl[0].static_e,
 			     (unsigned long long)dl[0].dynamic,
 			     (unsigned long long)stat,
-			     (unsigned long long)(de - stat));
+			     (unsigned long long)dyn);
 		cap = (u64)pk->online * dt;
-		if (!B)
-			exp_tb = 0;
+		if (!B || S.policy == VR_STATIC_NONE)
+			stat_busy = 0;
 		else if (S.policy == VR_STATIC_BUSY)
-			exp_tb = de;
-		else if (S.policy == VR_STATIC_NONE)
-			exp_tb = de - stat;
+			stat_busy = stat;
 		else
-			exp_tb = de - stat + (cap ? mul_div_floor(stat,
-					B < cap ? B : cap, cap) : 0);
-		if (to_busy[0] != exp_tb)
+			stat_busy = cap ? mul_div_floor(stat, B < cap ? B : cap,
+							cap) : 0;
+		/* the lag share, to the list of the previous busy epoch */
+		if (pk->m_prev_busy && B) {
+			dlag = dt ? mul_div_floor(dyn, pk->lag < dt ? pk->lag :
+						  dt, dt) : 0;
+			S.lag_busy += dlag != 0;
+		} else if (pk->m_prev_busy) {
+			dlag = dyn;
+			S.lag_tail += dlag != 0;
+		}
+		cur[0] = stat_busy + (B ? dyn - dlag : 0);
+		lag[0] = dlag;
+		if (to_busy[0] != cur[0] + lag[0])
 			fail(E_TO_BUSY, "pkg %d policy %u: to_busy %llu "
-			     "expected %llu (de %llu stat %llu B %llu cap "
-			     "%llu)", pi, S.policy,
+			     "expected %llu + lag %llu (de %llu stat %llu B "
+			     "%llu cap %llu)", pi, S.policy,
 			     (unsigned long long)to_busy[0],
-			     (unsigned long long)exp_tb,
+			     (unsigned long long)cur[0],
+			     (unsigned long long)lag[0],
 			     (unsigned long long)de,
 			     (unsigned long long)stat,
 			     (unsigned long long)B, (unsigned long long)cap);
 		for (d = 1; d < VR_NDOM; d++) {
-			u64 e = de ? mul_div_floor(dl[d].sampled, to_busy[0],
-						   de) : 0;
-
-			if (to_busy[d] != e)
+			cur[d] = de ? mul_div_floor(dl[d].sampled, cur[0], de) :
+				 0;
+			lag[d] = de ? mul_div_floor(dl[d].sampled, lag[0], de) :
+				 0;
+			if (to_busy[d] != cur[d] + lag[d])
 				fail(E_DOMS, "pkg %d dom %u: to_busy %llu "
-				     "expected %llu", pi, d,
+				     "expected %llu + %llu", pi, d,
 				     (unsigned long long)to_busy[d],
-				     (unsigned long long)e);
+				     (unsigned long long)cur[d],
+				     (unsigned long long)lag[d]);
 			if (dl[d].static_e || dl[d].dynamic)
 				fail(E_DOMS, "pkg %d dom %u has a static "
 				     "split", pi, d);
 		}
 	}
+	learn_model(pk, lost, B, dl[0].sampled, dt);
+	if (p->p_static_uw != pk->m_static || p->static_origin != pk->m_origin)
+		fail(E_LEARN, "pkg %d: P_static %llu uW origin %u, model %llu "
+		     "uW origin %u (run %llu ns)", pi,
+		     (unsigned long long)p->p_static_uw, p->static_origin,
+		     (unsigned long long)pk->m_static, pk->m_origin,
+		     (unsigned long long)pk->m_run_ns);
+
+	/*
+	 * The lag list after this close: a busy clean epoch replaces it (when
+	 * there is a lag); an idle clean close within 2 ms of the busy close
+	 * that made it keeps it (after giving to it); anything else clears it.
+	 */
+	clear = lost || B || !pk->lag || S.now - pk->m_prev_t > 2 * VT_MS;
+	relist = !lost && B && pk->lag;
+	if (!lost && !B && pk->m_prev_busy && !clear)
+		S.lag_kept++;
 
 	/* the accounts of this package */
 	for (i = 0; i < S.ntask; i++) {
 		struct task *t = &S.t[i];
 		struct vr_acct *a = &t->acct[pi];
-		u64 r = a->ns - t->prev_ns[pi];
+		u64 r = a->ns - t->prev_ns[pi], rl = t->lag_ns[pi];
 
 		if (!t->vcpu)
 			continue;
@@ -437,39 +601,72 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			     pi, (unsigned long long)r,
 			     (unsigned long long)t->truth_ns[pi]);
 		R += r;
+		RL += rl;
 		for (d = 0; d < VR_NDOM; d++) {
-			u64 e = a->energy[d] - t->prev_e[pi][d];
+			u64 e = a->energy[d] - t->prev_e[pi][d], lo, hi = 0;
 
 			if (a->energy[d] < t->prev_e[pi][d])
 				fail(E_MONO, "task %d energy went back", i);
-			if (B ? !within_1eu(e, to_busy[d], r, B) : e != 0)
+			/*
+			 * Cumulative rounding gives each account the floor or
+			 * the ceiling of its exact share, in each list.
+			 */
+			lo = share_floor(cur[d], r, B, &hi);
+			lo += share_floor(lag[d], rl, pk->m_prev_busy, &hi);
+			if (e < lo || e > hi)
 				fail(E_SHARE, "task %d pkg %d dom %u: %llu eu "
-				     "for %llu of %llu ns of %llu eu", i, pi,
-				     d, (unsigned long long)e,
+				     "for %llu of %llu ns of %llu eu and %llu "
+				     "of %llu ns of %llu eu (lag)", i, pi, d,
+				     (unsigned long long)e,
 				     (unsigned long long)r,
 				     (unsigned long long)B,
-				     (unsigned long long)to_busy[d]);
+				     (unsigned long long)cur[d],
+				     (unsigned long long)rl,
+				     (unsigned long long)pk->m_prev_busy,
+				     (unsigned long long)lag[d]);
 			sum[d] += a->energy[d];
 			t->prev_e[pi][d] = a->energy[d];
 		}
+		/* the model's list after the close */
+		t->lag_ns[pi] = relist ? r : clear ? 0 : rl;
 		t->prev_ns[pi] = a->ns;
 		t->truth_ns[pi] = 0;
 	}
 	for (d = 0; d < VR_NDOM; d++) {
+		u64 given, hi = 0;
+
 		if (sum[d] != st[d].tracked)
 			fail(E_ACCT_SUM, "pkg %d dom %u: accounts %llu tracked "
 			     "%llu", pi, d, (unsigned long long)sum[d],
 			     (unsigned long long)st[d].tracked);
-		if (B && R <= B &&
-		    !within_1eu(dl[d].host, to_busy[d], B - R, B))
-			fail(E_HOST, "pkg %d dom %u: host %llu for %llu of "
-			     "%llu ns of %llu", pi, d,
-			     (unsigned long long)dl[d].host,
-			     (unsigned long long)(B - R),
-			     (unsigned long long)B,
-			     (unsigned long long)to_busy[d]);
+		/* each list gives floor(amount x its tracked ns / its busy) */
+		if (R <= B && RL <= pk->m_prev_busy) {
+			given = share_floor(cur[d], R, B, &hi) +
+				share_floor(lag[d], RL, pk->m_prev_busy, &hi);
+			if (dl[d].tracked != given ||
+			    dl[d].host != cur[d] + lag[d] - given)
+				fail(E_HOST, "pkg %d dom %u: tracked %llu host "
+				     "%llu, expected %llu %llu (%llu of %llu "
+				     "ns, lag %llu of %llu ns)", pi, d,
+				     (unsigned long long)dl[d].tracked,
+				     (unsigned long long)dl[d].host,
+				     (unsigned long long)given,
+				     (unsigned long long)(cur[d] + lag[d] -
+							  given),
+				     (unsigned long long)R,
+				     (unsigned long long)B,
+				     (unsigned long long)RL,
+				     (unsigned long long)pk->m_prev_busy);
+		}
 		pk->prev[d] = st[d];
 	}
+	if (relist) {
+		pk->m_prev_busy = B;
+		pk->m_prev_t = S.now;
+	} else if (clear) {
+		pk->m_prev_busy = 0;
+	}
+	check_lag_list(pi);
 
 	S.lost_epochs += lost;
 	S.resets += dresets;
@@ -488,7 +685,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 static void close_pkg(int pi)
 {
 	struct spkg *pk = &S.pk[pi];
-	u64 raw[VR_NDOM] = {}, B, dt, static_uw, debt_in;
+	u64 raw[VR_NDOM] = {}, B, dt, debt_in;
 	u32 valid = pk->doms;
 	unsigned int d;
 	int i;
@@ -501,15 +698,18 @@ static void close_pkg(int pi)
 	for (d = 0; d < VR_NDOM; d++)
 		if (pk->doms & (1U << d))
 			raw[d] = vt_rapl_read(&pk->ctr[d], S.now);
-	/* now and then a domain cannot be read */
+	/* now and then a domain cannot be read, the PKG one too */
 	if ((pk->doms & 4) && !vt_below(2000))
 		valid &= ~4U;
+	if (!vt_below(5000)) {
+		valid &= ~1U;
+		S.unread++;
+	}
 	dt = S.now - pk->p.t_last;
-	static_uw = pk->p.p_static_uw;
 	debt_in = pk->p.static_debt;
 	vr_pkg_close_commit(&pk->p, S.now, raw, valid, 0);
 	vr_unlock(&pk->p.close_lock);
-	check_close(pi, B, dt, raw, valid, static_uw, debt_in);
+	check_close(pi, B, dt, raw, valid, debt_in);
 }
 
 static u64 next_interval(void)
@@ -544,6 +744,8 @@ static void sched_event(int g)
 
 		nt = S.t[k].cpu < 0 ? k : -1;	/* busy elsewhere: idle */
 	}
+	if (S.now < pk->quiet_until)
+		nt = -1;			/* a quiet package */
 	if (sc->task >= 0 && sc->task != nt)
 		S.t[sc->task].cpu = -1;
 	if (nt >= 0)
@@ -653,11 +855,13 @@ static u64 start_units(u32 esu, u32 width)
 	return vt_rand() & vt_mask(width);
 }
 
-static void setup(u32 esu0, u8 policy, unsigned int nvm, u64 *period)
+static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
+		  u64 *period)
 {
 	int pi, i, v, k;
 
 	memset(&S, 0, sizeof(S));
+	S.lag_mode = lag_mode;
 	S.policy = policy;
 	*period = vt_below(4) ? VT_MS : vt_below(2) ? 2 * VT_MS : 10 * VT_MS;
 	for (pi = 0; pi < NPKG; pi++) {
@@ -669,11 +873,10 @@ static void setup(u32 esu0, u8 policy, unsigned int nvm, u64 *period)
 		for (i = 0; i < NCPU; i++)
 			pk->cpus[i] = &pk->cpu[i];
 		vr_pkg_init(&pk->p, pk->cpus, NCPU, *period, MAX_POWER_UW);
-		/*
-		 * The per-epoch split checks below model the split without
-		 * the lag share; test_epoch and the simulator cover it.
-		 */
-		pk->p.lag_ns = 0;
+		/* the default lag of a hardware counter, or none */
+		if (!S.lag_mode)
+			pk->p.lag_ns = 0;
+		pk->lag = pk->p.lag_ns;
 		pk->doms = 1 | (vt_below(2) ? 2 : 0) | (vt_below(2) ? 4 : 0);
 		pk->static_uw = vt_range(20, 60) * 1000000ULL;
 		pk->core_static_uw = pk->static_uw / 4;
@@ -691,7 +894,23 @@ static void setup(u32 esu0, u8 policy, unsigned int nvm, u64 *period)
 			vr_pkg_set_domain(&pk->p, 1, esu, width);
 		if (pk->doms & 4)
 			vr_pkg_set_domain(&pk->p, 2, 16, 32);
-		vr_pkg_set_static(&pk->p, pk->static_uw, VR_STATIC_PARAM);
+		/* P_static: given, unknown, or learned (from 0.5-1.5x) */
+		switch (vt_below(3)) {
+		case 0:
+			pk->m_origin = VR_STATIC_PARAM;
+			pk->m_static = pk->static_uw;
+			break;
+		case 1:
+			pk->m_origin = VR_STATIC_UNKNOWN;
+			pk->m_static = 0;
+			break;
+		default:
+			pk->m_origin = VR_STATIC_LEARNED;
+			pk->m_static = pk->static_uw / 100 * vt_range(50, 150);
+			break;
+		}
+		pk->learn = pk->m_origin != VR_STATIC_PARAM;
+		vr_pkg_set_static(&pk->p, pk->m_static, pk->m_origin);
 		pk->p.policy = policy;
 		pk->reset_dom = -1;
 		for (k = 0; k < VR_NDOM; k++)
@@ -760,16 +979,13 @@ static void inject_gap(void)
 	S.gaps++;
 }
 
-static void run(const char *name, u32 esu0, u64 nev)
+static void run(const char *name, bool lag_mode, u32 esu0, u64 nev)
 {
 	u64 period;
 	u8 policy = vt_below(VR_STATIC_NR);
-	unsigned int nvm = vt_range(2, MAXVM), e, g;
-	u64 err_before = 0;
+	unsigned int nvm = vt_range(2, MAXVM), g;
 
-	for (e = 0; e < E_NR; e++)
-		err_before += S.err[e];
-	setup(esu0, policy, nvm, &period);
+	setup(lag_mode, esu0, policy, nvm, &period);
 
 	while (S.events < nev) {
 		int best = 0;
@@ -801,31 +1017,139 @@ static void run(const char *name, u32 esu0, u64 nev)
 			inject_reset(vt_below(NPKG));
 		if (!vt_below(100000))
 			inject_gap();
+		if (!vt_below(20000)) {
+			/* a package goes quiet: idle tails, learning runs */
+			struct spkg *pk = &S.pk[vt_below(NPKG)];
+
+			pk->quiet_until = S.now + (vt_below(2) ?
+				vt_range(VT_MS, 6 * VT_MS) :
+				vt_range(150 * VT_MS, 500 * VT_MS));
+			S.quiets++;
+		}
 		sched_event(best);
 	}
-	vt_diag("%s: esu %u/%u w %u/%u policy %u period %llu us, %d tasks: "
-		"%llu events, %llu closes, %llu lost, %llu wraps, %llu resets,"
-		" %llu overruns, %llu hotplugs, %llu gaps, %.1f s simulated",
+	vt_diag("%s: esu %u/%u w %u/%u policy %u origin %u/%u period %llu "
+		"us, %d tasks: %llu events, %llu closes, %llu lost, %llu "
+		"wraps, %llu resets, %llu overruns, %llu hotplugs, %llu gaps, "
+		"%llu unread, %llu quiet, %llu learned, lag %llu/%llu/%llu, "
+		"%.1f s simulated",
 		name, S.pk[0].ctr[0].esu, S.pk[1].ctr[0].esu,
 		S.pk[0].ctr[0].width, S.pk[1].ctr[0].width, policy,
+		S.pk[0].p.static_origin, S.pk[1].p.static_origin,
 		(unsigned long long)period / 1000, S.ntask,
 		(unsigned long long)S.events, (unsigned long long)S.closes,
 		(unsigned long long)S.lost_epochs,
 		(unsigned long long)S.wraps, (unsigned long long)S.resets,
 		(unsigned long long)S.overruns,
 		(unsigned long long)S.hotplugs, (unsigned long long)S.gaps,
+		(unsigned long long)S.unread, (unsigned long long)S.quiets,
+		(unsigned long long)S.learns, (unsigned long long)S.lag_busy,
+		(unsigned long long)S.lag_tail, (unsigned long long)S.lag_kept,
 		(double)S.now / 1e9);
-	(void)err_before;
+}
+
+/* Totals of one mode; what the injections and models exercised. */
+struct totals {
+	u64 err[E_NR];
+	char first[E_NR][260];
+	u64 events, closes, resets, overruns, wraps, lost, hotplugs, gaps;
+	u64 unread, quiets, learns, lag_busy, lag_tail, lag_kept;
+	u64 lag_ns;
+};
+
+static void run_mode(struct totals *T, bool lag_mode, u64 per_esu,
+		     u64 long_run)
+{
+	unsigned int esu, e;
+
+	for (esu = 0; esu <= 32; esu++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), esu < 32 ? "%s esu %u" :
+			 "%s long run", lag_mode ? "lag" : "no lag", esu);
+		run(name, lag_mode, esu < 32 ? esu : 14,
+		    esu < 32 ? per_esu : long_run);
+		for (e = 0; e < E_NR; e++) {
+			if (S.err[e] && !T->err[e])
+				snprintf(T->first[e], sizeof(T->first[e]),
+					 "%s: %s", name, S.first[e]);
+			T->err[e] += S.err[e];
+		}
+		T->events += S.events;
+		T->closes += S.closes;
+		T->resets += S.resets;
+		T->overruns += S.overruns;
+		T->wraps += S.wraps;
+		T->lost += S.lost_epochs;
+		T->hotplugs += S.hotplugs;
+		T->gaps += S.gaps;
+		T->unread += S.unread;
+		T->quiets += S.quiets;
+		T->learns += S.learns;
+		T->lag_busy += S.lag_busy;
+		T->lag_tail += S.lag_tail;
+		T->lag_kept += S.lag_kept;
+		T->lag_ns = S.pk[0].lag;
+	}
+}
+
+static void report(const struct totals *T, bool lag_mode)
+{
+	const char *m = lag_mode ? "default lag" : "lag_ns 0";
+	unsigned int e;
+
+	vt_diag("%s: %llu events, %llu closes, %llu lost epochs, %llu wraps, "
+		"%llu resets, %llu overruns, %llu hotplugs, %llu gaps, %llu "
+		"unread PKG, %llu quiet periods, %llu learned, lag share in "
+		"%llu busy and %llu idle epochs, list kept %llu times", m,
+		(unsigned long long)T->events, (unsigned long long)T->closes,
+		(unsigned long long)T->lost, (unsigned long long)T->wraps,
+		(unsigned long long)T->resets, (unsigned long long)T->overruns,
+		(unsigned long long)T->hotplugs, (unsigned long long)T->gaps,
+		(unsigned long long)T->unread, (unsigned long long)T->quiets,
+		(unsigned long long)T->learns,
+		(unsigned long long)T->lag_busy,
+		(unsigned long long)T->lag_tail,
+		(unsigned long long)T->lag_kept);
+	for (e = 0; e < E_NR; e++) {
+		if (!vt_eq(T->err[e], 0, "%s: %s", m, e_name[e]))
+			vt_diag("first: %s", T->first[e]);
+	}
+	/* the injections did happen, or the checks above proved little */
+	vt_ok(T->events >= 1000000, "%s: at least 10^6 events (%llu)", m,
+	      (unsigned long long)T->events);
+	vt_ok(T->wraps > 0, "%s: counters wrapped (%llu)", m,
+	      (unsigned long long)T->wraps);
+	vt_ok(T->resets > 0, "%s: resets injected and seen (%llu)", m,
+	      (unsigned long long)T->resets);
+	vt_ok(T->overruns > 0, "%s: multi-wrap gaps injected and seen (%llu)",
+	      m, (unsigned long long)T->overruns);
+	vt_ok(T->hotplugs > 0, "%s: hotplug exercised (%llu)", m,
+	      (unsigned long long)T->hotplugs);
+	vt_ok(T->unread > 0, "%s: unreadable PKG, then a baseline (%llu)", m,
+	      (unsigned long long)T->unread);
+	vt_ok(T->learns > 0, "%s: P_static learned from idle runs (%llu)", m,
+	      (unsigned long long)T->learns);
+	if (!lag_mode) {
+		vt_ok(!T->lag_busy && !T->lag_tail && !T->lag_kept,
+		      "%s: no lag share", m);
+		return;
+	}
+	vt_eq(T->lag_ns, 500000, "%s: vr_pkg_init() lag is half a 1 ms step",
+	      m);
+	vt_ok(T->lag_busy > 0, "%s: lag share given in busy epochs (%llu)", m,
+	      (unsigned long long)T->lag_busy);
+	vt_ok(T->lag_tail > 0, "%s: idle tails given to the last busy epoch "
+	      "(%llu)", m, (unsigned long long)T->lag_tail);
+	vt_ok(T->lag_kept > 0, "%s: lag list kept across idle closes (%llu)",
+	      m, (unsigned long long)T->lag_kept);
 }
 
 int main(int argc, char **argv)
 {
-	static u64 total_err[E_NR];
-	static char first[E_NR][260];
-	u64 events = 0, closes = 0, resets = 0, overruns = 0, wraps = 0;
-	u64 lost = 0, hotplugs = 0, gaps = 0;
+	static struct totals T[2];
 	u64 per_esu = 100000, long_run = 3000000;
-	unsigned int esu, e;
+	int mode;
 
 	if (argc > 1)	/* scale, for a quick look: test_property 0.1 */
 		per_esu = (u64)(per_esu * atof(argv[1])),
@@ -833,47 +1157,9 @@ int main(int argc, char **argv)
 	vt_start("vmrapl core: properties under random schedules");
 	vt_seed(0x70726f70ULL);
 
-	for (esu = 0; esu <= 32; esu++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), esu < 32 ? "esu %u" : "long run",
-			 esu);
-		run(name, esu < 32 ? esu : 14, esu < 32 ? per_esu : long_run);
-		for (e = 0; e < E_NR; e++) {
-			if (S.err[e] && !total_err[e])
-				snprintf(first[e], sizeof(first[e]), "%s: %s",
-					 name, S.first[e]);
-			total_err[e] += S.err[e];
-		}
-		events += S.events;
-		closes += S.closes;
-		resets += S.resets;
-		overruns += S.overruns;
-		wraps += S.wraps;
-		lost += S.lost_epochs;
-		hotplugs += S.hotplugs;
-		gaps += S.gaps;
-	}
-	vt_diag("total: %llu events, %llu closes, %llu lost epochs, %llu "
-		"wraps, %llu resets, %llu overruns, %llu hotplugs, %llu gaps",
-		(unsigned long long)events, (unsigned long long)closes,
-		(unsigned long long)lost, (unsigned long long)wraps,
-		(unsigned long long)resets, (unsigned long long)overruns,
-		(unsigned long long)hotplugs, (unsigned long long)gaps);
-
-	for (e = 0; e < E_NR; e++) {
-		if (!vt_eq(total_err[e], 0, "%s", e_name[e]))
-			vt_diag("first: %s", first[e]);
-	}
-	/* the injections did happen, or the checks above proved little */
-	vt_ok(events >= 1000000, "at least 10^6 events (%llu)",
-	      (unsigned long long)events);
-	vt_ok(wraps > 0, "counters wrapped (%llu)", (unsigned long long)wraps);
-	vt_ok(resets > 0, "resets injected and seen (%llu)",
-	      (unsigned long long)resets);
-	vt_ok(overruns > 0, "multi-wrap gaps injected and seen (%llu)",
-	      (unsigned long long)overruns);
-	vt_ok(hotplugs > 0, "hotplug exercised (%llu)",
-	      (unsigned long long)hotplugs);
+	for (mode = 0; mode < 2; mode++)
+		run_mode(&T[mode], mode, per_esu, long_run);
+	for (mode = 0; mode < 2; mode++)
+		report(&T[mode], mode);
 	return vt_done();
 }

@@ -1,27 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KNOWN BUG (expected to fail until kmod/vr_core.c is fixed):
- * a package drawing a bit over half of max_power_uw has many of its
- * 1 ms epochs classed as counter resets, and their energy lost.
+ * Regression test (was bugs/bug_false_reset_update_step.c, fixed in
+ * 8c8a520): a package drawing more than half of max_power_uw must not
+ * have its 1 ms epochs classed as counter resets.
  *
- * vr_dom_delta() (vr_core.c:286-297 at 1465187) treats a delta larger
- * than max_power x dt + 2 units as a backward jump.  But the hardware latches
- * the counter only every ~1 ms (1/1024 s on Intel), so an epoch of
- * dt = 1.0-1.9 ms that straddles two latches sees up to
- * 2 x 0.98 ms of energy: at power P the delta reaches P x (dt + 1 ms),
- * which exceeds max_power x dt as soon as P > max_power x dt / (dt + 1 ms),
- * i.e. at about half of max_power with the 1 ms period.  With the
- * module's default max_power_w = 500, a package drawing 300 W (a loaded
- * EPYC or Xeon socket) loses a large part of its energy to "resets".
- * Worse, the reset path (vr_core.c:308-311) then counts the whole
- * register value (the energy since boot) as sampled and lost each time,
- * so the totals grow by orders of magnitude more than the true energy.
+ * vr_dom_delta() treats a delta larger than the package could draw as a
+ * backward jump.  The hardware latches the counter only every ~1 ms
+ * (1/1024 s on Intel), so an epoch of dt = 1.0-1.9 ms that straddles two
+ * latches sees up to 2 x 0.98 ms of energy: a bound of max_power x dt
+ * tripped at about half of max_power with the 1 ms period, and each false
+ * reset counted the whole register (the energy since boot) as sampled and
+ * lost.  The bound now allows two hardware steps beyond dt.
  *
  * Expected: no reset and nothing lost while the counter only moves
- * forward at a power below max_power; the bound must allow for one update
- * step (or the epoch length rounded up to whole steps).
+ * forward at a power below max_power.
  */
-#include "bug_host.h"
+#include "vt_host.h"
 
 int main(void)
 {
@@ -29,7 +23,8 @@ int main(void)
 	struct vr_pkg_stats st;
 	const u64 t0 = 0, len = 2 * VT_SEC;
 
-	vt_start("KNOWN BUG: false resets from the counter's update step");
+	vt_start("vmrapl core: no false resets from the counter's update "
+		 "step");
 	vt_seed(2);
 
 	/* 500 W bound (the module default), 300 W drawn, 1 ms period */
@@ -63,5 +58,23 @@ int main(void)
 	bh_run(&h, t0, t0 + len, true, 20000, 200000);
 	vt_eq(h.p.resets, 0, "control: 200 W package under a 500 W bound: "
 	      "no resets");
+
+	/*
+	 * Coarse units: with ESU 0 (1 J) and a 50 W bound, max power over
+	 * dt + 2 steps is ~0.15 J, below one unit; a package drawing 30 W
+	 * steps by one unit every ~33 ms.  The two units of slack keep each
+	 * step from reading as a reset.
+	 */
+	bh_init(&h, t0, 0, 32, 976563, 50000, VT_MS, 50000000ULL,
+		30000000ULL, VR_STATIC_PARAM, VR_STATIC_OCCUPIED);
+	h.ctr.offset = 1000;
+	bh_run(&h, t0, t0 + len, false, 20000, 200000);
+	vr_pkg_read_stats(&h.p, &st, 1);
+	vt_ok(!h.p.resets && !st.lost,
+	      "1 J units, 30 W under a 50 W bound: no resets, nothing lost "
+	      "(%llu resets)", (unsigned long long)h.p.resets);
+	vt_near(vt_eu_j(st.sampled), 60.0, 2.0,
+		"1 J units: sampled == 30 W x 2 s within 2 units (got %.0f J)",
+		vt_eu_j(st.sampled));
 	return vt_done();
 }

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A one-package host for the known-bug demonstrations: NCPU CPUs, one
- * vCPU account, a simulated RAPL counter, driven like the kernel glue
- * (vr_pkg_init without a time, events, lazy fold + read + commit).
+ * A one-package host for scenario tests (test_baseline, test_reset_step,
+ * test_learn_static) and the known-bug demonstrations in bugs/: BH_NCPU
+ * CPUs, one vCPU account, a simulated RAPL counter, driven like the kernel
+ * glue (vr_pkg_init without a time, events, lazy fold + read + commit).
  */
-#ifndef _BUG_HOST_H
-#define _BUG_HOST_H
+#ifndef _VT_HOST_H
+#define _VT_HOST_H
 
-#include "../vr_test.h"
+#include "vr_test.h"
 
 #define BH_NCPU	16
 
@@ -103,4 +104,4 @@ static inline void bh_run(struct bh *h, u64 from, u64 to, bool vcpu,
 	}
 }
 
-#endif /* _BUG_HOST_H */
+#endif /* _VT_HOST_H */

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The counter-lag share of the accounting core, on hand-computed epochs.
+ *
+ * A 4-CPU package with an exact, injected counter (1 unit = 1 eu, 64-bit)
+ * and P_static = 0, so that every eu is dynamic.  The default lag of
+ * vr_pkg_init() is 0.5 ms and every epoch below lasts 1 ms, so a busy
+ * epoch that follows a busy one gives half of its dynamic energy to the
+ * accounts of that one, weighted by their busy ns in it; an idle epoch
+ * gives all of it, while the list is kept (idle closes within 2 ms of the
+ * busy close that made it).  Checked exactly, per account and per bucket:
+ * the share, its weights, the DRAM domain following PKG, the window, a
+ * lost epoch clearing the list, vr_pkg_forget(), and no lag at lag_ns 0.
+ *
+ * Energies are chosen so that every share is a whole number of eu: the
+ * result does not depend on the order of the lists.
+ */
+#include "vr_test.h"
+
+#define NCPU	4
+
+static struct vr_pkg p;
+static struct vr_cpu cpu[NCPU];
+static struct vr_cpu *cpus[NCPU];
+static struct vr_acct A, B;
+static u64 raw[VR_NDOM], t_ms;
+static struct vr_pkg_stats prev_st[VR_NDOM];
+static u64 prev_a[VR_NDOM], prev_b[VR_NDOM];
+
+static void setup(bool lag)
+{
+	int i;
+
+	memset(&p, 0, sizeof(p));
+	memset(cpu, 0, sizeof(cpu));
+	memset(&A, 0, sizeof(A));
+	memset(&B, 0, sizeof(B));
+	memset(prev_st, 0, sizeof(prev_st));
+	memset(prev_a, 0, sizeof(prev_a));
+	memset(prev_b, 0, sizeof(prev_b));
+	for (i = 0; i < NCPU; i++)
+		cpus[i] = &cpu[i];
+	vr_pkg_init(&p, cpus, NCPU, VT_MS, 500000000ULL);
+	if (!lag)
+		p.lag_ns = 0;
+	vr_pkg_set_domain(&p, 0, VR_EU_SHIFT, 64);
+	vr_pkg_set_domain(&p, 2, VR_EU_SHIFT, 64);
+	vr_pkg_set_static(&p, 0, VR_STATIC_PARAM);
+	for (i = 0; i < NCPU; i++) {
+		vr_cpu_init(&cpu[i], &p);
+		vr_cpu_online(&cpu[i], 0, false);
+	}
+	raw[0] = 1000;
+	raw[2] = 100;
+	t_ms = 0;
+}
+
+/* At @t_us, CPU @c runs @a (busy), or a host task (!a, busy), or idles. */
+static void ev(int c, u64 t_us, bool busy, struct vr_acct *a)
+{
+	vr_cpu_event(&cpu[c], t_us * 1000, busy, a);
+}
+
+/* Closes the epoch ending at the next ms; the counters moved by @pkg, @dram. */
+static void close_ms(u64 pkg, u64 dram, unsigned int flags)
+{
+	t_ms++;
+	raw[0] += pkg;
+	raw[2] += dram;
+	vr_pkg_close_fold(&p, t_ms * VT_MS);
+	vr_pkg_close_commit(&p, t_ms * VT_MS, raw, BIT(0) | BIT(2), flags);
+}
+
+/* What the last close gave: A, B, host, idle, lost (PKG, then DRAM). */
+static void expect(const char *what, u64 a, u64 b, u64 host, u64 idle,
+		   u64 lost, u64 a2, u64 b2, u64 host2)
+{
+	struct vr_pkg_stats st[VR_NDOM];
+	u64 ga = A.energy[0] - prev_a[0], gb = B.energy[0] - prev_b[0];
+	u64 ga2 = A.energy[2] - prev_a[2], gb2 = B.energy[2] - prev_b[2];
+	bool ok;
+
+	vr_pkg_read_stats(&p, st, VR_NDOM);
+	ok = ga == a && gb == b && st[0].host - prev_st[0].host == host &&
+	     st[0].idle - prev_st[0].idle == idle &&
+	     st[0].lost - prev_st[0].lost == lost && ga2 == a2 &&
+	     gb2 == b2 && st[2].host - prev_st[2].host == host2 &&
+	     vt_conserved(st, VR_NDOM);
+	if (!vt_ok(ok, "%s", what))
+		vt_diag("A %llu B %llu host %llu idle %llu lost %llu, DRAM A "
+			"%llu B %llu host %llu", (unsigned long long)ga,
+			(unsigned long long)gb,
+			(unsigned long long)(st[0].host - prev_st[0].host),
+			(unsigned long long)(st[0].idle - prev_st[0].idle),
+			(unsigned long long)(st[0].lost - prev_st[0].lost),
+			(unsigned long long)ga2, (unsigned long long)gb2,
+			(unsigned long long)(st[2].host - prev_st[2].host));
+	memcpy(prev_st, st, sizeof(st));
+	memcpy(prev_a, A.energy, sizeof(prev_a));
+	memcpy(prev_b, B.energy, sizeof(prev_b));
+}
+
+int main(void)
+{
+	vt_start("vmrapl core: the counter-lag share, exact");
+
+	setup(true);
+	vt_eq(p.lag_ns, 500000, "vr_pkg_init(): lag of half a 1 ms step");
+	close_ms(0, 0, 0);
+	expect("first sample: a baseline, lost", 0, 0, 0, 0, 0, 0, 0, 0);
+
+	/* [1, 2) ms: A runs 1 ms on CPU 0, B 0.5 ms on CPU 1 */
+	ev(0, 1000, true, &A);
+	ev(1, 1000, true, &B);
+	ev(1, 1500, false, NULL);
+	close_ms(3000000, 300, 0);
+	expect("busy epoch, no list yet: all to its accounts by ns",
+	       2000000, 1000000, 0, 0, 0, 200, 100, 0);
+	vt_ok(p.prev_busy == 1500000 && p.prev_t == 2 * VT_MS,
+	      "the lag list: 1.5 ms of busy time, closed at 2 ms");
+
+	/* [2, 3) ms: a host task on CPU 2, A and B idle */
+	ev(0, 2000, false, NULL);
+	ev(2, 2000, true, NULL);
+	close_ms(6000000, 600, 0);
+	expect("busy after busy: lag/dt = 1/2 of it to the list, 2:1",
+	       2000000, 1000000, 3000000, 0, 0, 200, 100, 300);
+
+	/* [3, 4) .. [6, 7) ms: idle; the list (host time only) is kept */
+	ev(2, 3000, false, NULL);
+	close_ms(500000, 50, 0);
+	expect("idle 1 ms after: all to the list (host time: host)",
+	       0, 0, 500000, 0, 0, 0, 0, 50);
+	close_ms(500000, 50, 0);
+	expect("idle 2 ms after: all to the list", 0, 0, 500000, 0, 0,
+	       0, 0, 50);
+	/* the list was kept at the 5 ms close (2 ms after the busy one) */
+	close_ms(500000, 50, 0);
+	expect("idle epoch starting 2 ms after: still to the list",
+	       0, 0, 500000, 0, 0, 0, 0, 50);
+	close_ms(500000, 50, 0);
+	expect("idle epoch starting 3 ms after: idle", 0, 0, 0, 500000, 0,
+	       0, 0, 0);
+
+	/* [7, 8) ms: A alone; [8, 9) idle: its tail; then A is freed */
+	ev(0, 7000, true, &A);
+	ev(0, 8000, false, NULL);
+	close_ms(2000000, 200, 0);
+	expect("A alone, the list was cleared: all to A", 2000000, 0, 0, 0,
+	       0, 200, 0, 0);
+	close_ms(1000000, 100, 0);
+	expect("idle tail: to A", 1000000, 0, 0, 0, 0, 100, 0, 0);
+	vr_pkg_forget(&p, &A, &A + 1);
+	vt_ok(!p.prev && !A.pprev && !A.prev_ns,
+	      "vr_pkg_forget(): A off the lag list");
+	close_ms(1000000, 100, 0);
+	expect("after vr_pkg_forget(A): its share goes to the host", 0, 0,
+	       1000000, 0, 0, 0, 0, 100);
+
+	/* [10, 11) ms: A, B; vr_pkg_forget(B) keeps A */
+	close_ms(0, 0, 0);	/* 3 ms after: the list is cleared */
+	expect("nothing moved", 0, 0, 0, 0, 0, 0, 0, 0);
+	ev(0, 11000, true, &A);
+	ev(1, 11000, true, &B);
+	ev(0, 12000, false, NULL);
+	ev(1, 12000, false, NULL);
+	close_ms(4000000, 400, 0);
+	expect("A and B 1 ms each", 2000000, 2000000, 0, 0, 0, 200, 200, 0);
+	vr_pkg_forget(&p, &B, &B + 1);
+	vt_ok(p.prev == &A && !A.pprev && A.prev_ns == VT_MS &&
+	      !B.prev_ns && p.prev_busy == 2 * VT_MS,
+	      "vr_pkg_forget(B): A stays, with its ns and the busy total");
+	close_ms(1000000, 100, 0);
+	expect("idle tail: A its half, B's half to the host", 500000, 0,
+	       500000, 0, 0, 50, 0, 50);
+
+	/* a lost epoch clears the list */
+	close_ms(0, 0, 0);	/* [13, 14): 2 ms after, kept */
+	close_ms(0, 0, 0);	/* [14, 15): 3 ms after, cleared */
+	vt_ok(!p.prev && !p.prev_busy && !A.prev_ns,
+	      "idle closes more than 2 ms after: the list is cleared");
+	ev(0, 15000, true, &A);
+	ev(0, 16000, false, NULL);
+	close_ms(2000000, 200, 0);
+	expect("A alone", 2000000, 0, 0, 0, 0, 200, 0, 0);
+	vr_pkg_rebaseline(&p);
+	close_ms(1000000, 100, 0);
+	expect("re-baselined: lost", 0, 0, 0, 0, 1000000, 0, 0, 0);
+	vt_ok(!p.prev && !p.prev_busy && !A.prev_ns,
+	      "a lost epoch clears the lag list");
+	close_ms(1000000, 100, 0);
+	expect("idle after a lost epoch: idle", 0, 0, 0, 1000000, 0, 0, 0,
+	       0);
+
+	/* an unreadable PKG, then its baseline: both lost, no list */
+	ev(0, 18000, true, &A);
+	close_ms(2000000, 200, 0);
+	expect("A alone", 2000000, 0, 0, 0, 0, 200, 0, 0);
+	t_ms++;
+	vr_pkg_close_fold(&p, t_ms * VT_MS);
+	vr_pkg_close_commit(&p, t_ms * VT_MS, raw, BIT(2), 0);
+	vt_ok(!p.prev && !p.prev_busy, "unreadable PKG: lost, list cleared");
+	close_ms(2000000, 200, 0);
+	vt_ok(!p.prev && !p.prev_busy && A.energy[0] == prev_a[0],
+	      "the baseline after it: lost, no list, nothing given");
+	expect("(the two lost closes: PKG unread, then its baseline)", 0, 0,
+	       0, 0, 0, 0, 0, 0);
+	close_ms(2000000, 200, 0);
+	expect("then A alone again, no lag share from before", 2000000, 0,
+	       0, 0, 0, 200, 0, 0);
+
+	/* lag_ns 0: no list at all */
+	setup(false);
+	close_ms(0, 0, 0);
+	ev(0, 1000, true, &A);
+	ev(1, 1000, true, &B);
+	ev(1, 1500, false, NULL);
+	close_ms(3000000, 300, 0);
+	expect("lag_ns 0: busy epoch", 2000000, 1000000, 0, 0, 0, 200, 100,
+	       0);
+	vt_ok(!p.prev && !p.prev_busy && !A.prev_ns && !B.prev_ns,
+	      "lag_ns 0: no lag list");
+	ev(0, 2000, false, NULL);
+	ev(2, 2000, true, NULL);
+	close_ms(6000000, 600, 0);
+	expect("lag_ns 0: busy after busy: all to the host task", 0, 0,
+	       6000000, 0, 0, 0, 0, 600);
+	ev(2, 3000, false, NULL);
+	close_ms(500000, 50, 0);
+	expect("lag_ns 0: idle after busy: idle", 0, 0, 0, 500000, 0, 0, 0,
+	       0);
+	return vt_done();
+}
