@@ -9,6 +9,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/kvm_host.h>
 #include <linux/percpu.h>
+#include <linux/suspend.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -26,6 +27,7 @@ struct vr_hpkg **vr_pkgs;
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct vr_cpu, vr_pcpu);
 
 static struct tracepoint *vr_tp_sched_switch;
+static struct notifier_block vr_pm_nb;
 static enum cpuhp_state vr_cpuhp_state;
 static u64 vr_period_ns = 1000 * NSEC_PER_USEC;
 static unsigned int vr_policy = VR_STATIC_OCCUPIED;
@@ -339,6 +341,30 @@ static int vr_cpu_down(unsigned int cpu)
 	return 0;
 }
 
+/*
+ * The counters reset or jump across suspend and hibernation: the interval
+ * around it is unknown.  Re-baseline every package so that it is counted
+ * as lost and never taken for a wrap.
+ */
+static int vr_pm_notify(struct notifier_block *nb, unsigned long action,
+			void *unused)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	if (action != PM_POST_SUSPEND && action != PM_POST_HIBERNATION &&
+	    action != PM_POST_RESTORE)
+		return NOTIFY_DONE;
+	for (i = 0; i < vr_topo.nr_pkgs; i++) {
+		struct vr_pkg *p = &vr_pkgs[i]->core;
+
+		raw_spin_lock_irqsave(&p->close_lock, flags);
+		vr_pkg_rebaseline(p);
+		raw_spin_unlock_irqrestore(&p->close_lock, flags);
+	}
+	return NOTIFY_OK;
+}
+
 static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_switch"))
@@ -451,10 +477,14 @@ int vr_engine_start(void)
 		return ret;
 	vr_cpuhp_state = ret;
 
+	vr_pm_nb.notifier_call = vr_pm_notify;
+	ret = register_pm_notifier(&vr_pm_nb);
+	if (ret)
+		goto err_cpuhp;
 	ret = tracepoint_probe_register(vr_tp_sched_switch,
 					vr_probe_sched_switch, NULL);
 	if (ret)
-		goto err_cpuhp;
+		goto err_pm;
 	ret = tracepoint_probe_register(&__tracepoint_kvm_entry,
 					vr_probe_kvm_entry, NULL);
 	if (ret)
@@ -472,6 +502,8 @@ err_sched_switch:
 	tracepoint_probe_unregister(vr_tp_sched_switch,
 				    vr_probe_sched_switch, NULL);
 	tracepoint_synchronize_unregister();
+err_pm:
+	unregister_pm_notifier(&vr_pm_nb);
 err_cpuhp:
 	cpuhp_remove_state(vr_cpuhp_state);
 	vr_stop_timers();
@@ -488,6 +520,7 @@ void vr_engine_stop(void)
 				    vr_probe_sched_switch, NULL);
 	/* No probe runs past this point, so nothing touches the state. */
 	tracepoint_synchronize_unregister();
+	unregister_pm_notifier(&vr_pm_nb);
 	cpuhp_remove_state(vr_cpuhp_state);
 	vr_stop_timers();
 }

@@ -257,6 +257,13 @@ static void lone_vcpu(struct __test_metadata *_metadata,
 	vm_end(&a);
 	*got = E(&a);
 	*inj_uj = inj;
+	/* Conservation holds under every policy. */
+	{
+		struct vr_books b;
+
+		ASSERT_EQ(0, vr_read_books(1, "pkg", &b));
+		EXPECT_TRUE(vr_books_conserve(&b)) vr_dump_debugfs();
+	}
 	*secs = (t1 - t0) / 1e9;
 	*occ_share = R(&a) / (t1 - t0);
 	TH_LOG("%s: injected %.0f uJ over %.2f s, vCPU busy %.2f, charged %.0f uJ",
