@@ -49,7 +49,8 @@ LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
-.PHONY: all module modules-all userspace selftests unit lint sparse \
+.PHONY: all module modules-all userspace selftests unit bench bench-quick \
+	lint sparse \
 	checkpatch ksrc deps check vmtest demo dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
@@ -96,6 +97,16 @@ selftests: ksrc userspace
 
 unit:
 	$(MAKE) -C $(TOP)/selftests/unit run
+
+# Simulator and hot-path benchmark (bench/sim): full runs to bench/RESULTS.md
+# and bench/results.json; bench-quick only checks that they run.
+bench:
+	$(MAKE) -C $(TOP)/bench/sim full
+	cp $(TOP)/bench/sim/out/RESULTS.md $(TOP)/bench/RESULTS.md
+	cp $(TOP)/bench/sim/out/full.json $(TOP)/bench/results.json
+
+bench-quick:
+	$(MAKE) -C $(TOP)/bench/sim quick
 
 sparse: $(MODDIR)/.mirror
 	@mkdir -p $(BUILD)/lint

@@ -38,6 +38,8 @@
  *   vrsim [--quick] [--json FILE] [--only NAME] [--seed N] [--secs S]
  *         [--period-us US (vmrapl epoch, 1000)]
  *         [--latch-us US (counter update interval, 976)]
+ *         [--lag-us US (vmrapl's counter lag share; default: the one
+ *          vr_pkg_init() gives hardware counters, 500)]
  */
 #include <errno.h>
 #include <math.h>
@@ -278,6 +280,8 @@ struct sim {
 static struct sim S;
 static bool quick;
 static u64 period_ns = 1000000;		/* vmrapl's epoch */
+static long long lag_ns = -1;		/* -1: vr_pkg_init()'s default */
+static u64 lag_used_ns;			/* what the packages ran with */
 
 /* ------------------------------------------------------- event queue */
 
@@ -1269,6 +1273,14 @@ static void run(const struct workload *w, u64 secs, struct result *r)
 			pk->cpus[i] = &S.cpu[pk->first + i].vc;
 		vr_pkg_init(&pk->p, pk->cpus, pk->ncpu, period_ns,
 			    500000000ULL);
+		/*
+		 * The counter is hardware-like (latched every ~1 ms): keep the
+		 * lag share vr_pkg_init() gives hardware sources, as the
+		 * kernel's RAPL source does.
+		 */
+		if (lag_ns >= 0)
+			pk->p.lag_ns = (u64)lag_ns;
+		lag_used_ns = pk->p.lag_ns;
 		vr_pkg_set_domain(&pk->p, VR_DOM_PKG, pk->ctr.esu,
 				  pk->ctr.width);
 		vr_pkg_set_static(&pk->p, pk->static_uw, VR_STATIC_PARAM);
@@ -1392,6 +1404,12 @@ static void print_md(const struct result *res, int n)
 {
 	int i, a;
 
+	printf("vmrapl: %llu us epochs, counter lag share lag_ns = %llu us%s; "
+	       "counter latched every %llu us.\n\n",
+	       (unsigned long long)period_ns / 1000,
+	       (unsigned long long)lag_used_ns / 1000,
+	       lag_ns < 0 ? " (vr_pkg_init() default for hardware counters)" :
+	       " (--lag-us)", (unsigned long long)latch_ns / 1000);
 	printf("Per-VM energy error, %% of the VM's true energy "
 	       "(ground truth: dynamic power of its threads + P_static / "
 	       "ncpus per occupied CPU-ns).\n\n");
@@ -1461,8 +1479,12 @@ static int write_json(const char *path, const struct result *res, int n)
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"results\": [\n",
-		quick ? "quick" : "full");
+	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"period_us\": %llu,\n"
+		"  \"latch_us\": %llu,\n  \"lag_us\": %llu,\n"
+		"  \"results\": [\n", quick ? "quick" : "full",
+		(unsigned long long)period_ns / 1000,
+		(unsigned long long)latch_ns / 1000,
+		(unsigned long long)lag_used_ns / 1000);
 	for (i = 0; i < n; i++) {
 		const struct result *r = &res[i];
 
@@ -1531,10 +1553,13 @@ int main(int argc, char **argv)
 			period_ns = strtoull(argv[++i], NULL, 0) * 1000;
 		else if (!strcmp(argv[i], "--latch-us") && i + 1 < argc)
 			latch_ns = strtoull(argv[++i], NULL, 0) * 1000;
+		else if (!strcmp(argv[i], "--lag-us") && i + 1 < argc)
+			lag_ns = strtoll(argv[++i], NULL, 0) * 1000;
 		else {
 			fprintf(stderr, "usage: %s [--quick] [--json FILE] "
 				"[--only WORKLOAD] [--seed N] [--secs S] "
-				"[--period-us US] [--latch-us US]\n",
+				"[--period-us US] [--latch-us US] "
+				"[--lag-us US]\n",
 				argv[0]);
 			return 2;
 		}
