@@ -528,7 +528,9 @@ static void vr_prev_clear(struct vr_pkg *p)
  * Resolve the accounts of the last busy epoch (the lag share), then those
  * that accrued in the closed epoch, which become the lag list.  Idle
  * epochs within two hardware steps of a busy one keep its list: a step the
- * counter skipped shows the tail of a burst one epoch later.
+ * counter skipped shows the tail of a burst one epoch later.  So do idle
+ * epochs that are still repaying static debt: the counter lags the static
+ * part too, and a burst's tail first repays it.
  */
 static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 		     u64 busy, bool keep, u64 now)
@@ -543,7 +545,7 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 		vr_give(a, sp->prev, sp->given_prev, cum, p->prev_busy);
 	}
 	if (busy || !keep || !p->lag_ns ||
-	    now - p->prev_t > 2 * VR_HW_STEP_NS)
+	    (now - p->prev_t > 2 * VR_HW_STEP_NS && !p->static_debt))
 		vr_prev_clear(p);
 
 	/*
@@ -647,6 +649,8 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 
 	if (!lost)
 		vr_split_policy(p, &sp, busy, dt, &st[VR_DOM_PKG]);
+	else
+		p->static_debt = 0;	/* owed by an interval now unknown */
 	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, !lost && !busy);
 	vr_drain(p, slot, &sp, busy, !lost, now);
 

@@ -479,11 +479,11 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 	/*
 	 * The split of a clean epoch, from the model: cur[] for the accounts
 	 * of this epoch, lag[] for those of the lag list.  A lost epoch
-	 * splits nothing, owes nothing and leaves the debt as it was.
+	 * splits nothing, owes nothing and drops any debt (the interval that
+	 * owed it is unknown).
 	 */
 	if (lost) {
-		if (dl[0].static_e || dl[0].dynamic ||
-		    p->static_debt != debt_in)
+		if (dl[0].static_e || dl[0].dynamic || p->static_debt)
 			fail(E_STATIC, "pkg %d: lost epoch: static %llu dynamic"
 			     " %llu, debt %llu -> %llu", pi,
 			     (unsigned long long)dl[0].static_e,
@@ -579,9 +579,11 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 	/*
 	 * The lag list after this close: a busy clean epoch replaces it (when
 	 * there is a lag); an idle clean close within 2 ms of the busy close
-	 * that made it keeps it (after giving to it); anything else clears it.
+	 * that made it, or while static debt is still being repaid, keeps it
+	 * (after giving to it); anything else clears it.
 	 */
-	clear = lost || B || !pk->lag || S.now - pk->m_prev_t > 2 * VT_MS;
+	clear = lost || B || !pk->lag ||
+		(S.now - pk->m_prev_t > 2 * VT_MS && !p->static_debt);
 	relist = !lost && B && pk->lag;
 	if (!lost && !B && pk->m_prev_busy && !clear)
 		S.lag_kept++;

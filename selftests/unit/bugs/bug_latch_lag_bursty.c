@@ -1,42 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KNOWN BUG (expected to fail until kmod/vr_core.c is fixed):
- * a lone bursty vCPU is under-charged by 26.6 % with 1 ms epochs on a
- * RAPL counter that the hardware updates every ~1 ms, even with the lag
- * share of 8c8a520.
+ * KNOWN LIMITATION (kept failing on purpose until it is within 2 %):
+ * a bursty vCPU is under-charged with 1 ms epochs on a RAPL counter that
+ * the hardware updates every ~1 ms.
  *
- * A vCPU runs 2 ms every 20 ms at 12 W alone on a 40 W package (16 CPUs,
- * occupied policy): expected 500 x 2 ms x (12 + 40/16) W = 14.5 J over
- * 10 s; charged 10.65 J.  Per close (a private copy of vr_core.c printing
- * vr_split_policy()'s values), of the 12.02 J of dynamic energy the core
- * saw: 2.65 J went to the vCPU in its busy epochs, 1.57 J as the lag
- * share of the next busy epoch, 3.63 J as idle tails (idle epochs while
- * the lag list is kept), and 4.18 J to idle, in 597 idle epochs that
- * closed more than 2 ms after the burst's last busy close, when the list
- * was already cleared.  That 4.18 J (minus 0.30 J more static than due,
- * see below) is the whole deficit.
- *
- * Why so late: the static part of an epoch is P_static x dt (+ debt), as
- * if the counter were current, but it lags by 0-1 step.  An epoch of
- * 1.0-1.6 ms that sees one ~0.98 ms latch reads less than P_static x dt,
- * so the static debt carries the counter's lag (up to P_static x 1 step,
- * 39 mJ at 40 W), and a burst's 24 mJ of dynamic energy is first spent
- * repaying it: dE exceeds P_static x dt + debt only at a read whose lag is
- * small, often 3-8 ms after the burst.  (The debt repaid inside busy
- * epochs is also split over their busy time, +0.30 J of static.)
- *
- * Expected: within 2 % of the truth.  A fix, tried on a private copy:
- * in vr_drain(), keep the lag list across idle closes while the static
- * debt is non-zero (the counter has not caught up yet):
- *
- *	if (busy || !keep || !p->lag_ns ||
- *	    (now - p->prev_t > 2 * VR_HW_STEP_NS && !p->static_debt))
- *		vr_prev_clear(p);
- *
- * gives -4.6 % here (what is left: dynamic energy that surfaces after the
- * debt first returns to 0) and, in bench/sim quick mode, bursty -3.84 %
- * -> -2.42 % net (60 s mean error 7.03 % -> 6.63 %), the other workloads
- * unchanged.
+ * An epoch's busy time covers [t_last, now), but the counter read at
+ * "now" shows the energy up to its last hardware update, on average half
+ * a millisecond earlier, so the tail of every burst lands in later epochs.
+ * The core gives a lag share of each epoch's dynamic energy to the
+ * previous busy epoch's accounts, and keeps that list through idle epochs
+ * within 2 ms or while static debt is being repaid (vr_drain()).  This
+ * took a vCPU running 2 ms every 20 ms at 12 W alone on its package from
+ * -52 % to -4.6 % below; the simulator's bursty workload is at ~7 % mean
+ * error.  Expected: within 2 % of the truth (14.5 J over 10 s).
  */
 #include "vt_host.h"
 
