@@ -24,8 +24,8 @@ struct guest {
 	int fd;
 };
 
-static int guest_start(struct guest *gs, enum vrg_prog prog, int regset,
-		       int esu, uint32_t period_us, int cpu)
+static int guest_prepare(struct guest *gs, enum vrg_prog prog, int regset,
+			 int esu, uint32_t period_us, int cpu)
 {
 	gs->g = vrg_create(1, prog);
 	if (!gs->g)
@@ -43,7 +43,15 @@ static int guest_start(struct guest *gs, enum vrg_prog prog, int regset,
 		vrg_pin(gs->g, 0, cpu);
 	/* The first MSR the guest reads is the register set's PKG counter. */
 	vrg_set_msr(gs->g, regset == VMRAPL_REGSET_AMD ? 0xC001029B : 0x611);
-	return vrg_start(gs->g);
+	return 0;
+}
+
+static int guest_start(struct guest *gs, enum vrg_prog prog, int regset,
+		       int esu, uint32_t period_us, int cpu)
+{
+	int ret = guest_prepare(gs, prog, regset, esu, period_us, cpu);
+
+	return ret ? ret : vrg_start(gs->g);
 }
 
 static void guest_end(struct guest *gs)
@@ -250,12 +258,16 @@ TEST_F(msr, state_round_trip)
 	ASSERT_EQ(0, vmrapl_get_state(self->gs.vm, &state, &ps, 1, &core, 1));
 	EXPECT_GT(ps.energy[0], 1000);
 
-	/* The destination continues from the source's values. */
-	ASSERT_EQ(0, guest_start(&dst, VRG_RDMSR, VMRAPL_REGSET_INTEL, 0,
-				 1000, 2));
+	/*
+	 * The destination continues from the source's values: restored
+	 * before any of its vCPUs runs, as after a live migration.
+	 */
+	ASSERT_EQ(0, guest_prepare(&dst, VRG_RDMSR, VMRAPL_REGSET_INTEL, 0,
+				   1000, 2));
 	bad = ps;
 	EXPECT_EQ(-EINVAL, vmrapl_set_state(dst.vm, 16, &bad, 1, &core, 1));
 	ASSERT_EQ(0, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core, 1));
+	ASSERT_EQ(0, vrg_start(dst.g));
 	ASSERT_EQ(0, read_msr(dst.fd, 0x611, &v));
 	EXPECT_GE(v, ps.energy[0] & 0xffffffff);
 	observe(&dst, 0x611, vr_cpu_package(2), 10.0, 300, &log);
