@@ -168,6 +168,55 @@ static long vr_dev_get_info(void __user *argp)
 	return 0;
 }
 
+/* VMRAPL_GET_PKG_STATS: the host's books, per package. */
+static long vr_dev_get_pkg_stats(void __user *argp)
+{
+	struct vr_pkg_stats st[VR_NDOM];
+	struct vmrapl_pkg_stats ps;
+	struct vmrapl_pkg_list l;
+	unsigned int i, d;
+	int ret;
+
+	if (get_user(l.size, (u32 __user *)argp))
+		return -EFAULT;
+	if (l.size < sizeof(l))
+		return -EINVAL;
+	if (l.size > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&l, sizeof(l), argp, l.size);
+	if (ret)
+		return ret;
+	if (l.flags || l.reserved0 || l.reserved[0] || l.reserved[1])
+		return -EINVAL;
+	if (l.nr_pkgs && !l.pkgs_ptr)
+		return -EINVAL;
+
+	vr_close_all();
+	for (i = 0; i < min(l.nr_pkgs, vr_topo.nr_pkgs); i++) {
+		struct vr_pkg *p = &vr_pkgs[i]->core;
+
+		memset(&ps, 0, sizeof(ps));
+		vr_pkg_read_stats(p, st, VR_NDOM);
+		for (d = 0; d < VR_NDOM; d++) {
+			ps.sampled_uj[d] = vr_eu_to_uj(st[d].sampled);
+			ps.tracked_uj[d] = vr_eu_to_uj(st[d].tracked);
+			ps.host_uj[d] = vr_eu_to_uj(st[d].host);
+			ps.idle_uj[d] = vr_eu_to_uj(st[d].idle);
+			ps.lost_uj[d] = vr_eu_to_uj(st[d].lost);
+		}
+		ps.p_static_uw = READ_ONCE(p->p_static_uw);
+		ps.samples = READ_ONCE(p->samples);
+		ps.busy_ns = READ_ONCE(p->busy_ns);
+		ps.nr_cpus = READ_ONCE(p->nr_online);
+		if (copy_to_user(u64_to_user_ptr(l.pkgs_ptr) + i * sizeof(ps),
+				 &ps, sizeof(ps)))
+			return -EFAULT;
+	}
+	l.nr_pkgs = vr_topo.nr_pkgs;
+	l.size = sizeof(l);
+	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
+}
+
 static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -178,6 +227,10 @@ static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 		return vr_dev_get_info(argp);
 	case VMRAPL_ATTACH_VM:
 		return vr_attach_vm(argp);
+	case VMRAPL_GET_PKG_STATS:
+		return vr_dev_get_pkg_stats(argp);
+	case VMRAPL_LIST_VMS:
+		return vr_list_vms(argp);
 	case VMRAPL_TEST_INJECT:
 		return vr_test_inject(argp);
 	default:

@@ -1239,6 +1239,69 @@ static void vr_track_workfn(struct work_struct *w)
 		schedule_delayed_work(&vr_track_work, HZ);
 }
 
+static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
+{
+	unsigned int d;
+	u32 i;
+
+	memset(e, 0, sizeof(*e));
+	e->id = vm->id;
+	e->pid = vm->pid;
+	e->nr_vcpus = vm->nr_vcpus;
+	e->flags = vm->attached ? VMRAPL_VM_F_ATTACHED : 0;
+	e->charge = READ_ONCE(vm->charge);
+	for (d = 0; d < VR_NDOM; d++) {
+		u64 ovh = vr_ovh_energy(vm, d), all = ovh;
+
+		for (i = 0; i < vm->nr_vcpus; i++)
+			all += vr_vcpu_energy(vm, i, d);
+		e->energy_uj[d] = vr_eu_to_uj(all);
+		e->overhead_uj[d] = vr_eu_to_uj(ovh);
+	}
+	for (i = 0; i < vm->nr_vcpus; i++)
+		e->runtime_ns += vr_vcpu_ns(vm, i);
+	e->overhead_ns = vr_ovh_ns(vm);
+}
+
+/* VMRAPL_LIST_VMS: every tracked VM, attached or not. */
+long vr_list_vms(void __user *argp)
+{
+	struct vmrapl_vm_entry e;
+	struct vmrapl_vm_list l;
+	struct vr_vm *vm;
+	u32 n = 0;
+	int ret;
+
+	ret = vr_copy_sized(&l, sizeof(l), argp);
+	if (ret)
+		return ret;
+	if (l.flags || l.reserved0 || !vr_zero(l.reserved,
+					       ARRAY_SIZE(l.reserved)))
+		return -EINVAL;
+	if (l.nr_vms && !l.vms_ptr)
+		return -EINVAL;
+
+	vr_close_all();
+	mutex_lock(&vr_vm_mutex);
+	list_for_each_entry(vm, &vr_vms, list) {
+		if (n < l.nr_vms) {
+			vr_vm_entry(vm, &e);
+			if (copy_to_user(u64_to_user_ptr(l.vms_ptr) +
+					 n * sizeof(e), &e, sizeof(e))) {
+				ret = -EFAULT;
+				break;
+			}
+		}
+		n++;
+	}
+	mutex_unlock(&vr_vm_mutex);
+	if (ret)
+		return ret;
+	l.nr_vms = n;
+	l.size = sizeof(l);
+	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
+}
+
 bool vr_vm_any(void)
 {
 	return !list_empty(&vr_vms);

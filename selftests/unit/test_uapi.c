@@ -42,6 +42,12 @@ static void test_layout(void)
 	vt_eq(sizeof(struct vmrapl_page), 72, "vmrapl_page is 72 bytes");
 	vt_eq(OFF(vmrapl_page, vcpu), 72, "page.vcpu[] at 72");
 	vt_eq(sizeof(struct vmrapl_test_inject), 40, "test_inject is 40 bytes");
+	vt_eq(sizeof(struct vmrapl_pkg_stats), 168, "pkg_stats is 168 bytes");
+	vt_eq(OFF(vmrapl_pkg_stats, nr_cpus), 144, "pkg_stats.nr_cpus at 144");
+	vt_eq(sizeof(struct vmrapl_pkg_list), 40, "pkg_list is 40 bytes");
+	vt_eq(sizeof(struct vmrapl_vm_entry), 104, "vm_entry is 104 bytes");
+	vt_eq(OFF(vmrapl_vm_entry, energy_uj), 24, "vm_entry.energy_uj at 24");
+	vt_eq(sizeof(struct vmrapl_vm_list), 40, "vm_list is 40 bytes");
 }
 
 static const struct {
@@ -52,6 +58,9 @@ static const struct {
 	{ "VMRAPL_GET_INFO", VMRAPL_GET_INFO, _IOC_READ },
 	{ "VMRAPL_ATTACH_VM", VMRAPL_ATTACH_VM, _IOC_WRITE },
 	{ "VMRAPL_TEST_INJECT", VMRAPL_TEST_INJECT, _IOC_WRITE },
+	{ "VMRAPL_GET_PKG_STATS", VMRAPL_GET_PKG_STATS,
+	  _IOC_READ | _IOC_WRITE },
+	{ "VMRAPL_LIST_VMS", VMRAPL_LIST_VMS, _IOC_READ | _IOC_WRITE },
 	{ "VMRAPL_VM_SET_TOPOLOGY", VMRAPL_VM_SET_TOPOLOGY, _IOC_WRITE },
 	{ "VMRAPL_VM_ADD_TASK", VMRAPL_VM_ADD_TASK, _IOC_WRITE },
 	{ "VMRAPL_VM_READ_MSR", VMRAPL_VM_READ_MSR, _IOC_READ | _IOC_WRITE },

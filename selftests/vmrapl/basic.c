@@ -328,4 +328,83 @@ TEST_F(attach, vm_fd_bad_input)
 	close(fd);
 }
 
+TEST(pkg_stats)
+{
+	struct vmrapl_pkg_stats ps[4];
+	struct vmrapl_pkg_list l = { .size = sizeof(l) };
+	int fd = vr_open_dev(), i, d;
+	uint64_t sum;
+
+	ASSERT_LE(0, fd);
+	/* Ask for the count first. */
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_PKG_STATS, &l));
+	EXPECT_EQ(rig_packages(), (int)l.nr_pkgs);
+	l.nr_pkgs = 4;
+	l.pkgs_ptr = (uintptr_t)ps;
+	memset(ps, 0, sizeof(ps));
+	vr_sleep_ms(50);
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_PKG_STATS, &l));
+	for (i = 0; i < (int)l.nr_pkgs && i < 4; i++) {
+		EXPECT_GT(ps[i].samples, 0);
+		EXPECT_GT(ps[i].nr_cpus, 0);
+		for (d = 0; d < VMRAPL_NR_DOMAINS; d++) {
+			sum = ps[i].tracked_uj[d] + ps[i].host_uj[d] +
+			      ps[i].idle_uj[d] + ps[i].lost_uj[d];
+			/* Each field is rounded down to a microjoule. */
+			EXPECT_LE(sum, ps[i].sampled_uj[d]);
+			EXPECT_GE(sum + 4, ps[i].sampled_uj[d]);
+		}
+	}
+	l.flags = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &l));
+	EXPECT_EQ(EINVAL, errno);
+	l.flags = 0;
+	l.pkgs_ptr = 0;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &l));
+	EXPECT_EQ(EINVAL, errno);
+	l.pkgs_ptr = 8;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &l));
+	EXPECT_EQ(EFAULT, errno);
+	close(fd);
+}
+
+TEST_F(attach, list_vms)
+{
+	struct vmrapl_vm_entry e[8];
+	struct vmrapl_vm_list l = { .size = sizeof(l), .nr_vms = 8,
+				    .vms_ptr = (uintptr_t)e };
+	int fd, i, found = 0;
+
+	fd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2,
+		       VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(self->dev, VMRAPL_LIST_VMS, &l));
+	for (i = 0; i < (int)l.nr_vms && i < 8; i++) {
+		if (e[i].pid != (uint32_t)getpid())
+			continue;
+		found++;
+		EXPECT_EQ(2, e[i].nr_vcpus);
+		EXPECT_TRUE(e[i].flags & VMRAPL_VM_F_ATTACHED);
+		EXPECT_EQ(VMRAPL_CHARGE_THREAD, e[i].charge);
+	}
+	EXPECT_EQ(1, found);
+	/* Room for none: the count only. */
+	l.nr_vms = 0;
+	l.vms_ptr = 0;
+	ASSERT_EQ(0, ioctl(self->dev, VMRAPL_LIST_VMS, &l));
+	EXPECT_GE(l.nr_vms, 1);
+	l.reserved[1] = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_LIST_VMS, &l));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	/* Detached: gone from the list. */
+	l = (struct vmrapl_vm_list){ .size = sizeof(l), .nr_vms = 8,
+				     .vms_ptr = (uintptr_t)e };
+	ASSERT_EQ(0, ioctl(self->dev, VMRAPL_LIST_VMS, &l));
+	for (i = 0, found = 0; i < (int)l.nr_vms && i < 8; i++)
+		found += e[i].pid == (uint32_t)getpid() &&
+			 (e[i].flags & VMRAPL_VM_F_ATTACHED);
+	EXPECT_EQ(0, found);
+}
+
 TEST_HARNESS_MAIN

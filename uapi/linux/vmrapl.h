@@ -99,6 +99,82 @@ struct vmrapl_info {
 
 #define VMRAPL_GET_INFO		_IOR(VMRAPL_IO, 0x00, struct vmrapl_info)
 
+/* Host-wide books of one package, microjoules per domain. */
+struct vmrapl_pkg_stats {
+	__u64 sampled_uj[VMRAPL_NR_DOMAINS];	/* every dE read */
+	__u64 tracked_uj[VMRAPL_NR_DOMAINS];	/* charged to VMs */
+	__u64 host_uj[VMRAPL_NR_DOMAINS];	/* untracked busy time */
+	__u64 idle_uj[VMRAPL_NR_DOMAINS];	/* unoccupied time */
+	__u64 lost_uj[VMRAPL_NR_DOMAINS];	/* unknown intervals */
+	__u64 p_static_uw;			/* static power in use */
+	__u64 samples;
+	__u64 busy_ns;
+	__u32 nr_cpus;				/* online */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/**
+ * struct vmrapl_pkg_list - VMRAPL_GET_PKG_STATS
+ * @size: sizeof(struct vmrapl_pkg_list).
+ * @flags: zero.
+ * @nr_pkgs: in: entries at @pkgs_ptr; out: host packages.
+ * @reserved0: zero.
+ * @pkgs_ptr: user address of struct vmrapl_pkg_stats[].
+ * @reserved: zero.
+ *
+ * The sums of microjoules are rounded down per field, so they conserve
+ * within a few uJ; debugfs has the exact books.
+ */
+struct vmrapl_pkg_list {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_pkgs;
+	__u32 reserved0;
+	__u64 pkgs_ptr;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_GET_PKG_STATS	_IOWR(VMRAPL_IO, 0x02, struct vmrapl_pkg_list)
+
+/* vmrapl_vm_entry.flags */
+#define VMRAPL_VM_F_ATTACHED	_BITUL(0)	/* else tracked by track_all */
+
+/* One tracked VM, as the host sees it. */
+struct vmrapl_vm_entry {
+	__u64 id;				/* vmrapl's id, never reused */
+	__u32 pid;				/* the VMM process */
+	__u32 nr_vcpus;
+	__u32 flags;				/* VMRAPL_VM_F_* */
+	__u32 charge;				/* VMRAPL_CHARGE_* */
+	__u64 energy_uj[VMRAPL_NR_DOMAINS];	/* overhead included */
+	__u64 overhead_uj[VMRAPL_NR_DOMAINS];
+	__u64 runtime_ns;
+	__u64 overhead_ns;
+	__u64 reserved[2];
+};
+
+/**
+ * struct vmrapl_vm_list - VMRAPL_LIST_VMS
+ * @size: sizeof(struct vmrapl_vm_list).
+ * @flags: zero.
+ * @nr_vms: in: entries at @vms_ptr; out: tracked VMs (may exceed what was
+ *	filled: call again with more room).
+ * @reserved0: zero.
+ * @vms_ptr: user address of struct vmrapl_vm_entry[].
+ * @reserved: zero.
+ */
+struct vmrapl_vm_list {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_vms;
+	__u32 reserved0;
+	__u64 vms_ptr;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_LIST_VMS		_IOWR(VMRAPL_IO, 0x03, struct vmrapl_vm_list)
+
 /* Guest register sets (vmrapl_attach.regset). */
 #define VMRAPL_REGSET_INTEL	1	/* 0x606 0x610 0x611 0x614 0x619 0x639 */
 #define VMRAPL_REGSET_AMD	2	/* 0xC0010299 0xC001029A 0xC001029B */
