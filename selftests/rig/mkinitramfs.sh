@@ -94,6 +94,13 @@ vmm=$top/build/userspace/vmm/vmrapl-vmm.static
 if [[ -x $vmm ]]; then
 	cp "$vmm" "$root/bin/vmrapl-vmm"
 fi
+# The host tools, for selftests/vmrapl/tools.c (the exporter only when
+# its static build linked).
+for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter; do
+	if [[ -x $top/build/userspace/$tool.static ]]; then
+		cp "$top/build/userspace/$tool.static" "$root/bin/${tool#*/}"
+	fi
+done
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
 fi

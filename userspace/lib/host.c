@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libvmrapl-host: host-side helpers shared by vmraplctl and
+ * vmrapl-exporter.  See libvmrapl-host.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "libvmrapl-host.h"
+
+int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+{
+	struct vmrapl_vm_entry *buf = NULL;
+	unsigned int room = 16;
+	int tries;
+
+	*out = NULL;
+	/* VMs come and go between calls: retry while the list outgrows us. */
+	for (tries = 0; tries < 8; tries++) {
+		struct vmrapl_vm_list l;
+		struct vmrapl_vm_entry *nb;
+
+		nb = realloc(buf, room * sizeof(*buf));
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+		memset(buf, 0, room * sizeof(*buf));
+		memset(&l, 0, sizeof(l));
+		l.size = sizeof(l);
+		l.nr_vms = room;
+		l.vms_ptr = (uintptr_t)buf;
+		if (ioctl(devfd, VMRAPL_LIST_VMS, &l) < 0) {
+			int err = errno;
+
+			free(buf);
+			return -err;
+		}
+		if (l.nr_vms <= room) {
+			*out = buf;
+			return (int)l.nr_vms;
+		}
+		room = l.nr_vms + 16;
+	}
+	free(buf);
+	return -EAGAIN;
+}
+
+int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
+{
+	struct vmrapl_pkg_stats *buf = NULL;
+	unsigned int room = 8;
+	int tries;
+
+	*out = NULL;
+	for (tries = 0; tries < 4; tries++) {
+		struct vmrapl_pkg_list l;
+		struct vmrapl_pkg_stats *nb;
+
+		nb = realloc(buf, room * sizeof(*buf));
+		if (!nb) {
+			free(buf);
+			return -ENOMEM;
+		}
+		buf = nb;
+		memset(buf, 0, room * sizeof(*buf));
+		memset(&l, 0, sizeof(l));
+		l.size = sizeof(l);
+		l.nr_pkgs = room;
+		l.pkgs_ptr = (uintptr_t)buf;
+		if (ioctl(devfd, VMRAPL_GET_PKG_STATS, &l) < 0) {
+			int err = errno;
+
+			free(buf);
+			return -err;
+		}
+		if (l.nr_pkgs <= room) {
+			*out = buf;
+			return (int)l.nr_pkgs;
+		}
+		room = l.nr_pkgs;
+	}
+	free(buf);
+	return -EAGAIN;
+}
+
+/* Copy one QEMU option value up to an unescaped ',' (",," is a comma). */
+static void copy_opt(const char *s, const char *end, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (s < end && *s) {
+		if (*s == ',') {
+			if (s + 1 < end && s[1] == ',') {
+				s++;
+			} else {
+				break;
+			}
+		}
+		if (n + 1 < len)
+			buf[n++] = *s;
+		s++;
+	}
+	buf[n] = 0;
+}
+
+int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
+			  size_t buflen)
+{
+	const char *p = cmdline, *end = cmdline + len;
+
+	if (!buflen)
+		return 0;
+	while (p < end) {
+		size_t alen = strnlen(p, end - p);
+		const char *next = p + alen + 1;
+
+		if ((!strcmp(p, "-name") || !strcmp(p, "--name")) &&
+		    next < end) {
+			const char *v = next, *vend = v + strnlen(v, end - v);
+			const char *s = v;
+
+			/* guest=NAME anywhere among the options wins. */
+			while (s < vend) {
+				if (!strncmp(s, "guest=", 6)) {
+					copy_opt(s + 6, vend, buf, buflen);
+					return buf[0] ? 1 : 0;
+				}
+				/* skip to the next unescaped comma */
+				while (s < vend) {
+					if (*s == ',' && s + 1 < vend &&
+					    s[1] == ',') {
+						s += 2;
+						continue;
+					}
+					if (*s == ',') {
+						s++;
+						break;
+					}
+					s++;
+				}
+			}
+			/* Legacy form: the first option is the name. */
+			copy_opt(v, vend, buf, buflen);
+			if (strchr(buf, '='))
+				buf[0] = 0;
+			return buf[0] ? 1 : 0;
+		}
+		p = next;
+	}
+	return 0;
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len) {
+		n = read(fd, buf + total, len - total);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (!n)
+			break;
+		total += n;
+	}
+	close(fd);
+	return total;
+}
+
+static void chomp(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		s[--n] = 0;
+}
+
+int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len)
+{
+	char path[64], cmd[8192];
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_file(path, cmd, sizeof(cmd) - 1);
+	if (n > 0) {
+		cmd[n] = 0;
+		if (vmrapl_host_qemu_name(cmd, n, buf, len))
+			return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	n = read_file(path, cmd, sizeof(cmd) - 1);
+	if (n > 0) {
+		cmd[n] = 0;
+		chomp(cmd);
+		if (cmd[0]) {
+			snprintf(buf, len, "%s", cmd);
+			return 0;
+		}
+	}
+	snprintf(buf, len, "pid%d", (int)pid);
+	return 0;
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!len)
+		return -EINVAL;
+	n = read_file(path, buf, len - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = 0;
+	chomp(buf);
+	return 0;
+}
+
+int vmrapl_host_module_version(char *buf, size_t len)
+{
+	return read_line(VMRAPL_HOST_SYSFS "/version", buf, len);
+}
+
+int vmrapl_host_param_get(const char *name, char *buf, size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), VMRAPL_HOST_SYSFS "/parameters/%s", name);
+	return read_line(path, buf, len);
+}
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+int vmrapl_host_param_check(const char *name, const char *value,
+			    const char **why)
+{
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	if (!strcmp(name, "sample_period_us")) {
+		unsigned long v;
+
+		if (!all_digits(value) || strlen(value) > 9) {
+			*why = "must be a decimal number of microseconds, 100..1000000";
+			return -EINVAL;
+		}
+		v = strtoul(value, NULL, 10);
+		if (v < 100 || v > 1000000) {
+			*why = "out of range 100..1000000";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "static_policy")) {
+		if (strcmp(value, "occupied") && strcmp(value, "busy") &&
+		    strcmp(value, "none")) {
+			*why = "must be occupied, busy or none";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "track_all")) {
+		if (strcmp(value, "0") && strcmp(value, "1")) {
+			*why = "must be 0 or 1";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	*why = "not a runtime parameter (sample_period_us, static_policy, track_all)";
+	return -ENOENT;
+}
+
+int vmrapl_host_param_set(const char *name, const char *value)
+{
+	char path[256];
+	ssize_t n;
+	int fd, err;
+
+	if (access(VMRAPL_HOST_SYSFS, F_OK))
+		return -ENOENT;
+	snprintf(path, sizeof(path), VMRAPL_HOST_SYSFS "/parameters/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	err = n < 0 ? -errno : 0;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+const char *vmrapl_host_source_name(uint32_t source)
+{
+	switch (source) {
+	case VMRAPL_SOURCE_INTEL:	return "intel";
+	case VMRAPL_SOURCE_AMD:		return "amd";
+	case VMRAPL_SOURCE_ESTIMATE:	return "estimate";
+	case VMRAPL_SOURCE_TEST:	return "test";
+	}
+	return "unknown";
+}
+
+const char *vmrapl_host_policy_name(uint32_t policy)
+{
+	switch (policy) {
+	case VMRAPL_STATIC_OCCUPIED:	return "occupied";
+	case VMRAPL_STATIC_BUSY:	return "busy";
+	case VMRAPL_STATIC_NONE:	return "none";
+	}
+	return "unknown";
+}
+
+const char *vmrapl_host_domain_name(unsigned int dom)
+{
+	static const char *const names[VMRAPL_NR_DOMAINS] = {
+		[VMRAPL_DOM_PKG] = "pkg",
+		[VMRAPL_DOM_CORE] = "core",
+		[VMRAPL_DOM_DRAM] = "dram",
+	};
+
+	return dom < VMRAPL_NR_DOMAINS ? names[dom] : NULL;
+}
+
+const char *vmrapl_host_charge_name(uint32_t charge)
+{
+	switch (charge) {
+	case VMRAPL_CHARGE_THREAD:	return "thread";
+	case VMRAPL_CHARGE_GUEST:	return "guest";
+	}
+	return "unknown";
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvmrapl-host - host-side helpers for the vmrapl tools (vmraplctl,
+ * vmrapl-exporter): the host-wide ioctls (GET_PKG_STATS, LIST_VMS), VM
+ * names from /proc, the runtime module parameters and names of the ABI's
+ * enums.  Built as a static archive (libvmrapl-host.a) next to libvmrapl;
+ * it is not part of libvmrapl.so's ABI.
+ *
+ * Conventions as libvmrapl: int returns are 0 (or a count) on success and
+ * a negative errno value on failure.
+ */
+#ifndef LIBVMRAPL_HOST_H
+#define LIBVMRAPL_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/vmrapl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMRAPL_HOST_SYSFS	"/sys/module/vmrapl"
+
+/*
+ * VMRAPL_LIST_VMS into a malloc'ed array (*out, free() it), growing the
+ * buffer until every tracked VM fits.  Returns the number of VMs.
+ */
+int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out);
+
+/* VMRAPL_GET_PKG_STATS into a malloc'ed array; returns the count. */
+int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out);
+
+/*
+ * The name of the VM whose VMM is @pid: QEMU's "-name guest=NAME,..." or
+ * "-name NAME[,...]" from /proc/<pid>/cmdline, else /proc/<pid>/comm,
+ * else "pid<N>".  Always fills @buf (NUL terminated); returns 1 when the
+ * name came from -name, 0 otherwise.
+ */
+int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len);
+
+/*
+ * Parse a QEMU command line (NUL-separated arguments, @len bytes) for
+ * -name; 1 and @buf filled when found, 0 otherwise.
+ */
+int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
+			  size_t buflen);
+
+/* /sys/module/vmrapl/version without the newline (-ENOENT if absent). */
+int vmrapl_host_module_version(char *buf, size_t len);
+
+/* Read /sys/module/vmrapl/parameters/@name, newline stripped. */
+int vmrapl_host_param_get(const char *name, char *buf, size_t len);
+
+/*
+ * Is @name a runtime parameter (sample_period_us, static_policy,
+ * track_all) and @value acceptable for it?  0, or -ENOENT for an unknown
+ * or read-only parameter, -EINVAL for a bad value (with a reason in @why,
+ * when @why is not NULL).
+ */
+int vmrapl_host_param_check(const char *name, const char *value,
+			    const char **why);
+
+/*
+ * Write @value to a runtime parameter (after vmrapl_host_param_check()).
+ * -ENOENT: module not loaded; -EACCES/-EPERM: not allowed; -EINVAL: the
+ * kernel refused the value.
+ */
+int vmrapl_host_param_set(const char *name, const char *value);
+
+/* Names: "intel", "amd", "estimate", "test", "unknown". */
+const char *vmrapl_host_source_name(uint32_t source);
+/* "occupied", "busy", "none", "unknown". */
+const char *vmrapl_host_policy_name(uint32_t policy);
+/* "pkg", "core", "dram" for VMRAPL_DOM_*, NULL beyond. */
+const char *vmrapl_host_domain_name(unsigned int dom);
+/* "thread", "guest", "unknown". */
+const char *vmrapl_host_charge_name(uint32_t charge);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBVMRAPL_HOST_H */

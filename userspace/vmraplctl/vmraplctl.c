@@ -1,0 +1,1025 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmraplctl - inspect and tune vmrapl (per-VM virtual RAPL) on a host.
+ *
+ *   vmraplctl [--json] info
+ *   vmraplctl [--json] [--interval S] list
+ *   vmraplctl [--json] [--interval S] [--iterations N] top
+ *   vmraplctl [--json] [--interval S] stats VM
+ *   vmraplctl set NAME=VALUE...
+ *
+ * Exit codes: 0 ok, 1 usage or other error, 2 module not loaded,
+ * 3 permission denied, 4 no such VM.  See Documentation/man/vmraplctl.8.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "libvmrapl-host.h"
+
+#define VMRAPLCTL_VERSION	"1.0"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_USAGE = 1,		/* also: any other failure */
+	EXIT_NOMOD = 2,
+	EXIT_PERM = 3,
+	EXIT_NOVM = 4,
+};
+
+#define NAME_LEN	128
+
+static bool opt_json;
+static double opt_interval = 1.0;
+static long opt_iterations;	/* top: 0 = until interrupted */
+static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
+
+static const char *prog = "vmraplctl";
+
+static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: vmraplctl [OPTIONS] COMMAND [ARGS]\n"
+"\n"
+"commands:\n"
+"  info                      module version, energy source, parameters\n"
+"  list                      every tracked VM: energy (J) and power (W)\n"
+"  top                       refreshing table of VMs sorted by power\n"
+"  stats VM                  what the host knows of one VM (id, pid or name)\n"
+"  set NAME=VALUE...         set sample_period_us, static_policy, track_all\n"
+"\n"
+"options:\n"
+"  -j, --json                machine-readable output (info, list, top, stats)\n"
+"  -i, --interval SECONDS    power sampling interval (default 1; 0: no power)\n"
+"  -n, --iterations N        top: refresh N times, then exit (default: forever)\n"
+"  -d, --device PATH         the vmrapl device (default /dev/vmrapl)\n"
+"  -h, --help                this text\n"
+"  -V, --version             print the version\n"
+"\n"
+"exit codes: 0 ok, 1 usage/error, 2 module not loaded, 3 permission denied,\n"
+"4 no such VM\n");
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '"':  fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (c < 0x20)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* Printable copy of a name for the table (control characters -> '?'). */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* ---- device -------------------------------------------------------------- */
+
+struct dev {
+	int fd;
+	struct vmrapl_info info;
+};
+
+static int dev_open(struct dev *d)
+{
+	int err;
+
+	d->fd = open(opt_device, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0) {
+		err = errno;
+		if (err == ENOENT) {
+			if (access(VMRAPL_HOST_SYSFS, F_OK))
+				msg("vmrapl module not loaded");
+			else
+				msg("vmrapl module loaded but %s is missing", opt_device);
+			return EXIT_NOMOD;
+		}
+		if (err == EACCES || err == EPERM) {
+			msg("permission denied opening %s (root or group kvm needed)",
+			    opt_device);
+			return EXIT_PERM;
+		}
+		msg("cannot open %s: %s", opt_device, strerror(err));
+		return EXIT_USAGE;
+	}
+	memset(&d->info, 0, sizeof(d->info));
+	if (ioctl(d->fd, VMRAPL_GET_INFO, &d->info) < 0) {
+		msg("VMRAPL_GET_INFO: %s", strerror(errno));
+		close(d->fd);
+		return EXIT_USAGE;
+	}
+	if (d->info.abi_version != VMRAPL_ABI_VERSION) {
+		msg("the module speaks ABI %u, this tool ABI %u",
+		    d->info.abi_version, VMRAPL_ABI_VERSION);
+		close(d->fd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static bool estimated(const struct dev *d)
+{
+	return d->info.features & VMRAPL_INFO_F_ESTIMATED;
+}
+
+static bool dom_on(const struct dev *d, unsigned int dom)
+{
+	return d->info.domains & (1u << dom);
+}
+
+/* ---- samples ------------------------------------------------------------- */
+
+struct sample {
+	double t;
+	struct vmrapl_vm_entry *vms;
+	int nr_vms;
+	struct vmrapl_pkg_stats *pkgs;
+	int nr_pkgs;
+};
+
+static void sample_free(struct sample *s)
+{
+	free(s->vms);
+	free(s->pkgs);
+	memset(s, 0, sizeof(*s));
+}
+
+static int sample_take(const struct dev *d, struct sample *s, bool pkgs)
+{
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	if (pkgs) {
+		n = vmrapl_host_pkg_stats(d->fd, &s->pkgs);
+		if (n < 0) {
+			msg("VMRAPL_GET_PKG_STATS: %s", strerror(-n));
+			return EXIT_USAGE;
+		}
+		s->nr_pkgs = n;
+	}
+	n = vmrapl_host_list_vms(d->fd, &s->vms);
+	if (n < 0) {
+		msg("VMRAPL_LIST_VMS: %s", strerror(-n));
+		sample_free(s);
+		return EXIT_USAGE;
+	}
+	s->nr_vms = n;
+	s->t = now_s();
+	return EXIT_OK;
+}
+
+static const struct vmrapl_vm_entry *find_id(const struct sample *s,
+					     uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < s->nr_vms; i++)
+		if (s->vms[i].id == id)
+			return &s->vms[i];
+	return NULL;
+}
+
+struct row {
+	struct vmrapl_vm_entry e;
+	char name[NAME_LEN];
+	bool have_power;
+	double power_w[VMRAPL_NR_DOMAINS];
+};
+
+static double delta_w(uint64_t a, uint64_t b, double dt)
+{
+	if (b < a || dt <= 0)
+		return 0;
+	return (double)(b - a) / 1e6 / dt;
+}
+
+/* Rows for the VMs of @cur, with power against @prev (may be NULL). */
+static struct row *make_rows(const struct sample *prev,
+			     const struct sample *cur)
+{
+	struct row *rows = calloc(cur->nr_vms ? cur->nr_vms : 1, sizeof(*rows));
+	int i, dom;
+
+	if (!rows)
+		return NULL;
+	for (i = 0; i < cur->nr_vms; i++) {
+		const struct vmrapl_vm_entry *p;
+		struct row *r = &rows[i];
+
+		r->e = cur->vms[i];
+		vmrapl_host_vm_name(r->e.pid, r->name, sizeof(r->name));
+		p = prev ? find_id(prev, r->e.id) : NULL;
+		if (!p)
+			continue;
+		r->have_power = true;
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+			if (r->e.energy_uj[dom] < p->energy_uj[dom])
+				r->have_power = false;
+			r->power_w[dom] = delta_w(p->energy_uj[dom],
+						  r->e.energy_uj[dom],
+						  cur->t - prev->t);
+		}
+	}
+	return rows;
+}
+
+static int cmp_power(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double px = x->have_power ? x->power_w[VMRAPL_DOM_PKG] : -1;
+	double py = y->have_power ? y->power_w[VMRAPL_DOM_PKG] : -1;
+
+	if (px != py)
+		return px < py ? 1 : -1;
+	return x->e.id < y->e.id ? -1 : x->e.id > y->e.id;
+}
+
+static double ovh_share(const struct vmrapl_vm_entry *e)
+{
+	if (!e->energy_uj[VMRAPL_DOM_PKG])
+		return 0;
+	return (double)e->overhead_uj[VMRAPL_DOM_PKG] /
+	       (double)e->energy_uj[VMRAPL_DOM_PKG];
+}
+
+/* ---- output of VMs ------------------------------------------------------- */
+
+static void json_dom_obj(const struct dev *d, const char *key,
+			 const __u64 *uj)
+{
+	unsigned int dom;
+	bool first = true;
+
+	printf("\"%s\": {", key);
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		if (!dom_on(d, dom))
+			continue;
+		printf("%s\"%s\": %.6f", first ? "" : ", ",
+		       vmrapl_host_domain_name(dom), uj[dom] / 1e6);
+		first = false;
+	}
+	printf("}");
+}
+
+static void json_row(const struct dev *d, const struct row *r)
+{
+	unsigned int dom;
+	bool first = true;
+
+	printf("{\"id\": %llu, \"pid\": %u, \"name\": ",
+	       (unsigned long long)r->e.id, r->e.pid);
+	json_str(stdout, r->name);
+	printf(", \"vcpus\": %u, \"attached\": %s, \"mode\": \"%s\", \"charge\": \"%s\", ",
+	       r->e.nr_vcpus,
+	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "true" : "false",
+	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto",
+	       vmrapl_host_charge_name(r->e.charge));
+	json_dom_obj(d, "energy_j", r->e.energy_uj);
+	printf(", ");
+	json_dom_obj(d, "overhead_j", r->e.overhead_uj);
+	printf(", \"power_w\": ");
+	if (r->have_power) {
+		printf("{");
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+			if (!dom_on(d, dom))
+				continue;
+			printf("%s\"%s\": %.3f", first ? "" : ", ",
+			       vmrapl_host_domain_name(dom), r->power_w[dom]);
+			first = false;
+		}
+		printf("}");
+	} else {
+		printf("null");
+	}
+	printf(", \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f}",
+	       ovh_share(&r->e), r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
+}
+
+static void table_header(const struct dev *d)
+{
+	unsigned int dom;
+	char h[32];
+
+	printf("%-6s %-7s %-20s %5s %-8s", "ID", "PID", "NAME", "VCPUS", "MODE");
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		if (!dom_on(d, dom))
+			continue;
+		snprintf(h, sizeof(h), "%s_J", vmrapl_host_domain_name(dom));
+		printf(" %12s", h);
+	}
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		if (!dom_on(d, dom))
+			continue;
+		snprintf(h, sizeof(h), "%s_W", vmrapl_host_domain_name(dom));
+		printf(" %9s", h);
+	}
+	printf(" %6s\n", "OVH%");
+}
+
+static void table_row(const struct dev *d, const struct row *r)
+{
+	char name[NAME_LEN];
+	unsigned int dom;
+
+	snprintf(name, sizeof(name), "%s", r->name);
+	sanitize(name);
+	printf("%-6llu %-7u %-20.20s %5u %-8s", (unsigned long long)r->e.id,
+	       r->e.pid, name, r->e.nr_vcpus,
+	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto");
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			printf(" %12.3f", r->e.energy_uj[dom] / 1e6);
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		if (!dom_on(d, dom))
+			continue;
+		if (r->have_power)
+			printf(" %9.2f", r->power_w[dom]);
+		else
+			printf(" %9s", "-");
+	}
+	printf(" %6.1f\n", 100.0 * ovh_share(&r->e));
+}
+
+/* ---- commands ------------------------------------------------------------ */
+
+static void features_list(const struct dev *d, char *buf, size_t len)
+{
+	static const struct { uint64_t bit; const char *name; } f[] = {
+		{ VMRAPL_INFO_F_ESTIMATED, "estimated" },
+		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
+		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
+	};
+	uint64_t rest = d->info.features;
+	size_t i, n = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!(rest & f[i].bit))
+			continue;
+		rest &= ~f[i].bit;
+		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "", f[i].name);
+		if (n >= len)
+			return;
+	}
+	if (rest)
+		snprintf(buf + n, len - n, "%s0x%llx", n ? " " : "",
+			 (unsigned long long)rest);
+}
+
+static int track_all_value(const struct dev *d)
+{
+	char v[16];
+
+	if (!vmrapl_host_param_get("track_all", v, sizeof(v)))
+		return v[0] == 'Y' || v[0] == 'y' || v[0] == '1';
+	return !!(d->info.features & VMRAPL_INFO_F_TRACK_ALL);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	char version[64], feats[128], doms[32];
+	const char *src;
+	struct dev d;
+	unsigned int dom;
+	size_t n = 0;
+	int rc;
+
+	(void)argv;
+	if (argc) {
+		msg("info takes no arguments");
+		return EXIT_USAGE;
+	}
+	rc = dev_open(&d);
+	if (rc)
+		return rc;
+	if (vmrapl_host_module_version(version, sizeof(version)))
+		snprintf(version, sizeof(version), "unknown");
+	features_list(&d, feats, sizeof(feats));
+	doms[0] = 0;
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(&d, dom))
+			n += snprintf(doms + n, sizeof(doms) - n, "%s%s",
+				      n ? " " : "", vmrapl_host_domain_name(dom));
+	src = vmrapl_host_source_name(d.info.source);
+
+	if (opt_json) {
+		bool first = true;
+
+		printf("{\"module_version\": ");
+		json_str(stdout, version);
+		printf(", \"abi_version\": %u, \"source\": \"%s\", \"estimated\": %s, "
+		       "\"packages\": %u, \"cpus\": %u, \"domains\": [",
+		       d.info.abi_version, src, estimated(&d) ? "true" : "false",
+		       d.info.nr_packages, d.info.nr_cpus);
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+			if (!dom_on(&d, dom))
+				continue;
+			printf("%s\"%s\"", first ? "" : ", ",
+			       vmrapl_host_domain_name(dom));
+			first = false;
+		}
+		printf("], \"host_esu\": %u, \"host_esu_uj\": %.3f, "
+		       "\"sample_period_us\": %u, \"static_policy\": \"%s\", "
+		       "\"track_all\": %s, \"features\": [",
+		       d.info.host_esu, 1e6 / (double)(1ull << (d.info.host_esu & 63)),
+		       d.info.sample_period_us,
+		       vmrapl_host_policy_name(d.info.static_policy),
+		       track_all_value(&d) ? "true" : "false");
+		{
+			char *save = NULL, *tok;
+
+			first = true;
+			for (tok = strtok_r(feats, " ", &save); tok;
+			     tok = strtok_r(NULL, " ", &save)) {
+				printf("%s\"%s\"", first ? "" : ", ", tok);
+				first = false;
+			}
+		}
+		printf("]}\n");
+	} else {
+		printf("module version   %s\n", version);
+		printf("ABI version      %u\n", d.info.abi_version);
+		printf("source           %s%s\n", src,
+		       estimated(&d) ? "  *estimated* (a model, not a measurement)" : "");
+		printf("packages         %u\n", d.info.nr_packages);
+		printf("CPUs             %u\n", d.info.nr_cpus);
+		printf("domains          %s\n", doms[0] ? doms : "none");
+		printf("host ESU         %u (%.3f uJ)\n", d.info.host_esu,
+		       1e6 / (double)(1ull << (d.info.host_esu & 63)));
+		printf("sample period    %u us\n", d.info.sample_period_us);
+		printf("static policy    %s\n",
+		       vmrapl_host_policy_name(d.info.static_policy));
+		printf("track_all        %d\n", track_all_value(&d));
+		printf("features         %s\n", feats[0] ? feats : "none");
+	}
+	close(d.fd);
+	return EXIT_OK;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	struct sample s0 = { 0 }, s1;
+	struct row *rows;
+	struct dev d;
+	int rc, i;
+
+	(void)argv;
+	if (argc) {
+		msg("list takes no arguments");
+		return EXIT_USAGE;
+	}
+	rc = dev_open(&d);
+	if (rc)
+		return rc;
+	if (opt_interval > 0) {
+		rc = sample_take(&d, &s0, false);
+		if (rc)
+			goto out;
+		sleep_s(opt_interval);
+	}
+	rc = sample_take(&d, &s1, false);
+	if (rc)
+		goto out;
+	rows = make_rows(opt_interval > 0 ? &s0 : NULL, &s1);
+	if (!rows) {
+		msg("out of memory");
+		rc = EXIT_USAGE;
+		goto out1;
+	}
+	if (opt_json) {
+		printf("{\"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vms\": [",
+		       vmrapl_host_source_name(d.info.source),
+		       estimated(&d) ? "true" : "false",
+		       opt_interval > 0 ? s1.t - s0.t : 0.0);
+		for (i = 0; i < s1.nr_vms; i++) {
+			printf("%s", i ? ", " : "");
+			json_row(&d, &rows[i]);
+		}
+		printf("]}\n");
+	} else {
+		table_header(&d);
+		for (i = 0; i < s1.nr_vms; i++)
+			table_row(&d, &rows[i]);
+		if (estimated(&d))
+			printf("(source %s: *estimated*, not measured)\n",
+			       vmrapl_host_source_name(d.info.source));
+	}
+	free(rows);
+out1:
+	sample_free(&s1);
+out:
+	sample_free(&s0);
+	close(d.fd);
+	return rc;
+}
+
+static const char *const book_names[] = {
+	"sampled", "tracked", "host", "idle", "lost"
+};
+
+static void pkg_power(const struct vmrapl_pkg_stats *a,
+		      const struct vmrapl_pkg_stats *b, double dt, double w[5])
+{
+	const __u64 *fa[5] = { a->sampled_uj, a->tracked_uj, a->host_uj,
+			       a->idle_uj, a->lost_uj };
+	const __u64 *fb[5] = { b->sampled_uj, b->tracked_uj, b->host_uj,
+			       b->idle_uj, b->lost_uj };
+	int k;
+
+	for (k = 0; k < 5; k++)
+		w[k] = delta_w(fa[k][VMRAPL_DOM_PKG], fb[k][VMRAPL_DOM_PKG], dt);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	struct sample prev, cur;
+	bool tty = isatty(STDOUT_FILENO);
+	double interval = opt_interval > 0 ? opt_interval : 1.0;
+	struct dev d;
+	long it;
+	int rc, i, p, k;
+
+	(void)argv;
+	if (argc) {
+		msg("top takes no arguments");
+		return EXIT_USAGE;
+	}
+	rc = dev_open(&d);
+	if (rc)
+		return rc;
+	rc = sample_take(&d, &prev, true);
+	if (rc)
+		goto out;
+	for (it = 0; !opt_iterations || it < opt_iterations; it++) {
+		struct row *rows;
+		double dt;
+
+		sleep_s(interval);
+		rc = sample_take(&d, &cur, true);
+		if (rc)
+			break;
+		dt = cur.t - prev.t;
+		rows = make_rows(&prev, &cur);
+		if (!rows) {
+			msg("out of memory");
+			rc = EXIT_USAGE;
+			sample_free(&cur);
+			break;
+		}
+		qsort(rows, cur.nr_vms, sizeof(*rows), cmp_power);
+		if (opt_json) {
+			printf("{\"iteration\": %ld, \"interval_s\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"packages\": [",
+			       it + 1, dt, vmrapl_host_source_name(d.info.source),
+			       estimated(&d) ? "true" : "false");
+			for (p = 0; p < cur.nr_pkgs; p++) {
+				double w[5] = { 0 };
+
+				if (p < prev.nr_pkgs)
+					pkg_power(&prev.pkgs[p], &cur.pkgs[p], dt, w);
+				printf("%s{\"package\": %d, \"cpus\": %u, \"p_static_w\": %.3f, \"power_w\": {",
+				       p ? ", " : "", p, cur.pkgs[p].nr_cpus,
+				       cur.pkgs[p].p_static_uw / 1e6);
+				for (k = 0; k < 5; k++)
+					printf("%s\"%s\": %.3f", k ? ", " : "",
+					       book_names[k], w[k]);
+				printf("}}");
+			}
+			printf("], \"vms\": [");
+			for (i = 0; i < cur.nr_vms; i++) {
+				printf("%s", i ? ", " : "");
+				json_row(&d, &rows[i]);
+			}
+			printf("]}\n");
+		} else {
+			if (tty)
+				printf("\033[H\033[2J");
+			printf("vmraplctl top - source %s%s - interval %.1f s - %d VMs\n",
+			       vmrapl_host_source_name(d.info.source),
+			       estimated(&d) ? " *estimated*" : "", dt,
+			       cur.nr_vms);
+			for (p = 0; p < cur.nr_pkgs; p++) {
+				double w[5] = { 0 };
+
+				if (p < prev.nr_pkgs)
+					pkg_power(&prev.pkgs[p], &cur.pkgs[p], dt, w);
+				printf("pkg %d: %7.2f W  VMs %7.2f W  host %7.2f W  idle %7.2f W  lost %6.2f W  (%u CPUs, static %.2f W)\n",
+				       p, w[0], w[1], w[2], w[3], w[4],
+				       cur.pkgs[p].nr_cpus,
+				       cur.pkgs[p].p_static_uw / 1e6);
+			}
+			printf("\n");
+			table_header(&d);
+			for (i = 0; i < cur.nr_vms; i++)
+				table_row(&d, &rows[i]);
+		}
+		fflush(stdout);
+		free(rows);
+		sample_free(&prev);
+		prev = cur;
+	}
+	sample_free(&prev);
+out:
+	close(d.fd);
+	return rc;
+}
+
+/* Index of the VM @what names in @s: id, then pid, then name. */
+static int resolve_vm(const struct sample *s, const char *what, int *nmatch)
+{
+	char name[NAME_LEN], *end;
+	unsigned long long v;
+	int i, found = -1;
+
+	*nmatch = 0;
+	errno = 0;
+	v = strtoull(what, &end, 10);
+	if (*what && !*end && !errno) {
+		for (i = 0; i < s->nr_vms; i++)
+			if (s->vms[i].id == v) {
+				*nmatch = 1;
+				return i;
+			}
+		for (i = 0; i < s->nr_vms; i++)
+			if (s->vms[i].pid == v) {
+				(*nmatch)++;
+				if (found < 0)
+					found = i;
+			}
+		if (found >= 0)
+			return found;
+	}
+	for (i = 0; i < s->nr_vms; i++) {
+		vmrapl_host_vm_name(s->vms[i].pid, name, sizeof(name));
+		if (!strcmp(name, what)) {
+			(*nmatch)++;
+			if (found < 0)
+				found = i;
+		}
+	}
+	return found;
+}
+
+static const char detail_note[] =
+	"per-vCPU and per-virtual-package energy is only available to the VMM, "
+	"through VMRAPL_VM_GET_STATS on its VM fd";
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct sample s0 = { 0 }, s1 = { 0 };
+	struct row *rows = NULL;
+	struct dev d;
+	int rc, idx, nmatch, i;
+	unsigned int dom;
+
+	if (argc != 1) {
+		msg("usage: vmraplctl stats <vm-id|pid|name>");
+		return EXIT_USAGE;
+	}
+	rc = dev_open(&d);
+	if (rc)
+		return rc;
+	rc = sample_take(&d, &s0, false);
+	if (rc)
+		goto out;
+	idx = resolve_vm(&s0, argv[0], &nmatch);
+	if (idx < 0) {
+		msg("no VM matches '%s'", argv[0]);
+		rc = EXIT_NOVM;
+		goto out;
+	}
+	if (nmatch > 1) {
+		msg("'%s' matches %d VMs; give the id:", argv[0], nmatch);
+		for (i = 0; i < s0.nr_vms; i++) {
+			int n;
+
+			if (resolve_vm(&(struct sample){ .vms = &s0.vms[i], .nr_vms = 1 },
+				       argv[0], &n) == 0)
+				fprintf(stderr, "  id %llu pid %u\n",
+					(unsigned long long)s0.vms[i].id,
+					s0.vms[i].pid);
+		}
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (opt_interval > 0) {
+		uint64_t id = s0.vms[idx].id;
+
+		sleep_s(opt_interval);
+		rc = sample_take(&d, &s1, false);
+		if (rc)
+			goto out;
+		rows = make_rows(&s0, &s1);
+		if (!rows) {
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		for (idx = -1, i = 0; i < s1.nr_vms; i++)
+			if (s1.vms[i].id == id)
+				idx = i;
+		if (idx < 0) {
+			msg("VM %llu went away", (unsigned long long)id);
+			rc = EXIT_NOVM;
+			goto out;
+		}
+	} else {
+		rows = make_rows(NULL, &s0);
+		if (!rows) {
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
+
+	if (opt_json) {
+		printf("{\"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vm\": ",
+		       vmrapl_host_source_name(d.info.source),
+		       estimated(&d) ? "true" : "false",
+		       opt_interval > 0 ? s1.t - s0.t : 0.0);
+		json_row(&d, &rows[idx]);
+		printf(", \"per_vcpu\": null, \"note\": ");
+		json_str(stdout, detail_note);
+		printf("}\n");
+	} else {
+		const struct row *r = &rows[idx];
+		char name[NAME_LEN];
+
+		snprintf(name, sizeof(name), "%s", r->name);
+		sanitize(name);
+		printf("VM %llu \"%s\"\n", (unsigned long long)r->e.id, name);
+		printf("  pid               %u\n", r->e.pid);
+		printf("  mode              %s\n",
+		       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" :
+		       "auto (track_all)");
+		printf("  vCPUs             %u\n", r->e.nr_vcpus);
+		printf("  charge            %s\n",
+		       vmrapl_host_charge_name(r->e.charge));
+		printf("  energy           ");
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			if (dom_on(&d, dom))
+				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
+				       r->e.energy_uj[dom] / 1e6);
+		printf("\n  overhead         ");
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			if (dom_on(&d, dom))
+				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
+				       r->e.overhead_uj[dom] / 1e6);
+		printf("\n  overhead share    %.1f %%\n", 100.0 * ovh_share(&r->e));
+		if (r->have_power) {
+			printf("  power            ");
+			for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+				if (dom_on(&d, dom))
+					printf(" %s %.2f W",
+					       vmrapl_host_domain_name(dom),
+					       r->power_w[dom]);
+			printf(" (over %.1f s)\n", s1.t - s0.t);
+		}
+		printf("  vCPU runtime      %.3f s\n", r->e.runtime_ns / 1e9);
+		printf("  overhead runtime  %.3f s\n", r->e.overhead_ns / 1e9);
+		printf("  source            %s%s\n",
+		       vmrapl_host_source_name(d.info.source),
+		       estimated(&d) ? " *estimated*" : "");
+		printf("note: %s.\n", detail_note);
+	}
+out:
+	free(rows);
+	sample_free(&s0);
+	sample_free(&s1);
+	close(d.fd);
+	return rc;
+}
+
+static bool have_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+		.pid = 0,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	return data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &
+	       CAP_TO_MASK(CAP_SYS_ADMIN);
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	int i, err;
+
+	if (argc < 1) {
+		msg("usage: vmraplctl set sample_period_us=N | static_policy=occupied|busy|none | track_all=0|1");
+		return EXIT_USAGE;
+	}
+	/* Check everything before changing anything. */
+	for (i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		const char *why;
+
+		if (!eq || eq == argv[i]) {
+			msg("'%s': expected NAME=VALUE", argv[i]);
+			return EXIT_USAGE;
+		}
+		*eq = 0;
+		err = vmrapl_host_param_check(argv[i], eq + 1, &why);
+		*eq = '=';
+		if (err) {
+			msg("'%s': %s", argv[i], why);
+			return EXIT_USAGE;
+		}
+	}
+	if (access(VMRAPL_HOST_SYSFS, F_OK)) {
+		msg("vmrapl module not loaded");
+		return EXIT_NOMOD;
+	}
+	if (!have_cap_sys_admin()) {
+		msg("permission denied: changing module parameters needs root (CAP_SYS_ADMIN)");
+		return EXIT_PERM;
+	}
+	for (i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		const char *name = argv[i], *value = eq + 1;
+		char old[64], now[64];
+
+		*eq = 0;
+		if (vmrapl_host_param_get(name, old, sizeof(old)))
+			snprintf(old, sizeof(old), "?");
+		err = vmrapl_host_param_set(name, value);
+		if (err == -EACCES || err == -EPERM) {
+			msg("permission denied writing %s: %s", name, strerror(-err));
+			return EXIT_PERM;
+		}
+		if (err == -ENOENT) {
+			if (access(VMRAPL_HOST_SYSFS, F_OK))
+				msg("vmrapl module not loaded");
+			else
+				msg("%s: no such parameter in this module", name);
+			return access(VMRAPL_HOST_SYSFS, F_OK) ? EXIT_NOMOD : EXIT_USAGE;
+		}
+		if (err == -EINVAL) {
+			msg("the kernel rejected %s=%s (EINVAL: invalid value)",
+			    name, value);
+			return EXIT_USAGE;
+		}
+		if (err) {
+			msg("writing %s=%s: %s", name, value, strerror(-err));
+			return EXIT_USAGE;
+		}
+		if (vmrapl_host_param_get(name, now, sizeof(now)))
+			snprintf(now, sizeof(now), "?");
+		printf("%s: %s -> %s\n", name, old, now);
+	}
+	return EXIT_OK;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "info", cmd_info },
+		{ "list", cmd_list },
+		{ "top", cmd_top },
+		{ "stats", cmd_stats },
+		{ "set", cmd_set },
+	};
+	size_t i;
+	int c;
+
+	/* GNU getopt permutes: options may also follow the command. */
+	while ((c = getopt_long(argc, argv, "ji:n:d:hV", opts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'j':
+			opt_json = true;
+			break;
+		case 'i':
+			if (parse_double(optarg, &opt_interval)) {
+				msg("--interval: '%s' is not a number of seconds", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			errno = 0;
+			opt_iterations = strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || opt_iterations < 0) {
+				msg("--iterations: '%s' is not a count", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			opt_device = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("vmraplctl %s (vmrapl ABI %d)\n", VMRAPLCTL_VERSION,
+			       VMRAPL_ABI_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[optind], cmds[i].name))
+			continue;
+		return cmds[i].fn(argc - optind - 1, argv + optind + 1);
+	}
+	msg("unknown command '%s'", argv[optind]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
