@@ -1235,8 +1235,9 @@ static void vr_track_workfn(struct work_struct *w)
 	list_for_each_entry_safe(vm, tmp, &dead, list)
 		vr_vm_finish(vm);
 
+	/* Let go of a finished VM soon: our reference keeps its memory. */
 	if (any && !READ_ONCE(vr_vm_stopping))
-		schedule_delayed_work(&vr_track_work, HZ);
+		schedule_delayed_work(&vr_track_work, HZ / 5);
 }
 
 static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)

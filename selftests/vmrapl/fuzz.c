@@ -89,13 +89,14 @@ static const unsigned int vr_cmds[] = {
 	VMRAPL_GET_INFO, VMRAPL_ATTACH_VM, VMRAPL_VM_SET_TOPOLOGY,
 	VMRAPL_VM_ADD_TASK, VMRAPL_VM_READ_MSR, VMRAPL_VM_GET_STATS,
 	VMRAPL_VM_SET_POLICY, VMRAPL_VM_GET_STATE, VMRAPL_VM_SET_STATE,
-	VMRAPL_TEST_INJECT,
+	VMRAPL_TEST_INJECT, VMRAPL_GET_PKG_STATS, VMRAPL_LIST_VMS,
 };
 
 static bool is_dev_cmd(unsigned int cmd)
 {
 	return cmd == VMRAPL_GET_INFO || cmd == VMRAPL_ATTACH_VM ||
-	       cmd == VMRAPL_TEST_INJECT;
+	       cmd == VMRAPL_TEST_INJECT || cmd == VMRAPL_GET_PKG_STATS ||
+	       cmd == VMRAPL_LIST_VMS;
 }
 
 static bool is_vm_cmd(unsigned int cmd)
