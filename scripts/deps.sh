@@ -13,7 +13,7 @@ pkgs=(
 	linux-headers-6.12-amd64 linux-image-6.12-amd64
 	linux-source-6.1
 	qemu-system-x86 busybox-static cpio kmod dkms sparse
-	libnuma-dev xz-utils zstd gzip perl git
+	libnuma-dev libmicrohttpd-dev xz-utils zstd gzip perl git
 )
 
 missing=()

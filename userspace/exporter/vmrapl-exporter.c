@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmrapl-exporter - Prometheus metrics of vmrapl (per-VM virtual RAPL).
+ *
+ *   vmrapl-exporter [--listen ADDR:PORT] [--device PATH]
+ *                   [--powercap-tree DIR [--powercap-interval S]]
+ *
+ * Serves /metrics (text exposition format 0.0.4) from the host-wide
+ * ioctls of /dev/vmrapl: GET_INFO, GET_PKG_STATS and LIST_VMS.  The device
+ * is opened per scrape, so the exporter never keeps the module busy.
+ *
+ * --powercap-tree DIR also writes, once per interval, DIR/<vm>/intel-rapl:0/
+ * {name,energy_uj,max_energy_range_uj} for every tracked VM: the layout
+ * "scaphandre --vm" reads inside a guest that has DIR/<vm> shared with it.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "libvmrapl-host.h"
+
+#if MHD_VERSION < 0x00097002
+typedef int mhd_result;
+#else
+typedef enum MHD_Result mhd_result;
+#endif
+
+#define NAME_LEN	128
+/* The powercap counter wraps like RAPL's sysfs one (about 262 kJ). */
+#define PC_MAX_RANGE_UJ	262143328850ull
+
+static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
+static const char *opt_tree;
+static double opt_tree_interval = 1.0;
+
+/* ---- a growing text buffer --------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += n;
+			return;
+		}
+		{
+			size_t cap = b->cap ? b->cap * 2 : 16384;
+			char *np;
+
+			while (cap - b->len <= (size_t)n)
+				cap *= 2;
+			np = realloc(b->p, cap);
+			if (!np) {
+				b->oom = true;
+				return;
+			}
+			b->p = np;
+			b->cap = cap;
+		}
+	}
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void blabel(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			bprintf(b, "\\\\");
+		else if (*s == '"')
+			bprintf(b, "\\\"");
+		else if (*s == '\n')
+			bprintf(b, "\\n");
+		else
+			bprintf(b, "%c", *s);
+	}
+}
+
+static void header(struct buf *b, const char *name, const char *type,
+		   const char *help)
+{
+	bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* ---- the host's view ----------------------------------------------------- */
+
+struct snapshot {
+	struct vmrapl_info info;
+	struct vmrapl_pkg_stats *pkgs;
+	int nr_pkgs;
+	struct vmrapl_vm_entry *vms;
+	int nr_vms;
+	char (*names)[NAME_LEN];	/* unique label per VM */
+};
+
+static void snapshot_free(struct snapshot *s)
+{
+	free(s->pkgs);
+	free(s->vms);
+	free(s->names);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * VM labels: the name (QEMU -name, else comm); a name shared by several
+ * VMs gets "-<id>" appended so that every series stays unique.
+ */
+static void label_vms(struct snapshot *s)
+{
+	int i, j;
+
+	for (i = 0; i < s->nr_vms; i++)
+		vmrapl_host_vm_name(s->vms[i].pid, s->names[i], NAME_LEN);
+	for (i = 0; i < s->nr_vms; i++) {
+		bool dup = false;
+
+		for (j = 0; j < s->nr_vms; j++)
+			if (j != i && !strncmp(s->names[i], s->names[j], NAME_LEN))
+				dup = true;
+		if (dup) {
+			char tmp[NAME_LEN];
+
+			snprintf(tmp, sizeof(tmp), "%.100s-%llu", s->names[i],
+				 (unsigned long long)s->vms[i].id);
+			memcpy(s->names[i], tmp, NAME_LEN);
+		}
+	}
+}
+
+static int snapshot_take(struct snapshot *s)
+{
+	int fd, n, err = 0;
+
+	memset(s, 0, sizeof(*s));
+	fd = open(opt_device, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, VMRAPL_GET_INFO, &s->info) < 0) {
+		err = -errno;
+		goto out;
+	}
+	n = vmrapl_host_pkg_stats(fd, &s->pkgs);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	s->nr_pkgs = n;
+	n = vmrapl_host_list_vms(fd, &s->vms);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	s->nr_vms = n;
+	s->names = calloc(n ? n : 1, NAME_LEN);
+	if (!s->names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	label_vms(s);
+out:
+	close(fd);
+	if (err)
+		snapshot_free(s);
+	return err;
+}
+
+/* ---- /metrics ------------------------------------------------------------ */
+
+static void metrics(struct buf *b)
+{
+	static const char *const kinds[] = { "host", "idle", "lost" };
+	struct snapshot s;
+	unsigned int dom;
+	int err, i, k;
+
+	err = snapshot_take(&s);
+	header(b, "vmrapl_up", "gauge",
+	       "Whether /dev/vmrapl could be read (the vmrapl module is loaded and accessible).");
+	bprintf(b, "vmrapl_up %d\n", err ? 0 : 1);
+	if (err)
+		return;
+
+	header(b, "vmrapl_source_info", "gauge",
+	       "The host energy source; estimated=\"true\" when it is a model, not a measurement.");
+	bprintf(b, "vmrapl_source_info{source=\"%s\",estimated=\"%s\"} 1\n",
+		vmrapl_host_source_name(s.info.source),
+		(s.info.features & VMRAPL_INFO_F_ESTIMATED) ? "true" : "false");
+
+	header(b, "vmrapl_sample_period_seconds", "gauge",
+	       "Host epoch length (sample_period_us).");
+	bprintf(b, "vmrapl_sample_period_seconds %.6f\n",
+		s.info.sample_period_us / 1e6);
+
+	header(b, "vmrapl_vm_energy_joules_total", "counter",
+	       "Energy attributed to a VM, overhead included, per RAPL domain.");
+	for (i = 0; i < s.nr_vms; i++)
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+			if (!(s.info.domains & (1u << dom)))
+				continue;
+			bprintf(b, "vmrapl_vm_energy_joules_total{vm=\"");
+			blabel(b, s.names[i]);
+			bprintf(b, "\",domain=\"%s\"} %.6f\n",
+				vmrapl_host_domain_name(dom),
+				s.vms[i].energy_uj[dom] / 1e6);
+		}
+
+	header(b, "vmrapl_vm_overhead_energy_joules_total", "counter",
+	       "Package energy of a VM's overhead (VMM I/O threads, vhost workers), included in vmrapl_vm_energy_joules_total.");
+	for (i = 0; i < s.nr_vms; i++) {
+		bprintf(b, "vmrapl_vm_overhead_energy_joules_total{vm=\"");
+		blabel(b, s.names[i]);
+		bprintf(b, "\"} %.6f\n",
+			s.vms[i].overhead_uj[VMRAPL_DOM_PKG] / 1e6);
+	}
+
+	header(b, "vmrapl_vm_info", "gauge",
+	       "A VM tracked by vmrapl: its VMM pid, vCPUs and whether its VMM attached it (else track_all).");
+	for (i = 0; i < s.nr_vms; i++) {
+		bprintf(b, "vmrapl_vm_info{vm=\"");
+		blabel(b, s.names[i]);
+		bprintf(b, "\",id=\"%llu\",pid=\"%u\",vcpus=\"%u\",attached=\"%s\"} 1\n",
+			(unsigned long long)s.vms[i].id, s.vms[i].pid,
+			s.vms[i].nr_vcpus,
+			(s.vms[i].flags & VMRAPL_VM_F_ATTACHED) ? "true" : "false");
+	}
+
+	header(b, "vmrapl_package_energy_joules_total", "counter",
+	       "Energy read from a host package's counter, per RAPL domain.");
+	for (i = 0; i < s.nr_pkgs; i++)
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+			if (!(s.info.domains & (1u << dom)))
+				continue;
+			bprintf(b, "vmrapl_package_energy_joules_total{package=\"%d\",domain=\"%s\"} %.6f\n",
+				i, vmrapl_host_domain_name(dom),
+				s.pkgs[i].sampled_uj[dom] / 1e6);
+		}
+
+	header(b, "vmrapl_package_unattributed_energy_joules_total", "counter",
+	       "Package energy charged to no VM: host (untracked busy time), idle (unoccupied CPU time), lost (unknown intervals).");
+	for (i = 0; i < s.nr_pkgs; i++)
+		for (k = 0; k < 3; k++) {
+			const __u64 *v = k == 0 ? s.pkgs[i].host_uj :
+					 k == 1 ? s.pkgs[i].idle_uj :
+						  s.pkgs[i].lost_uj;
+
+			bprintf(b, "vmrapl_package_unattributed_energy_joules_total{package=\"%d\",kind=\"%s\"} %.6f\n",
+				i, kinds[k], v[VMRAPL_DOM_PKG] / 1e6);
+		}
+	snapshot_free(&s);
+}
+
+static mhd_result reply(struct MHD_Connection *c, unsigned int code,
+			const char *type, char *body, size_t len, bool owned)
+{
+	struct MHD_Response *r;
+	mhd_result ret;
+
+	r = MHD_create_response_from_buffer(len, body,
+					    owned ? MHD_RESPMEM_MUST_FREE :
+						    MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		if (owned)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static mhd_result handler(void *cls, struct MHD_Connection *c, const char *url,
+			  const char *method, const char *version,
+			  const char *data, size_t *data_size, void **state)
+{
+	static char index_page[] =
+		"<html><head><title>vmrapl exporter</title></head><body>"
+		"<h1>vmrapl exporter</h1><p><a href=\"/metrics\">Metrics</a></p>"
+		"</body></html>\n";
+	static char not_found[] = "not found\n";
+	static char bad_method[] = "only GET and HEAD\n";
+	static char oom[] = "out of memory\n";
+	static int first;
+	struct buf b = { 0 };
+
+	(void)cls;
+	(void)version;
+	(void)data;
+	if (!*state) {
+		/* Called once for the headers; answer on the second call. */
+		*state = &first;
+		return MHD_YES;
+	}
+	if (*data_size)
+		return MHD_NO;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+			     bad_method, strlen(bad_method), false);
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, "text/html", index_page,
+			     strlen(index_page), false);
+	if (strcmp(url, "/metrics"))
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found,
+			     strlen(not_found), false);
+	metrics(&b);
+	if (b.oom) {
+		free(b.p);
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+			     oom, strlen(oom), false);
+	}
+	return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+		     b.p, b.len, true);
+}
+
+/* ---- the powercap tree --------------------------------------------------- */
+
+/* A directory name from a VM label: no '/', no leading '.'. */
+static void dir_name(const char *label, char *out, size_t len)
+{
+	size_t i;
+
+	snprintf(out, len, "%s", label);
+	for (i = 0; out[i]; i++)
+		if (out[i] == '/' || (unsigned char)out[i] < 0x20)
+			out[i] = '_';
+	if (out[0] == '.' || !out[0])
+		out[0] = '_';
+}
+
+static int write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	if (fclose(f)) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return rename(tmp, path) ? -errno : 0;
+}
+
+static void tree_vm(const char *label, uint64_t uj)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], name[NAME_LEN], v[32];
+
+	dir_name(label, name, sizeof(name));
+	snprintf(dir, sizeof(dir), "%s/%s", opt_tree, name);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/%s/intel-rapl:0", opt_tree, name);
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/name", dir);
+	write_atomic(path, "package-0\n");
+	snprintf(path, sizeof(path), "%s/max_energy_range_uj", dir);
+	snprintf(v, sizeof(v), "%llu\n", PC_MAX_RANGE_UJ);
+	write_atomic(path, v);
+	snprintf(path, sizeof(path), "%s/energy_uj", dir);
+	snprintf(v, sizeof(v), "%llu\n",
+		 (unsigned long long)(uj % PC_MAX_RANGE_UJ));
+	write_atomic(path, v);
+}
+
+static volatile sig_atomic_t stopping;
+
+static void *tree_thread(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	ts.tv_sec = (time_t)opt_tree_interval;
+	ts.tv_nsec = (long)((opt_tree_interval - (double)ts.tv_sec) * 1e9);
+	while (!stopping) {
+		struct snapshot s;
+		int i;
+
+		if (!snapshot_take(&s)) {
+			for (i = 0; i < s.nr_vms; i++)
+				tree_vm(s.names[i],
+					s.vms[i].energy_uj[VMRAPL_DOM_PKG]);
+			snapshot_free(&s);
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: vmrapl-exporter [OPTIONS]\n"
+"  -l, --listen ADDR:PORT        listen address (default 127.0.0.1:9877;\n"
+"                                IPv6 as [ADDR]:PORT)\n"
+"  -d, --device PATH             the vmrapl device (default /dev/vmrapl)\n"
+"  -t, --powercap-tree DIR       also keep DIR/<vm>/intel-rapl:0/energy_uj\n"
+"                                (the layout scaphandre --vm reads)\n"
+"  -i, --powercap-interval S     refresh of the tree (default 1 s)\n"
+"  -h, --help\n");
+}
+
+static int parse_listen(const char *s, struct sockaddr_storage *ss,
+			unsigned int *port)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon;
+	char *end;
+	unsigned long p;
+	size_t hl;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return -1;
+		hl = rb - s - 1;
+		colon = rb + 1;
+		if (hl >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, hl);
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -1;
+		hl = colon - s;
+		if (hl >= sizeof(host))
+			return -1;
+		memcpy(host, s, hl);
+	}
+	host[hl] = 0;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || !p || p > 65535)
+		return -1;
+	*port = p;
+	if (s[0] == '[') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(p);
+		return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -1;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(p);
+		if (!host[0] || !strcmp(host, "*"))
+			return 0;	/* INADDR_ANY */
+		return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "powercap-tree", required_argument, NULL, 't' },
+		{ "powercap-interval", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *listen = "127.0.0.1:9877";
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *d;
+	unsigned int port, flags;
+	pthread_t tree;
+	sigset_t set;
+	int c, sig;
+
+	while ((c = getopt_long(argc, argv, "l:d:t:i:h", opts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'l':
+			listen = optarg;
+			break;
+		case 'd':
+			opt_device = optarg;
+			break;
+		case 't':
+			opt_tree = optarg;
+			break;
+		case 'i':
+			opt_tree_interval = strtod(optarg, &end);
+			if (*end || !(opt_tree_interval >= 0.01 &&
+				      opt_tree_interval <= 3600)) {
+				fprintf(stderr, "vmrapl-exporter: bad --powercap-interval '%s'\n",
+					optarg);
+				return 1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 1;
+	}
+	if (parse_listen(listen, &ss, &port)) {
+		fprintf(stderr, "vmrapl-exporter: bad --listen '%s' (ADDR:PORT or [ADDR6]:PORT)\n",
+			listen);
+		return 1;
+	}
+	if (opt_tree && mkdir(opt_tree, 0755) && errno != EEXIST) {
+		fprintf(stderr, "vmrapl-exporter: %s: %s\n", opt_tree,
+			strerror(errno));
+		return 1;
+	}
+
+	/* Signals are taken by sigwait() below, in no other thread. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, NULL,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_CONNECTION_LIMIT, 64u,
+			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+			     MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "vmrapl-exporter: cannot listen on %s\n", listen);
+		return 1;
+	}
+	fprintf(stderr, "vmrapl-exporter: serving http://%s/metrics\n", listen);
+	if (opt_tree && pthread_create(&tree, NULL, tree_thread, NULL)) {
+		fprintf(stderr, "vmrapl-exporter: cannot start the powercap thread\n");
+		opt_tree = NULL;
+	}
+	sigwait(&set, &sig);
+	stopping = 1;
+	MHD_stop_daemon(d);
+	if (opt_tree)
+		pthread_join(tree, NULL);
+	return 0;
+}
