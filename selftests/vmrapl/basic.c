@@ -127,9 +127,9 @@ TEST(load_unload_50)
 	slab1 = meminfo_kb("SUnreclaim:");
 	vm1 = meminfo_kb("VmallocUsed:");
 	/* Per-CPU caches wobble a little; a leak of ~1 KiB per load shows. */
-	EXPECT_LT(slab1 - slab0, 64) TH_LOG("SUnreclaim %ld -> %ld kB",
+	EXPECT_LT(slab1 - slab0, 96) TH_LOG("SUnreclaim %ld -> %ld kB",
 					    slab0, slab1);
-	EXPECT_LT(vm1 - vm0, 64) TH_LOG("VmallocUsed %ld -> %ld kB", vm0, vm1);
+	EXPECT_LT(vm1 - vm0, 96) TH_LOG("VmallocUsed %ld -> %ld kB", vm0, vm1);
 	ASSERT_EQ(0, vr_load(NULL));
 }
 
