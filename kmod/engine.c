@@ -57,27 +57,43 @@ static unsigned long vr_safety_jiffies(struct vr_hpkg *hp)
 	return clamp_t(unsigned long, msecs_to_jiffies(ms), 1, 60 * HZ);
 }
 
-/* Close the package of this CPU; interrupts disabled, on a CPU of @hp. */
-static void vr_close(struct vr_hpkg *hp, u64 now)
+/*
+ * Fold, read and commit the open epoch of @hp.  close_lock held,
+ * interrupts disabled.  The counter can only be read on a CPU of the
+ * package; elsewhere, or with none of its CPUs online, what is pending is
+ * settled as an unknown interval.
+ */
+static void vr_close_locked(struct vr_hpkg *hp, u64 now)
 {
 	struct vr_pkg *p = &hp->core;
 	u64 raw[VR_NDOM] = {}, busy, dt;
 	u32 valid;
 
-	if (!vr_trylock(&p->close_lock))
-		return;
 	/*
 	 * local_clock() is not synchronized across CPUs when the TSC is
 	 * unstable: the package's time never goes backwards.
 	 */
 	if ((s64)(now - p->t_last) < 0)
 		now = p->t_last;
-	if (p->nr_online) {
-		dt = now - p->t_last;
-		busy = vr_pkg_close_fold(p, now);
+	dt = now - p->t_last;
+	busy = vr_pkg_close_fold(p, now);
+	if (p->nr_online && vr_topo_pkg_of(smp_processor_id()) == hp->id) {
 		valid = vr_src->read(hp, raw, dt, busy);
 		vr_pkg_close_commit(p, now, raw, valid, 0);
+	} else {
+		vr_pkg_close_commit(p, now, raw, 0, VR_CLOSE_LOST);
 	}
+}
+
+/* Close the package of this CPU if nobody else is; interrupts disabled. */
+static void vr_close(struct vr_hpkg *hp, u64 now)
+{
+	struct vr_pkg *p = &hp->core;
+
+	if (!vr_trylock(&p->close_lock))
+		return;
+	if (p->nr_online)
+		vr_close_locked(hp, now);
 	vr_unlock(&p->close_lock);
 }
 
@@ -124,24 +140,10 @@ void vr_close_all(void)
 static void vr_force_close_ipi(void *info)
 {
 	struct vr_hpkg *hp = info;
-	struct vr_pkg *p = &hp->core;
-	u64 raw[VR_NDOM] = {}, now, busy, dt;
-	u32 valid;
 
-	raw_spin_lock(&p->close_lock);
-	now = local_clock();
-	if ((s64)(now - p->t_last) < 0)
-		now = p->t_last;
-	dt = now - p->t_last;
-	busy = vr_pkg_close_fold(p, now);
-	if (p->nr_online && vr_topo_pkg_of(smp_processor_id()) == hp->id) {
-		valid = vr_src->read(hp, raw, dt, busy);
-		vr_pkg_close_commit(p, now, raw, valid, 0);
-	} else {
-		/* Nobody can read the counter: settle what is pending. */
-		vr_pkg_close_commit(p, now, raw, 0, VR_CLOSE_LOST);
-	}
-	raw_spin_unlock(&p->close_lock);
+	raw_spin_lock(&hp->core.close_lock);
+	vr_close_locked(hp, local_clock());
+	raw_spin_unlock(&hp->core.close_lock);
 }
 
 /*
