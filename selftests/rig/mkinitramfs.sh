@@ -37,6 +37,9 @@ fi
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/vmrapl-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+# mktemp made it 0700, and the kernel applies the mode of "." to / at
+# unpack: without this, uid 1000 cannot reach /bin or /dev at all.
+chmod 0755 "$root"
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/rig,proc,sys,dev,tmp,root,tests,run}
 mkdir -p "$root/lib/modules/$kver"
