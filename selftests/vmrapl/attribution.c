@@ -298,4 +298,79 @@ TEST(static_policies)
 	vr_reload(NULL);
 }
 
+TEST_F(attr, migration_between_packages)
+{
+	struct vr_books p0a, p1a, p0b, p1b, p0c, p1c;
+	struct vm a = { 0 };
+	cpu_set_t set;
+	double inj0, inj1;
+
+	/* Phase 1: the vCPU on package 0; we inject from package 1. */
+	pin_self(pkg_cpu(1, 1));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
+	vr_sleep_ms(200);
+	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0a));
+	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1a));
+	inj0 = units_to_uj(inject_for(0, 20.0, 1200));
+	vr_sleep_ms(120);
+	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0b));
+	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1b));
+
+	/* Phase 2: moved to package 1 (sched_setaffinity); we go to 0. */
+	CPU_ZERO(&set);
+	CPU_SET(pkg_cpu(1, 0), &set);
+	ASSERT_EQ(0, sched_setaffinity(a.p.tid, sizeof(set), &set));
+	pin_self(pkg_cpu(0, 1));
+	vr_sleep_ms(150);
+	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0b));
+	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1b));
+	inj1 = units_to_uj(inject_for(1, 20.0, 1200));
+	vr_sleep_ms(120);
+	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0c));
+	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1c));
+	vm_end(&a);
+
+#define UJ(eu)	((double)(eu) * 1e6 / (1 << 24))
+	TH_LOG("phase 1: injected %.0f uJ into pkg 0, tracked %.0f / %.0f uJ (pkg 0 / 1)",
+	       inj0, UJ(p0b.tracked - p0a.tracked), UJ(p1b.tracked - p1a.tracked));
+	TH_LOG("phase 2: injected %.0f uJ into pkg 1, tracked %.0f / %.0f uJ (pkg 0 / 1)",
+	       inj1, UJ(p0c.tracked - p0b.tracked), UJ(p1c.tracked - p1b.tracked));
+	/* Each package charged the vCPU for the time it spent there. */
+	EXPECT_GT(UJ(p0b.tracked - p0a.tracked), inj0 * 0.5);
+	EXPECT_GT(UJ(p1c.tracked - p1b.tracked), inj1 * 0.5);
+	EXPECT_EQ(p0c.tracked, p0b.tracked);
+	EXPECT_TRUE(vr_books_conserve(&p0c));
+	EXPECT_TRUE(vr_books_conserve(&p1c));
+}
+
+TEST_F(attr, oversubscription)
+{
+	struct vm v[4] = { 0 };
+	double e = 0, r = 0;
+	int i;
+
+	/* Four vCPUs on one CPU share that CPU's part by runtime. */
+	pin_self(pkg_cpu(1, 1));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, vm_start(&v[i], VRG_SPIN, 100, pkg_cpu(0, 0)));
+	vr_sleep_ms(300);
+	for (i = 0; i < 4; i++)
+		vm_snap(&v[i], 0);
+	inject_for(0, 20.0, 2500);
+	vr_sleep_ms(120);
+	for (i = 0; i < 4; i++)
+		vm_snap(&v[i], 1);
+	for (i = 0; i < 4; i++) {
+		e += E(&v[i]);
+		r += R(&v[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		TH_LOG("vCPU %d: energy share %.3f, runtime share %.3f", i,
+		       E(&v[i]) / e, R(&v[i]) / r);
+		EXPECT_TRUE(near(E(&v[i]) / e, R(&v[i]) / r, 0.10));
+	}
+	for (i = 0; i < 4; i++)
+		vm_end(&v[i]);
+}
+
 TEST_HARNESS_MAIN
