@@ -908,3 +908,10 @@ int vr_read_books2(struct vr_books b[2])
 
 	return ret ? ret : vr_read_books(1, "pkg", &b[1]);
 }
+
+uint64_t vr_max_eu(uint64_t ns, int npkg)
+{
+	double j = 1.25 * VR_MAX_POWER_W * npkg * (double)ns / 1e9 + 1.0;
+
+	return (uint64_t)(j * (1 << 24));
+}

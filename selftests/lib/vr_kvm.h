@@ -136,3 +136,14 @@ int vr_vms_count(const char *kind);
 int vr_read_books2(struct vr_books b[2]);
 
 #endif /* _VR_KVM_LIFECYCLE_H */
+
+#ifndef _VR_KVM_PLAUSIBLE_H
+#define _VR_KVM_PLAUSIBLE_H
+/*
+ * The most energy, in eu (2^-24 J), that @npkg packages can draw in @ns
+ * at the module's default max_power_w (500 W), with a 25 % and 1 J
+ * margin.  Anything above it is not energy but an accounting error.
+ */
+#define VR_MAX_POWER_W	500
+uint64_t vr_max_eu(uint64_t ns, int npkg);
+#endif
