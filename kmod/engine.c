@@ -199,6 +199,9 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 	struct vr_acct *a = NULL;
 	u64 now;
 
+	/* A CPU coming online switches before vr_cpu_up() gave it a package. */
+	if (unlikely(!READ_ONCE(c->pkg)))
+		return;
 	if (busy)
 		a = vr_task_acct(next, container_of(c->pkg, struct vr_hpkg,
 						    core)->id);
@@ -218,10 +221,13 @@ static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
 	/* The per-CPU lock is also taken from IPIs: keep interrupts off. */
 	local_irq_save(flags);
 	c = this_cpu_ptr(&vr_pcpu);
+	if (unlikely(!READ_ONCE(c->pkg)))
+		goto out;
 	now = local_clock();
 	vr_vm_guest_entry(vcpu, c, now,
 			  container_of(c->pkg, struct vr_hpkg, core)->id);
 	vr_maybe_close(c, now);
+out:
 	local_irq_restore(flags);
 }
 
@@ -234,10 +240,13 @@ static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(&vr_pcpu);
+	if (unlikely(!READ_ONCE(c->pkg)))
+		goto out;
 	now = local_clock();
 	vr_vm_guest_exit(vcpu, c, now,
 			 container_of(c->pkg, struct vr_hpkg, core)->id);
 	vr_maybe_close(c, now);
+out:
 	local_irq_restore(flags);
 }
 
@@ -296,7 +305,7 @@ static int vr_cpu_up(unsigned int cpu)
 		found |= hp->cpus[i] == c;
 	if (!found)
 		hp->cpus[hp->core.nr_cpus++] = c;
-	c->pkg = &hp->core;
+	WRITE_ONCE(c->pkg, &hp->core);
 	if (!hp->core.nr_online) {
 		/*
 		 * Nobody could read the counter meanwhile: the next close is an
@@ -410,7 +419,11 @@ void vr_engine_set_policy(unsigned int policy)
 int vr_engine_init(void)
 {
 	unsigned int i;
-	int ret;
+	int ret, cpu;
+
+	/* No package until vr_cpu_up(): the probes skip such CPUs. */
+	for_each_possible_cpu(cpu)
+		vr_cpu_init(per_cpu_ptr(&vr_pcpu, cpu), NULL);
 
 	vr_pkgs = kcalloc(vr_topo.max_pkgs, sizeof(*vr_pkgs), GFP_KERNEL);
 	if (!vr_pkgs)
