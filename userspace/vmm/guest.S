@@ -16,16 +16,33 @@
 	.globl guest_blob_start
 guest_blob_start:
 
-/* spin: the tightest loop there is. */
+/*
+ * spin: the tightest loop there is.  With MB_RTICKS set (--report-msr) it
+ * also reads the mailbox MSRs every MB_RTICKS TSC ticks.
+ */
 	.globl guest_spin
 guest_spin:
+	cmpl	$0, MB_RTICKS(%edi)
+	jne	2f
 1:	jmp	1b
+2:	call	report_start
+3:	call	maybe_report
+	jmp	3b
 
-/* idle: halt forever; the VMM blocks the vCPU thread on each HLT exit. */
+/*
+ * idle: halt forever; the VMM blocks the vCPU thread on each HLT exit.
+ * With MB_RTICKS set, read the MSRs after each HLT: the VMM then wakes the
+ * vCPU once per report period.
+ */
 	.globl guest_idle
 guest_idle:
+	cmpl	$0, MB_RTICKS(%edi)
+	jne	2f
 1:	hlt
 	jmp	1b
+2:	call	read_report
+	hlt
+	jmp	2b
 
 /* pio-loop: one port write (one exit) per iteration. */
 	.globl guest_pio
@@ -42,6 +59,7 @@ guest_pio:
  */
 	.globl guest_duty
 guest_duty:
+	call	report_start
 	movl	MB_CHUNK(%edi), %esi
 2:	rdtsc
 	movl	%eax, %ebx
@@ -49,6 +67,7 @@ guest_duty:
 	subl	%ebx, %eax		/* wrap-safe 32-bit TSC delta */
 	cmpl	%esi, %eax
 	jb	1b
+	call	maybe_report
 	inl	$PORT_DUTY, %eax
 	testl	%eax, %eax
 	jz	2b
@@ -75,6 +94,58 @@ guest_rdmsr:
 	incl	MB_ITER(%edi)
 	outb	%al, $PORT_REPORT
 	jmp	3b
+
+/*
+ * --report-msr helpers for spin, duty and idle; all registers preserved.
+ * read_report: read the mailbox MSRs and report them, as rdmsr-loop does.
+ */
+read_report:
+	pushal
+	xorl	%ebp, %ebp
+	xorl	%esi, %esi
+1:	cmpl	MB_NR_MSRS(%edi), %esi
+	jae	2f
+	movl	MB_MSR(%edi,%esi,4), %ecx
+	rdmsr
+	movl	%eax, MB_VALUE(%edi,%esi,8)
+	movl	%edx, MB_VALUE+4(%edi,%esi,8)
+	incl	%esi
+	jmp	1b
+2:	movl	%ebp, MB_FAULTS(%edi)
+	incl	MB_ITER(%edi)
+	outb	%al, $PORT_REPORT
+	popal
+	ret
+
+/* report_start: if reporting, the first read, and start the TSC clock. */
+report_start:
+	cmpl	$0, MB_RTICKS(%edi)
+	je	1f
+	pushl	%eax
+	pushl	%edx
+	rdtsc
+	movl	%eax, MB_RLAST(%edi)
+	call	read_report
+	popl	%edx
+	popl	%eax
+1:	ret
+
+/* maybe_report: read_report if MB_RTICKS ticks passed since the last. */
+maybe_report:
+	cmpl	$0, MB_RTICKS(%edi)
+	je	2f
+	pushl	%eax
+	pushl	%edx
+	rdtsc
+	movl	%eax, %edx
+	subl	MB_RLAST(%edi), %eax	/* wrap-safe 32-bit TSC delta */
+	cmpl	MB_RTICKS(%edi), %eax
+	jb	1f
+	movl	%edx, MB_RLAST(%edi)
+	call	read_report
+1:	popl	%edx
+	popl	%eax
+2:	ret
 
 /*
  * #GP handler.  Stack: error code, EIP, CS, EFLAGS.  A faulting rdmsr

@@ -41,6 +41,9 @@
 #define MB_FAULTS		104	/* u32: bit i set when MSR i faulted */
 #define MB_ITER			108	/* u32: rdmsr-loop iterations */
 #define MB_CHUNK		112	/* u32: duty busy chunk in TSC ticks */
+#define MB_RTICKS		116	/* u32: spin/duty/idle read the MSRs every
+					 * this many TSC ticks (0: never) */
+#define MB_RLAST		120	/* u32: low TSC of the last such read */
 #define MB_MAX_MSRS		8
 
 #endif

@@ -40,7 +40,7 @@ run() {
 }
 
 echo "TAP version 13"
-echo "1..16"
+echo "1..18"
 
 if [ ! -x "$VMM" ]; then
 	echo "Bail out! $VMM not built"
@@ -148,6 +148,23 @@ if run fakeamd 0 --guest rdmsr-loop --fake-vrapl --rapl amd --duration 1 --json;
 	fi
 fi
 
+# --report-msr: a load that also reads its own energy counter.
+for g in spin duty:30; do
+	name=report-$(echo "$g" | tr ':' '-')
+	if run "$name" 0 --guest "$g" --fake-vrapl --report-msr=50 --duration 1.5 --json; then
+		c=$(msrjson "$TMP/$name.out" 0x611 count)
+		v=$(msrjson "$TMP/$name.out" 0x611 violations)
+		d=$(msrjson "$TMP/$name.out" 0x611 delta)
+		if [ "${c:-0}" -ge 5 ] && [ "$v" = 0 ] && [ "${d:-0}" -gt 0 ] &&
+		   grep -q '"joules": [0-9]' "$TMP/$name.out"; then
+			ok "--report-msr $g: $c reads of 0x611, delta $d"
+		else
+			notok "--report-msr $g: count=$c violations=$v delta=$d"
+			diag "$TMP/$name.out"
+		fi
+	fi
+done
+
 if run usage 1 --guest nonsense; then
 	ok "usage error exits 1"
 fi
@@ -166,7 +183,7 @@ elif run require 3 --require-vrapl --duration 0.1; then
 	ok "--require-vrapl without the module exits 3"
 fi
 
-if [ "$n" -ne 16 ]; then
+if [ "$n" -ne 18 ]; then
 	notok "test count: ran $n"
 fi
 [ "$failed" -eq 0 ]

@@ -86,6 +86,7 @@ struct options {
 	bool require_vrapl;
 	bool fake_vrapl;
 	int overhead_pct;		/* -1: no overhead thread */
+	unsigned int report_ms;		/* --report-msr period, 0: off */
 	const char *dev_path;
 };
 
@@ -113,6 +114,7 @@ struct vcpu {
 	uint64_t exits, exits_io, exits_hlt, exits_msr, exits_intr;
 	uint64_t msr_foreign;		/* MSR exits libvmrapl did not take */
 	uint64_t pio, reports;
+	uint64_t first_report_ns, last_report_ns;	/* CLOCK_MONOTONIC */
 
 	int nr_msrs;
 	struct msr_track msr[MB_MAX_MSRS];
@@ -237,6 +239,10 @@ static void usage(FILE *f)
 "  --print-tids           print 'tids: T0 T1 ...' once the vCPUs exist\n"
 "  --wait-start FD        read one byte (or EOF) from FD before running\n"
 "  --close-order vmrapl-first|kvm-first   teardown order (default vmrapl-first)\n"
+"  --report-msr[=MS]      spin, duty and idle guests also read the package\n"
+"                         energy MSR (and the unit MSR) every MS ms (default\n"
+"                         100) while running their load; the summary shows\n"
+"                         what they read (first, last, delta, joules)\n"
 "  --json                 machine-readable summary on stdout\n"
 "Exit codes: 0 ok, 1 usage, 2 KVM setup, 3 vmrapl, 4 vCPU/guest failure.\n");
 }
@@ -366,6 +372,10 @@ static void parse_options(struct options *o, int argc, char **argv)
 			o->require_vrapl = true;
 		} else if (FLAG("--fake-vrapl")) {
 			o->fake_vrapl = true;
+		} else if (!strcmp(opt, "--report-msr")) {
+			/* Optional value: only as --report-msr=MS. */
+			o->report_ms = val ? (unsigned int)parse_ulong(opt, val,
+						1, 1000) : 100;
 		} else if (VAL("--vcpus")) {
 			o->nr_vcpus = (unsigned int)parse_ulong(opt, val, 1, MAX_VCPUS);
 		} else if (VAL("--guest")) {
@@ -438,6 +448,10 @@ static void check_options(struct options *o)
 		    o->nr_vpkgs, o->nr_vcpus);
 	if (o->fake_vrapl && o->rapl == RAPL_OFF)
 		die(EXIT_USAGE, "--fake-vrapl needs --rapl intel or amd");
+	if (o->report_ms && o->prog != PROG_SPIN && o->prog != PROG_DUTY &&
+	    o->prog != PROG_IDLE)
+		die(EXIT_USAGE, "--report-msr: only with --guest spin, duty or "
+		    "idle (rdmsr-loop reads the MSRs anyway)");
 	if (o->nr_pin > o->nr_vcpus)
 		die(EXIT_USAGE, "--pin has %u CPUs for %u vCPUs", o->nr_pin,
 		    o->nr_vcpus);
@@ -674,6 +688,32 @@ static void setup_mailbox(struct vmm *m, struct vcpu *v)
 				msrs[i] == VMRAPL_MSR_AMD_PKG_ENERGY;
 		}
 	}
+	if (m->o.report_ms) {
+		/* The unit MSR (for the ESU) and the package energy counter. */
+		bool amd = m->o.rapl == RAPL_AMD;
+		uint64_t ticks = (uint64_t)m->tsc_khz * m->o.report_ms;
+		uint32_t t;
+
+		msrs[0] = amd ? VMRAPL_MSR_AMD_RAPL_POWER_UNIT :
+				VMRAPL_MSR_RAPL_POWER_UNIT;
+		msrs[1] = amd ? VMRAPL_MSR_AMD_PKG_ENERGY :
+				VMRAPL_MSR_PKG_ENERGY_STATUS;
+		n = 2;
+		/* The guest compares 32-bit TSC deltas. */
+		if (ticks == 0 || ticks >= 0x80000000ull)
+			die(EXIT_USAGE, "--report-msr=%u: too long for a %u kHz "
+			    "TSC (at most %" PRIu64 " ms)", m->o.report_ms,
+			    m->tsc_khz, (uint64_t)0x7fffffff / m->tsc_khz);
+		t = (uint32_t)ticks;
+		v->nr_msrs = n;
+		memcpy(v->page + MB_NR_MSRS, &n, sizeof(uint32_t));
+		memcpy(v->page + MB_RTICKS, &t, sizeof(t));
+		for (i = 0; i < n; i++) {
+			memcpy(v->page + MB_MSR + 4 * i, &msrs[i], sizeof(uint32_t));
+			v->msr[i].index = msrs[i];
+			v->msr[i].energy = i == 1;
+		}
+	}
 	if (m->o.prog == PROG_DUTY) {
 		uint32_t c;
 
@@ -837,6 +877,9 @@ static void on_report(struct vcpu *v)
 	int i;
 
 	v->reports++;
+	v->last_report_ns = mono_ns();
+	if (!v->first_report_ns)
+		v->first_report_ns = v->last_report_ns;
 	memcpy(&faults, v->page + MB_FAULTS, sizeof(faults));
 	for (i = 0; i < v->nr_msrs; i++) {
 		uint64_t val;
@@ -903,7 +946,9 @@ static int handle_hlt(struct vmm *m, struct vcpu *v)
 
 	switch (m->o.prog) {
 	case PROG_IDLE:
-		vcpu_sleep_until(m, v, 0);
+		/* --report-msr: wake the guest for its next read. */
+		vcpu_sleep_until(m, v, m->o.report_ms ? mono_ns() +
+				 m->o.report_ms * 1000000ull : 0);
 		return 0;
 	case PROG_DUTY:
 		/* Sleep out the period, then start the next one. */
@@ -1233,6 +1278,12 @@ static int guest_esu(const struct vcpu *v)
 	return -1;
 }
 
+/* Seconds between the guest's first and last MSR report. */
+static double report_span_s(const struct vcpu *v)
+{
+	return (double)(v->last_report_ns - v->first_report_ns) / 1e9;
+}
+
 static void json_energy(const char *key, const __u64 *e)
 {
 	printf("\"%s\": {\"pkg\": %" PRIu64 ", \"core\": %" PRIu64
@@ -1295,10 +1346,10 @@ static void print_json(const struct vmm *m, int code)
 		       ", \"exits_hlt\": %" PRIu64 ", \"exits_msr\": %" PRIu64
 		       ", \"exits_intr\": %" PRIu64 ", \"msr_foreign\": %" PRIu64
 		       ", \"pio\": %" PRIu64 ", \"reports\": %" PRIu64
-		       ", \"halted_s\": %.6f,\n", v->exits, v->exits_io,
-		       v->exits_hlt, v->exits_msr, v->exits_intr,
-		       v->msr_foreign, v->pio, v->reports,
-		       (double)v->halted_ns / 1e9);
+		       ", \"halted_s\": %.6f, \"report_span_s\": %.6f,\n",
+		       v->exits, v->exits_io, v->exits_hlt, v->exits_msr,
+		       v->exits_intr, v->msr_foreign, v->pio, v->reports,
+		       (double)v->halted_ns / 1e9, report_span_s(v));
 		printf("     \"guest_esu\": %d, \"msrs\": [", esu);
 		for (j = 0; j < v->nr_msrs; j++) {
 			const struct msr_track *t = &v->msr[j];
@@ -1425,6 +1476,13 @@ static void print_human(const struct vmm *m)
 			if (t->energy)
 				printf(", wraps %" PRIu64 ", violations %" PRIu64,
 				       t->wraps, t->violations);
+			if (t->energy && guest_esu(v) >= 0 &&
+			    report_span_s(v) > 0)
+				printf(", %.3f J in %.3f s: %.2f W",
+				       ldexp((double)t->delta, -guest_esu(v)),
+				       report_span_s(v),
+				       ldexp((double)t->delta, -guest_esu(v)) /
+				       report_span_s(v));
 			printf("\n");
 		}
 		if (v->failed)
