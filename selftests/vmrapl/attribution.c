@@ -79,18 +79,29 @@ static int vm_start(struct vm *v, enum vrg_prog prog, int duty, int cpu)
 	return vrp_start(&v->p, &o);
 }
 
+/*
+ * The energy of a VM comes only from what we inject (the test source's
+ * static power is 0 unless a test sets it): read it before the injection
+ * and after the epochs that sampled it closed.
+ */
 static void vm_snap(struct vm *v, int end)
 {
 	double e = 0;
 
 	vrp_energy(v->p.pid, &e, NULL, NULL);
-	if (end) {
+	if (end)
 		v->e1 = e;
-		v->r1 = vr_task_runtime_ns(v->p.tid);
-	} else {
+	else
 		v->e0 = e;
+}
+
+/* Runtimes are read right at the injection's edges. */
+static void vm_runtime(struct vm *v, int end)
+{
+	if (end)
+		v->r1 = vr_task_runtime_ns(v->p.tid);
+	else
 		v->r0 = vr_task_runtime_ns(v->p.tid);
-	}
 }
 
 static void vm_end(struct vm *v)
@@ -154,8 +165,12 @@ TEST_F(attr, same_package_loads)
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &b0));
+	vm_runtime(&a, 0);
+	vm_runtime(&b, 0);
 	inj = units_to_uj(inject_for(0, 20.0, 2500));
-	vr_sleep_ms(30);
+	vm_runtime(&a, 1);
+	vm_runtime(&b, 1);
+	vr_sleep_ms(120);
 	vm_snap(&a, 1);
 	vm_snap(&b, 1);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &b1));
@@ -249,10 +264,12 @@ static void lone_vcpu(struct __test_metadata *_metadata,
 	vr_sleep_ms(200);
 	vr_inject(1, VMRAPL_DOM_PKG, 0, false);
 	vm_snap(&a, 0);
+	vm_runtime(&a, 0);
 	t0 = vr_now_ns();
 	inj = units_to_uj(inject_for(1, p_tot, 2000));
-	vr_sleep_ms(20);
 	t1 = vr_now_ns();
+	vm_runtime(&a, 1);
+	vr_sleep_ms(120);
 	vm_snap(&a, 1);
 	vm_end(&a);
 	*got = E(&a);
@@ -356,7 +373,11 @@ TEST_F(attr, oversubscription)
 	vr_sleep_ms(300);
 	for (i = 0; i < 4; i++)
 		vm_snap(&v[i], 0);
+	for (i = 0; i < 4; i++)
+		vm_runtime(&v[i], 0);
 	inject_for(0, 20.0, 2500);
+	for (i = 0; i < 4; i++)
+		vm_runtime(&v[i], 1);
 	vr_sleep_ms(120);
 	for (i = 0; i < 4; i++)
 		vm_snap(&v[i], 1);
