@@ -98,12 +98,18 @@ selftests: ksrc userspace
 unit:
 	$(MAKE) -C $(TOP)/selftests/unit run
 
-# Simulator and hot-path benchmark (bench/sim): full runs to bench/RESULTS.md
-# and bench/results.json; bench-quick only checks that they run.
+# Simulator and hot-path benchmark (bench/sim), then the rig benchmarks
+# (selftests/vmrapl/bench*.c, rig.mode=bench) on one kernel (BENCH_KVER,
+# default KVER): full runs to bench/RESULTS.md and bench/results.json.
+# bench-quick only checks that the simulator runs (no rig).
+BENCH_KVER ?= $(KVER)
 bench:
 	$(MAKE) -C $(TOP)/bench/sim full
-	cp $(TOP)/bench/sim/out/RESULTS.md $(TOP)/bench/RESULTS.md
-	cp $(TOP)/bench/sim/out/full.json $(TOP)/bench/results.json
+	$(MAKE) --no-print-directory module selftests KVER=$(BENCH_KVER)
+	-RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh $(BENCH_KVER) --mode bench
+	$(TOP)/bench/rig/collect.sh $(BUILD)/rig-$(BENCH_KVER)-bench.log $(BENCH_KVER) \
+		$(TOP)/bench/sim/out/RESULTS.md $(TOP)/bench/sim/out/full.json \
+		$(TOP)/bench/RESULTS.md $(TOP)/bench/results.json
 
 bench-quick:
 	$(MAKE) -C $(TOP)/bench/sim quick

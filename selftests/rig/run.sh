@@ -4,12 +4,13 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa] [--mode tests|demo|shell]
+# Usage: run.sh KVER [--variant numa] [--mode tests|demo|bench|shell]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
 # Environment: RIG_TIMEOUT (whole boot, default 900 s), RIG_TEST_TIMEOUT
 # (per program, default 300 s), RIG_EXPECTED (space separated test names;
-# default: one per selftests/vmrapl/*.c), RIG_EXTRA_CMDLINE.
+# default: one per selftests/vmrapl/*.c, without demo* and bench*, which
+# only run in --mode demo and --mode bench), RIG_EXTRA_CMDLINE.
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
 # ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
@@ -148,9 +149,12 @@ if [[ $mode == tests ]]; then
 		want='^[^n]|^n[^u]|^nu[^m]'
 	fi
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
-		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -v '^demo' |
+		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench)' |
 		grep -E "$want" | tr '\n' ' ')}
-elif [[ -x $top/build/selftests/demo ]]; then
+elif [[ $mode == bench ]]; then
+	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
+		ls bench*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}
+elif [[ $mode == demo && -x $top/build/selftests/demo ]]; then
 	expected=demo
 else
 	expected=

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rig benchmark (rig.mode=bench only): context-switch throughput with
+ * vmrapl's sched_switch probe in place.
+ *
+ * Two threads pinned to one CPU ping-pong a byte over two pipes; every
+ * round trip is two context switches.  Configurations, alternated in
+ * every round:
+ *   U  vmrapl unloaded
+ *   L  vmrapl loaded, nothing attached
+ *   V  vmrapl loaded, 64 idle VMs (1 vCPU, HLT) attached, in 4 processes
+ *   C  control: vmrapl unloaded, the same 64 VMs running unattached
+ * C separates what the VMs themselves cost (their threads, timers, KVM)
+ * from what vmrapl costs.  TCG timing is emulated: only ratios within a
+ * round mean something.
+ *
+ * Output: "BENCH ctxsw round=R config=X sps=N vms=N" per measurement,
+ * "BENCH ctxsw_info ..." once; TAP lines for the rig.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libvmrapl.h"
+#include "vr_bench.h"
+
+#define ROUNDS		5
+#define WINDOW_MS	2000
+#define WARMUP_MS	200
+#define NR_VMS		64
+#define NR_PROCS	4
+
+static int pp_cpu;
+static volatile int pp_stop;
+static int p1[2], p2[2];
+static unsigned long long pp_trips;
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *pp_pong(void *arg)
+{
+	char c;
+
+	(void)arg;
+	pin_self(pp_cpu);
+	for (;;) {
+		if (read(p1[0], &c, 1) != 1 || c == 'q')
+			break;
+		if (write(p2[1], &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static void *pp_ping(void *arg)
+{
+	unsigned long long n = 0;
+	char c = 'p';
+
+	(void)arg;
+	pin_self(pp_cpu);
+	while (!pp_stop) {
+		if (write(p1[1], &c, 1) != 1 || read(p2[0], &c, 1) != 1)
+			break;
+		n++;
+	}
+	pp_trips = n;
+	c = 'q';
+	if (write(p1[1], &c, 1) != 1)
+		perror("write");
+	return NULL;
+}
+
+/* Context switches per second on pp_cpu over WINDOW_MS. */
+static double pingpong(void)
+{
+	pthread_t a, b;
+	uint64_t t0, t1;
+
+	if (pipe(p1) || pipe(p2))
+		return -1;
+	pp_stop = 0;
+	pthread_create(&b, NULL, pp_pong, NULL);
+	/* Warm up: a first short run, discarded. */
+	pthread_create(&a, NULL, pp_ping, NULL);
+	vr_sleep_ms(WARMUP_MS);
+	pp_stop = 1;
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+
+	pp_stop = 0;
+	pthread_create(&b, NULL, pp_pong, NULL);
+	t0 = vr_now_ns();
+	pthread_create(&a, NULL, pp_ping, NULL);
+	vr_sleep_ms(WINDOW_MS);
+	pp_stop = 1;
+	pthread_join(a, NULL);
+	t1 = vr_now_ns();
+	pthread_join(b, NULL);
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+	return 2.0 * pp_trips * 1e9 / (double)(t1 - t0);
+}
+
+/* A process holding @n idle VMs; attaches them when @attach. */
+struct vmproc {
+	pid_t pid;
+	int ctl;	/* write end; closing it stops the child */
+};
+
+static void vmproc_child(int n, bool attach, int rfd, int wfd)
+{
+	struct vb_vm *vms = calloc(n, sizeof(*vms));
+	int devfd = -1, i, ok = 0;
+	char c;
+
+	if (!vms || vb_init())
+		_exit(10);
+	if (attach) {
+		devfd = vr_open_dev();
+		if (devfd < 0)
+			_exit(11);
+	}
+	for (i = 0; i < n; i++) {
+		if (vb_vm_create(&vms[i], 1))
+			_exit(12);
+		if (attach) {
+			vms[i].vrfd = vr_attach(devfd, vms[i].vm, 1,
+						VMRAPL_REGSET_INTEL, 0);
+			if (vms[i].vrfd < 0)
+				_exit(13);
+		}
+		if (vb_vm_start(&vms[i]))
+			_exit(14);
+		ok++;
+	}
+	c = vms[0].irqchip ? 'i' : 'u';
+	if (write(wfd, &c, 1) != 1)
+		_exit(15);
+	/* Run until the parent closes the control pipe. */
+	while (read(rfd, &c, 1) > 0)
+		;
+	for (i = 0; i < ok; i++)
+		vb_vm_destroy(&vms[i]);
+	if (devfd >= 0)
+		close(devfd);
+	_exit(0);
+}
+
+static int vms_start(struct vmproc *p, bool attach, char *kind)
+{
+	int i, per = NR_VMS / NR_PROCS;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		int ctl[2], rdy[2];
+		char c = 0;
+
+		if (pipe(ctl) || pipe(rdy))
+			return -errno;
+		p[i].pid = fork();
+		if (p[i].pid < 0)
+			return -errno;
+		if (!p[i].pid) {
+			int j;
+
+			/* Only the parent may hold a sibling's control pipe. */
+			for (j = 0; j < i; j++)
+				close(p[j].ctl);
+			close(ctl[1]);
+			close(rdy[0]);
+			vmproc_child(per, attach, ctl[0], rdy[1]);
+		}
+		close(ctl[0]);
+		close(rdy[1]);
+		p[i].ctl = ctl[1];
+		if (read(rdy[0], &c, 1) != 1) {
+			close(rdy[0]);
+			return -ECHILD;
+		}
+		close(rdy[0]);
+		*kind = c;
+	}
+	/* Let every vCPU reach its HLT and block. */
+	vr_sleep_ms(500);
+	return 0;
+}
+
+static int vms_stop(struct vmproc *p)
+{
+	int i, status, bad = 0;
+
+	for (i = 0; i < NR_PROCS; i++) {
+		if (p[i].pid <= 0)
+			continue;
+		close(p[i].ctl);
+		waitpid(p[i].pid, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+		p[i].pid = 0;
+	}
+	return bad ? -ECHILD : 0;
+}
+
+int main(void)
+{
+	static const char cfgs[] = "ULVC";
+	struct vmproc procs[NR_PROCS] = { 0 };
+	int r, c, ncpu = sysconf(_SC_NPROCESSORS_ONLN), fails = 0, t = 0;
+	uint64_t start = vr_now_ns();
+	char kind = '?';
+
+	printf("TAP version 13\n1..%d\n", 1 + ROUNDS);
+	if (vb_init() || !getenv("VMRAPL_KO")) {
+		printf("ok 1 # SKIP no /dev/kvm or no VMRAPL_KO\n");
+		for (r = 0; r < ROUNDS; r++)
+			printf("ok %d # SKIP\n", r + 2);
+		return 4;
+	}
+	pp_cpu = ncpu - 1;
+	pin_self(0);
+	printf("BENCH ctxsw_info cpu=%d ncpus=%d vms=%d procs=%d rounds=%d window_ms=%d\n",
+	       pp_cpu, ncpu, NR_VMS, NR_PROCS, ROUNDS, WINDOW_MS);
+	printf("ok %d setup\n", ++t);
+	fflush(stdout);
+
+	for (r = 1; r <= ROUNDS; r++) {
+		int bad = 0;
+
+		for (c = 0; cfgs[c]; c++) {
+			char cfg = cfgs[c];
+			int nvms = 0;
+			double sps;
+
+			switch (cfg) {
+			case 'U':
+				if (vr_module_loaded() && vr_unload())
+					bad++;
+				break;
+			case 'L':
+				if (!vr_module_loaded() && vr_load(""))
+					bad++;
+				break;
+			case 'V':
+				if (vms_start(procs, true, &kind))
+					bad++;
+				nvms = vr_vms_count("attached");
+				if (nvms != NR_VMS)
+					bad++;
+				break;
+			case 'C':
+				if (vms_stop(procs) || vr_unload())
+					bad++;
+				if (vms_start(procs, false, &kind))
+					bad++;
+				nvms = NR_VMS;
+				break;
+			}
+			vr_sleep_ms(300);	/* let the transition settle */
+			sps = pingpong();
+			printf("BENCH ctxsw round=%d config=%c sps=%.1f vms=%d irqchip=%c\n",
+			       r, cfg, sps, nvms, cfg == 'V' || cfg == 'C' ? kind : '-');
+			fflush(stdout);
+		}
+		if (vms_stop(procs))
+			bad++;
+		if (bad)
+			fails++;
+		printf("%sok %d round %d\n", bad ? "not " : "", ++t, r);
+		fflush(stdout);
+	}
+	/* /init unloads vmrapl afterwards and expects it loaded. */
+	if (!vr_module_loaded())
+		vr_load("");
+	printf("BENCH ctxsw_done seconds=%.1f\n", (vr_now_ns() - start) / 1e9);
+	return fails ? 1 : 0;
+}
