@@ -1,176 +1,237 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * "make demo": three VMs with different loads on the rig's kernel, each
- * reading its own MSR_PKG_ENERGY_STATUS through a real rdmsr exit, next to
- * what the host attributes to it.  Runs only in rig.mode=demo.
+ * "make demo": runs only in rig.mode=demo.  It orchestrates the real tools
+ * of the initramfs:
+ *
+ *   1. three reference VMMs (/bin/vmrapl-vmm: 100% spin, 30% duty, idle),
+ *      each with --report-msr, so its guest reads MSR 0x611 while it runs
+ *      its load, and --json, its summary going to /tmp/demo-N.json;
+ *   2. "vmraplctl top" for about 15 s: the live table of the host's view;
+ *   3. SIGTERM to the VMMs, then from each JSON summary (simple string
+ *      search) what the guest read from 0x611 next to what the host
+ *      attributed to the VM, and a summary table.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "libvmrapl.h"
 #include "vr_kvm.h"
 
+#define VMM		"/bin/vmrapl-vmm"
+#define CTL		"/bin/vmraplctl"
 #define NVM		3
-#define RUN_S		15
-#define ESU		14
-
-struct shared {
-	volatile uint64_t reads, last, wraps;
-	volatile uint64_t guest_units;	/* 64-bit extended guest counter */
-	volatile int ready;
-};
+#define ESU		"14"
+#define TOP_INTERVAL	"3"
+#define TOP_ITERATIONS	"5"		/* 5 x 3 s: about 15 s of top */
 
 static const struct {
 	const char *name;
-	int duty;
-	int cpu;
+	const char *guest;
+	const char *cpu;
 } vms[NVM] = {
-	{ "busy-100%", 100, 0 },
-	{ "duty-30%", 30, 1 },
-	{ "idle", 1, 2 },
+	{ "busy-100%", "spin", "0" },
+	{ "duty-30%", "duty:30", "1" },
+	{ "idle", "idle", "2" },
 };
 
-static volatile sig_atomic_t stop;
+/* What one VMM's JSON summary says. */
+struct result {
+	double duration_s;	/* the VM's run time */
+	double host_j;		/* vmrapl's energy for the VM (pkg) */
+	double guest_j;		/* what the guest read from 0x611 */
+	double span_s;		/* between its first and last read */
+	double reads;		/* how often it read 0x611 */
+};
 
-static void on_term(int sig)
+static pid_t spawn(char *const argv[], const char *out_path,
+		   const char *err_path)
 {
-	(void)sig;
-	stop = 1;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (out_path) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0)
+			dup2(fd, 1);
+	}
+	if (err_path) {
+		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+	}
+	execv(argv[0], argv);
+	fprintf(stderr, "demo: %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
 }
 
-static void child(int i, struct shared *sh)
+static char *slurp(const char *path)
 {
-	struct sigaction sa = { .sa_handler = on_term };
-	struct vmrapl_vm *vm;
-	struct vmrapl *dev;
-	struct vrg_msr_log log;
-	uint64_t prev = 0, ext = 0;
-	struct vrg *g;
+	static char buf[NVM][65536];
+	static int next;
+	char *b = buf[next++ % NVM];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
 
-	sigaction(SIGTERM, &sa, NULL);
-	g = vrg_create(1, VRG_RDMSR_SPIN);
-	if (!g || vmrapl_open(NULL, &dev) ||
-	    vmrapl_attach(dev, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, ESU,
-			  &vm) || vrg_use_vmrapl(g, vm)) {
-		fprintf(stderr, "%s: cannot start: %s\n", vms[i].name,
-			strerror(errno));
-		_exit(1);
+	if (f) {
+		n = fread(b, 1, sizeof(buf[0]) - 1, f);
+		fclose(f);
 	}
-	vrg_set_msr(g, 0x611);
-	vrg_set_duty(g, vms[i].duty, 20);
-	vrg_pin(g, 0, vms[i].cpu);
-	vrg_start(g);
-	sh->ready = 1;
-	while (!stop) {
-		vr_sleep_ms(100);
-		vrg_msr_log(g, 0, &log);
-		if (!log.reads)
-			continue;
-		/* Extend the 32-bit counter the guest saw, as perf does. */
-		if (!ext)
-			ext = log.first;
-		ext += (uint32_t)(log.last - prev) * (prev != 0);
-		prev = log.last;
-		sh->reads = log.reads;
-		sh->last = log.last;
-		sh->wraps = log.wraps;
-		sh->guest_units = ext - log.first;
-	}
-	vrg_stop(g);
-	vmrapl_detach(vm);
-	vmrapl_close(dev);
-	vrg_destroy(g);
-	_exit(0);
+	b[n] = 0;
+	return b;
+}
+
+/* The number after "key": in the text that follows @from, -1 if none. */
+static double num_after(const char *from, const char *key)
+{
+	char k[64];
+	const char *s;
+
+	if (!from)
+		return -1;
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	s = strstr(from, k);
+	return s ? atof(s + strlen(k)) : -1;
+}
+
+static int parse_summary(const char *json, struct result *r)
+{
+	const char *msr = strstr(json, "\"msr\": \"0x611\"");
+	const char *vm = strstr(json, "\"vm\": {");
+
+	r->duration_s = num_after(json, "duration_s");
+	r->span_s = num_after(json, "report_span_s");
+	r->reads = num_after(msr, "count");
+	r->guest_j = num_after(msr, "joules");
+	r->host_j = num_after(vm, "pkg") / 1e6;	/* energy_uj comes first */
+	return msr && vm && r->duration_s > 0 && r->span_s > 0 &&
+	       r->guest_j >= 0 ? 0 : -1;
 }
 
 int main(void)
 {
-	double host0[NVM], host1[NVM], hprev[NVM], gprev[NVM], gstart[NVM];
-	double t0, tprev, t;
-	struct shared *sh;
+	char out[NVM][32], err[NVM][32];
 	struct vmrapl_info info;
-	pid_t pid[NVM];
-	int i, s;
+	struct result res[NVM];
+	int estimated, i, status, rc = 0;
+	pid_t pid[NVM], top;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (vr_get_info(&info)) {
 		printf("demo: /dev/vmrapl is not there: is the module loaded?\n");
 		return 1;
 	}
+	estimated = !!(info.features & VMRAPL_INFO_F_ESTIMATED);
 	printf("\n== vmrapl loaded: ABI %u, %u packages, %u CPUs, source %s%s\n",
 	       info.abi_version, info.nr_packages, info.nr_cpus,
 	       info.source == VMRAPL_SOURCE_ESTIMATE ? "estimate" :
 	       info.source == VMRAPL_SOURCE_TEST ? "test" :
 	       info.source == VMRAPL_SOURCE_INTEL ? "intel" : "amd",
-	       info.features & VMRAPL_INFO_F_ESTIMATED ?
+	       estimated ?
 	       " (estimated: TCG has no RAPL; a linear model of idle + per-busy-CPU power)" :
 	       "");
-	sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 1;
-	memset(sh, 0, 4096);
-	for (i = 0; i < NVM; i++) {
-		pid[i] = fork();
-		if (!pid[i])
-			child(i, &sh[i]);
-	}
-	for (i = 0; i < NVM; i++)
-		while (!sh[i].ready)
-			vr_sleep_ms(10);
-	vr_sleep_ms(500);
-	printf("== 3 KVM guests running, each reading MSR 0x611 (ESU %d) through real rdmsr exits\n\n",
-	       ESU);
-	t0 = tprev = vr_now_ns() / 1e9;
-	for (i = 0; i < NVM; i++) {
-		vrp_energy(pid[i], &host0[i], NULL, NULL);
-		hprev[i] = host0[i];
-		gprev[i] = sh[i].guest_units;
-		gstart[i] = gprev[i];
-	}
-	for (s = 3; s <= RUN_S; s += 3) {
-		vr_sleep_ms(3000);
-		t = vr_now_ns() / 1e9;
-		printf("t=%4.1fs  %-10s %10s %10s\n", t - t0, "VM", "host W",
-		       "guest W");
-		for (i = 0; i < NVM; i++) {
-			double h = 0, gu = sh[i].guest_units;
 
-			vrp_energy(pid[i], &h, NULL, NULL);
-			printf("         %-10s %10.2f %10.2f\n", vms[i].name,
-			       (h - hprev[i]) / 1e6 / (t - tprev),
-			       (gu - gprev[i]) / (1 << ESU) / (t - tprev));
-			hprev[i] = h;
-			gprev[i] = gu;
+	/* 1. The VMs. */
+	for (i = 0; i < NVM; i++) {
+		char *argv[] = {
+			VMM, "--name", (char *)vms[i].name,
+			"--guest", (char *)vms[i].guest,
+			"--pin", (char *)vms[i].cpu, "--esu", ESU,
+			"--report-msr", "--require-vrapl", "--json", NULL,
+		};
+
+		snprintf(out[i], sizeof(out[i]), "/tmp/demo-%d.json", i);
+		snprintf(err[i], sizeof(err[i]), "/tmp/demo-%d.err", i);
+		pid[i] = spawn(argv, out[i], err[i]);
+		printf("   started %-9s  %s --name %s --guest %s --pin %s --esu %s --report-msr --json > %s\n",
+		       vms[i].name, VMM, vms[i].name, vms[i].guest, vms[i].cpu,
+		       ESU, out[i]);
+	}
+	vr_sleep_ms(1000);
+	for (i = 0; i < NVM; i++) {
+		if (waitpid(pid[i], &status, WNOHANG) == pid[i]) {
+			printf("demo: %s exited early:\n%s\n", vms[i].name,
+			       slurp(err[i]));
+			pid[i] = 0;
+			rc = 1;
 		}
-		tprev = t;
 	}
-	t = vr_now_ns() / 1e9 - t0;
-	printf("\n== summary over %.1f s (source: %s)\n", t,
-	       info.features & VMRAPL_INFO_F_ESTIMATED ? "estimate" :
-	       "measured");
-	printf("%-10s %12s %10s %12s %10s\n", "VM", "host J", "host W",
-	       "guest J", "diff %");
-	for (i = 0; i < NVM; i++) {
-		double gj = (sh[i].guest_units - gstart[i]) / (1 << ESU);
+	if (rc)
+		goto stop;
+	printf("== 3 KVM guests running; each reads MSR 0x611 (ESU %s) every 100 ms through real rdmsr exits\n",
+	       ESU);
 
-		vrp_energy(pid[i], &host1[i], NULL, NULL);
-		host1[i] = (host1[i] - host0[i]) / 1e6;
-		printf("%-10s %12.3f %10.2f %12.3f %10.1f\n", vms[i].name,
-		       host1[i], host1[i] / t, gj,
-		       host1[i] > 0 ? (gj - host1[i]) / host1[i] * 100 : 0.0);
+	/* 2. The host's live view. */
+	printf("== vmraplctl top --interval %s --iterations %s (the host's view)\n\n",
+	       TOP_INTERVAL, TOP_ITERATIONS);
+	fflush(stdout);
+	{
+		char *argv[] = {
+			CTL, "top", "--interval", TOP_INTERVAL, "--iterations",
+			TOP_ITERATIONS, NULL,
+		};
+
+		top = spawn(argv, NULL, NULL);
+		if (waitpid(top, &status, 0) != top || !WIFEXITED(status) ||
+		    WEXITSTATUS(status)) {
+			printf("demo: vmraplctl top failed (status %#x)\n",
+			       status);
+			rc = 1;
+		}
 	}
-	printf("\nThe guest view advances at most once per guest period (100 ms) and in\n"
-	       "whole ESU; the host view is exact.  Both come from the same counters.\n");
+
+stop:
+	/* 3. Stop the VMs; each writes its summary. */
+	for (i = 0; i < NVM; i++)
+		if (pid[i] > 0)
+			kill(pid[i], SIGTERM);
+	for (i = 0; i < NVM; i++)
+		if (pid[i] > 0 && (waitpid(pid[i], &status, 0) != pid[i] ||
+				   !WIFEXITED(status) || WEXITSTATUS(status))) {
+			printf("demo: %s: vmrapl-vmm failed (status %#x):\n%s\n",
+			       vms[i].name, status, slurp(err[i]));
+			rc = 1;
+		}
+	if (rc)
+		return rc;
+
+	printf("\n== what each guest read from its own MSR 0x611, next to the host's view\n");
 	for (i = 0; i < NVM; i++) {
-		kill(pid[i], SIGTERM);
-		waitpid(pid[i], NULL, 0);
+		struct result *r = &res[i];
+
+		if (parse_summary(slurp(out[i]), r)) {
+			printf("demo: %s: unexpected summary:\n%s\n",
+			       vms[i].name, slurp(out[i]));
+			return 1;
+		}
+		printf("%-9s  guest: %4.0f reads, %8.3f J in %5.2f s = %6.2f W   host: %8.3f J in %5.2f s = %6.2f W\n",
+		       vms[i].name, r->reads, r->guest_j, r->span_s,
+		       r->guest_j / r->span_s, r->host_j, r->duration_s,
+		       r->host_j / r->duration_s);
 	}
+
+	printf("\n== summary (source: %s)\n", estimated ? "estimate" :
+	       "measured");
+	printf("%-10s %10s %8s %10s %8s %8s\n", "VM", "host J", "host W",
+	       "guest J", "guest W", "diff %");
+	for (i = 0; i < NVM; i++) {
+		struct result *r = &res[i];
+		double hw = r->host_j / r->duration_s;
+		double gw = r->guest_j / r->span_s;
+
+		printf("%-10s %10.3f %8.2f %10.3f %8.2f %8.1f\n", vms[i].name,
+		       r->host_j, hw, r->guest_j, gw,
+		       hw > 0 ? (gw - hw) / hw * 100 : 0.0);
+	}
+	printf("\nhost: the VM's energy over its whole run; guest: the 0x611 counter it read,\n"
+	       "from its first to its last read (diff: of the powers).  The guest's counter\n"
+	       "advances once per guest period (100 ms) in whole ESU; the host view is exact.\n");
 	return 0;
 }
