@@ -12,6 +12,8 @@
 #   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
 #   /tests/*                  static test programs from build/selftests/
 #                             (or $RIG_TESTS_DIR)
+#   /bin/vmrapl-exporter      static, or else the dynamic build with its
+#                             shared libraries and loader (from ldd)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
 #   /init                     selftests/rig/init
 set -euo pipefail
@@ -104,6 +106,21 @@ for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter; do
 		cp "$top/build/userspace/$tool.static" "$root/bin/${tool#*/}"
 	fi
 done
+# The exporter's static link usually fails (libmicrohttpd pulls in gnutls,
+# whose static archives Debian does not ship): then take the dynamic one,
+# with the shared libraries ldd resolves on this host and the dynamic
+# loader, at the same paths, so the loader finds them in its default
+# directories.
+exporter=$top/build/userspace/exporter/vmrapl-exporter
+if [[ ! -e $root/bin/vmrapl-exporter && -x $exporter ]]; then
+	libs=$(ldd "$exporter" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }') ||
+		die "ldd $exporter failed"
+	for lib in $libs; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	cp "$exporter" "$root/bin/vmrapl-exporter"
+fi
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
 fi
