@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,10 @@ struct fuzzer {
 	char *none;		/* 4 pages, PROT_NONE */
 	int extra[4];		/* VM fds our own ATTACH calls returned */
 	uint64_t calls, ok, attached, maps;
+	/* The call in progress, for the crash report. */
+	volatile unsigned int last_cmd;
+	volatile int last_fd;
+	void *volatile last_arg;
 	uint64_t err[160];
 	int bad;
 	char first_bad[4][200];
@@ -256,6 +261,8 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		struct vmrapl_policy p;
 		struct vmrapl_state st;
 		struct vmrapl_test_inject in;
+		struct vmrapl_pkg_list pl;
+		struct vmrapl_vm_list vl;
 		char raw[256];
 	} u;
 	size_t n, i;
@@ -317,6 +324,18 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		u.st.vpkgs_ptr = pick_u64ptr(f, 4 * sizeof(struct vmrapl_vpkg_state));
 		u.st.vcpus_ptr = pick_u64ptr(f, 32);
 		break;
+	case VMRAPL_GET_PKG_STATS:
+		u.pl.size = pick_size(f, sizeof(u.pl));
+		u.pl.nr_pkgs = pick(&f->s, 4) ? pick(&f->s, 4) :
+			       (uint32_t)rnd(&f->s);
+		u.pl.pkgs_ptr = pick_u64ptr(f, 3 * sizeof(struct vmrapl_pkg_stats));
+		break;
+	case VMRAPL_LIST_VMS:
+		u.vl.size = pick_size(f, sizeof(u.vl));
+		u.vl.nr_vms = pick(&f->s, 4) ? pick(&f->s, 12) :
+			      (uint32_t)rnd(&f->s);
+		u.vl.vms_ptr = pick_u64ptr(f, 8 * sizeof(struct vmrapl_vm_entry));
+		break;
 	case VMRAPL_TEST_INJECT:
 		/* Never a jump (F_SET), and never a huge value. */
 		u.in.package = pick(&f->s, 3);
@@ -326,10 +345,15 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		for (i = 0; i < sizeof(u.raw); i++)
 			u.raw[i] = rnd(&f->s);
 	}
-	/* Mutate a byte or two, now and then. */
+	/*
+	 * Mutate a bit or two of the first 16 bytes (size, flags, counts,
+	 * fds), now and then.  Not the pointers further on: one bit off an
+	 * arena address can land on our own heap or stacks, which the kernel
+	 * would then legitimately write to.
+	 */
 	if (cmd != VMRAPL_TEST_INJECT && pick(&f->s, 4) == 0)
 		for (i = 1 + pick(&f->s, 2); i; i--)
-			u.raw[pick(&f->s, 64)] ^= 1 << pick(&f->s, 8);
+			u.raw[pick(&f->s, 16)] ^= 1 << pick(&f->s, 8);
 	n = len < sizeof(u) ? len : sizeof(u);
 	memcpy(p, &u, n);
 }
@@ -390,16 +414,65 @@ static void fuzz_mmap(struct fuzzer *f, int fd)
 	munmap((void *)p, len);
 }
 
+/*
+ * Half of the calls are a vmrapl command on an fd that takes it, with an
+ * almost valid argument in the arena, so that they get past the first
+ * checks; the rest is anything on anything.
+ */
+static void pick_call(struct fuzzer *f, int *fd, int *kind, unsigned int *cmd,
+		      void **arg)
+{
+	struct shared *sh = f->sh;
+	size_t len;
+
+	if (pick(&f->s, 2)) {
+		*cmd = vr_cmds[pick(&f->s, sizeof(vr_cmds) / sizeof(vr_cmds[0]))];
+		len = _IOC_SIZE(*cmd);
+		*arg = pick(&f->s, 5) ? f->arena + pick(&f->s, ARENA - PG) :
+		       pick_ptr(f, len);
+		if (is_dev_cmd(*cmd)) {
+			*kind = K_DEV;
+			*fd = sh->dev;
+			return;
+		}
+		switch (pick(&f->s, 4)) {
+		case 0:
+			*kind = K_CHURN;
+			*fd = sh->churn;
+			return;
+		case 1:
+			*kind = K_VM;
+			*fd = sh->vm[pick(&f->s, NR_STABLE)];
+			return;
+		case 2:
+			*fd = pick_fd(f, kind);
+			return;
+		default:
+			*kind = K_VM;
+			*fd = sh->vm[pick(&f->s, NR_STABLE)];
+			return;
+		}
+	}
+	*fd = pick_fd(f, kind);
+	*cmd = pick_cmd(f, *kind != K_DEV && *kind != K_VM &&
+			*kind != K_CHURN && *kind != K_EXTRA);
+	len = _IOC_SIZE(*cmd) ? _IOC_SIZE(*cmd) : 64;
+	*arg = pick_ptr(f, len);
+}
+
 static void fuzz_one(struct fuzzer *f)
 {
 	struct shared *sh = f->sh;
-	int kind, fd = pick_fd(f, &kind), err;
-	bool vr_fd = kind == K_DEV || kind == K_VM;
-	unsigned int cmd = pick_cmd(f, !vr_fd && kind != K_CHURN &&
-				    kind != K_EXTRA);
-	size_t len = _IOC_SIZE(cmd) ? _IOC_SIZE(cmd) : 64;
-	void *arg = pick_ptr(f, len);
+	int kind, fd, err;
+	unsigned int cmd;
+	void *arg;
+	size_t len;
+	bool vr_fd;
 	long ret;
+
+	pick_call(f, &fd, &kind, &cmd, &arg);
+	vr_fd = kind == K_DEV || kind == K_VM;
+	len = _IOC_SIZE(cmd) ? _IOC_SIZE(cmd) : 64;
 
 	if ((kind == K_VM || kind == K_CHURN) && pick(&f->s, 20) == 0) {
 		fuzz_mmap(f, fd);
@@ -412,13 +485,16 @@ static void fuzz_one(struct fuzzer *f)
 	} else if ((char *)arg >= f->arena && (char *)arg < f->arena + ARENA) {
 		size_t room = f->arena + ARENA - (char *)arg;
 
-		if (pick(&f->s, 2))
+		if (pick(&f->s, 4))
 			fill_arg(f, cmd, arg, len < room ? len : room);
 		else
 			for (size_t i = 0; i < room && i < 256; i++)
 				((char *)arg)[i] = rnd(&f->s);
 	}
 
+	f->last_cmd = cmd;
+	f->last_fd = fd;
+	f->last_arg = arg;
 	ret = ioctl(fd, cmd, arg);
 	err = errno;
 	f->calls++;
@@ -455,6 +531,30 @@ static void fuzz_one(struct fuzzer *f)
 	if (ret < 0 && !err_allowed(cmd, err))
 		note_bad(f, "undocumented error", cmd, fd, ret, err);
 	(void)sh;
+}
+
+static struct fuzzer *crash_f;
+
+/* A crash of the fuzzer itself: say where, and what the threads were doing. */
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+	char buf[256];
+	int i, n;
+
+	n = snprintf(buf, sizeof(buf), "# signal %d at address %p\n", sig,
+		     si->si_addr);
+	if (write(2, buf, n) < 0)
+		_exit(2);
+	for (i = 0; crash_f && i < NR_THREADS; i++) {
+		n = snprintf(buf, sizeof(buf),
+			     "# thread %d: call %llu: ioctl(%d, %#x, %p)\n", i,
+			     (unsigned long long)crash_f[i].calls,
+			     crash_f[i].last_fd, crash_f[i].last_cmd,
+			     crash_f[i].last_arg);
+		if (write(2, buf, n) < 0)
+			break;
+	}
+	_exit(2);
 }
 
 static void *fuzz_thread(void *arg)
@@ -634,6 +734,14 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 		uint64_t s = seed ^ (0x9E3779B97F4A7C15ULL * (i + 1));
 
 		ASSERT_EQ(0, fuzzer_init(&self->f[i], sh, i, s));
+	}
+	crash_f = self->f;
+	{
+		struct sigaction sa = { .sa_sigaction = on_crash,
+					.sa_flags = SA_SIGINFO };
+
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
 	}
 	for (i = 0; i < NR_THREADS; i++)
 		ASSERT_EQ(0, pthread_create(&self->f[i].th, NULL, fuzz_thread,
