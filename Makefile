@@ -11,6 +11,7 @@
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make demo                 build, boot the rig and run the demo program
+#   make prom-check           a real Prometheus scrape of the exporter in the rig
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
 TOP := $(CURDIR)
@@ -51,14 +52,14 @@ KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
-	checkpatch ksrc deps check vmtest demo dkms-install dkms-uninstall \
+	checkpatch ksrc deps check vmtest demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
 all: module userspace
 
 help:
-	@sed -n '3,15s/^# \{0,1\}//p' $(TOP)/Makefile
+	@sed -n '3,16s/^# \{0,1\}//p' $(TOP)/Makefile
 
 kver:
 	@echo $(KVER)
@@ -140,6 +141,9 @@ vmtest: module selftests
 
 demo:
 	@$(TOP)/scripts/demo.sh $(KVER)
+
+prom-check: module selftests
+	@$(TOP)/scripts/prom-scrape.sh $(KVER)
 
 check:
 	@$(TOP)/scripts/check.sh

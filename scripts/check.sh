@@ -139,6 +139,12 @@ if ! skipping rig && [[ ${#kvers[@]} -gt 0 ]]; then
 	for v in ${RIG_VARIANTS-numa}; do
 		rig "${RIG_VARIANT_KVER:-${kvers[0]}}" "$v"
 	done
+	# The exporter's /metrics bodies the rig's tools test printed.
+	logs=()
+	for k in "${kvers[@]}"; do
+		logs+=("build/rig-$k.log")
+	done
+	single "promtool check metrics" "" scripts/promtool-check.sh "${logs[@]}"
 fi
 
 # Summary

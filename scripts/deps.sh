@@ -14,6 +14,7 @@ pkgs=(
 	linux-source-6.1
 	qemu-system-x86 busybox-static cpio kmod dkms sparse
 	libnuma-dev libmicrohttpd-dev xz-utils zstd gzip perl git
+	prometheus
 )
 
 missing=()

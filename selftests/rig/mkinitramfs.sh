@@ -8,7 +8,8 @@
 # Contents:
 #   /bin/busybox + one symlink per applet
 #   /lib/modules/<KVER>/*.ko  the KVM chain of the installed image, in load
-#                             order (listed in /etc/rig/modules), decompressed
+#                             order (listed in /etc/rig/modules), decompressed;
+#                             the virtio NIC's (/etc/rig/modules.net, prom mode)
 #   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
 #   /tests/*                  static test programs from build/selftests/
 #                             (or $RIG_TESTS_DIR)
@@ -27,6 +28,9 @@ moddir=/lib/modules/$kver
 # Top of the module chain; modules.dep supplies the rest (irqbypass, kvm,
 # ccp on kernels where kvm-amd links against the PSP driver).
 want_mods=(kvm-amd)
+# The virtio NIC of rig.mode=prom (loaded by /init in that mode only, from
+# /etc/rig/modules.net); virtio_pci is built in on some kernels.
+net_mods=(virtio_pci virtio_net)
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 
@@ -75,9 +79,21 @@ for m in "${want_mods[@]}"; do
 	[[ -n $line ]] || die "module $m not found in $moddir/modules.dep"
 	visit "${line%%:*}"
 done
+kvm_order=("${order[@]}")
+order=()
+for m in "${net_mods[@]}"; do
+	line=$(dep_line "$m") || true
+	if [[ -z $line ]]; then
+		grep -Eq "/${m//-/[-_]}\.ko\$" "$moddir/modules.builtin" 2>/dev/null ||
+			die "module $m neither in modules.dep nor built in"
+		continue
+	fi
+	visit "${line%%:*}"
+done
+net_order=("${order[@]}")
 
-: > "$root/etc/rig/modules"
-for path in "${order[@]}"; do
+add_module() { # path relative to moddir, list file
+	local path=$1 list=$2 src base
 	src=$moddir/$path
 	base=$(basename "$path")
 	case $base in
@@ -87,7 +103,15 @@ for path in "${order[@]}"; do
 	*.ko)     cp "$src" "$root/lib/modules/$kver/$base" ;;
 	*)        die "unexpected module file $path" ;;
 	esac
-	echo "/lib/modules/$kver/$base" >> "$root/etc/rig/modules"
+	echo "/lib/modules/$kver/$base" >> "$list"
+}
+: > "$root/etc/rig/modules"
+for path in "${kvm_order[@]}"; do
+	add_module "$path" "$root/etc/rig/modules"
+done
+: > "$root/etc/rig/modules.net"
+for path in "${net_order[@]}"; do
+	add_module "$path" "$root/etc/rig/modules.net"
 done
 
 cp "$ko" "$root/vmrapl.ko"

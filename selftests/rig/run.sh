@@ -4,13 +4,15 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa] [--mode tests|demo|bench|shell]
+# Usage: run.sh KVER [--variant numa] [--mode tests|demo|bench|prom|shell]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
 # Environment: RIG_TIMEOUT (whole boot, default 900 s), RIG_TEST_TIMEOUT
 # (per program, default 300 s), RIG_EXPECTED (space separated test names;
-# default: one per selftests/vmrapl/*.c, without demo* and bench*, which
-# only run in --mode demo and --mode bench), RIG_EXTRA_CMDLINE.
+# default: one per selftests/vmrapl/*.c, without demo*, bench* and prom*,
+# which only run in --mode demo, bench and prom), RIG_EXTRA_CMDLINE,
+# RIG_PROM_PORT (--mode prom: the host port, on 127.0.0.1, that QEMU's user
+# network forwards to the guest exporter's 9877; default 19877).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
 # ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
@@ -88,6 +90,10 @@ numa)
 *) echo "run.sh: unknown variant $variant" >&2; exit 2 ;;
 esac
 qemu+=(-cpu "$cpu" -smp "$smp")
+if [[ $mode == prom ]]; then
+	qemu+=(-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:${RIG_PROM_PORT:-19877}-:9877"
+	       -device virtio-net-pci,netdev=n0)
+fi
 
 stdin=/dev/null
 [[ $mode == shell && -t 0 ]] && stdin=/dev/stdin
@@ -149,11 +155,14 @@ if [[ $mode == tests ]]; then
 		want='^[^n]|^n[^u]|^nu[^m]'
 	fi
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
-		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench)' |
+		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench|prom)' |
 		grep -E "$want" | tr '\n' ' ')}
 elif [[ $mode == bench ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls bench*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}
+elif [[ $mode == prom ]]; then
+	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
+		ls prom*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}
 elif [[ $mode == demo && -x $top/build/selftests/demo ]]; then
 	expected=demo
 else

@@ -391,6 +391,10 @@ TEST(exporter_metrics)
 	/* A busy vCPU under the estimate: about 18 W, at least several J. */
 	EXPECT_GT(e1 - e0, 2.0) TH_LOG("%s: %.6f then %.6f J", series, e0, e1);
 	TH_LOG("%s: %.3f J in 1 s", series, e1 - e0);
+	/* The whole body, for the host's "promtool check metrics". */
+	printf("### METRICS BEGIN\n%s%s### METRICS END\n", out,
+	       out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "");
+	fflush(stdout);
 
 	EXPECT_NE(0, run("wget -q -O - http://127.0.0.1:9877/nope"));
 	kill(exp, SIGTERM);
