@@ -8,7 +8,7 @@
 # Environment:
 #   RIG_VARIANTS     extra rig variants (default "numa"; empty: none), run on RIG_VARIANT_KVER
 #   RIG_VARIANT_KVER kernel for the variants (default: oldest installed)
-#   CHECK_SKIP       steps to skip, e.g. "rig dkms"
+#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("prom": the Prometheus scrape)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -145,6 +145,12 @@ if ! skipping rig && [[ ${#kvers[@]} -gt 0 ]]; then
 		logs+=("build/rig-$k.log")
 	done
 	single "promtool check metrics" "" scripts/promtool-check.sh "${logs[@]}"
+	# A real Prometheus scrape of the exporter (rig.mode=prom, ~75 s) on
+	# the newest kernel: one test, failed by any "not ok".
+	if ! skipping prom; then
+		single "prometheus scrape ${kvers[-1]}" '^not ok' \
+			scripts/prom-scrape.sh "${kvers[-1]}"
+	fi
 fi
 
 # Summary
