@@ -50,7 +50,7 @@ LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
-.PHONY: all module modules-all userspace selftests unit bench bench-quick \
+.PHONY: install all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
 	checkpatch ksrc deps check vmtest demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
@@ -175,6 +175,18 @@ dkms-uninstall:
 
 dkms-test:
 	@$(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS)
+
+# Userspace (library, header, pkg-config, vmrapl-vmm, vmraplctl and its man
+# page, the exporter and its systemd unit) under PREFIX, plus the udev rule
+# that gives group kvm /dev/vmrapl.  DESTDIR stages it; the module itself
+# goes in with "make dkms-install".
+PREFIX ?= /usr/local
+UDEVDIR ?= /etc/udev/rules.d
+
+install: userspace
+	$(MAKE) -C $(TOP)/userspace install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	install -D -m 0644 $(TOP)/udev/60-vmrapl.rules \
+		$(DESTDIR)$(UDEVDIR)/60-vmrapl.rules
 
 clean:
 	rm -rf $(BUILD)
