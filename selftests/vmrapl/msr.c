@@ -94,6 +94,7 @@ static void observe(struct guest *gs, uint32_t msr, int pkg, double watts,
 	log->changes -= before.changes;
 	log->wraps -= before.wraps;
 	log->backwards -= before.backwards;
+	log->writes -= before.writes;
 }
 
 FIXTURE(msr) {
@@ -187,9 +188,11 @@ TEST_F(msr, writes)
 
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_WRMSR, VMRAPL_REGSET_INTEL,
 				 0, 0, 1));
-	/* Writes to the power limit are dropped, never reach the host. */
+	/*
+	 * Writes to the power limit are dropped, never reach the host.  (The
+	 * guest starts on 0x611, whose writes #GP: observe() counts deltas.)
+	 */
 	observe(&self->gs, 0x610, self->pkg, 0, 200, &log);
-	vrg_msr_log(self->gs.g, 0, &log);
 	EXPECT_GT(log.writes, 5);
 	EXPECT_EQ(0, log.gp);
 	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
