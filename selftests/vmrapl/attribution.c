@@ -207,7 +207,7 @@ TEST_F(attr, across_packages)
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
 	inject_for(1, 20.0, 800);
-	vr_sleep_ms(30);
+	vr_sleep_ms(120);	/* two 50 ms epochs: all of it sampled */
 	vm_snap(&a, 1);
 	vm_snap(&b, 1);
 	/* A runs on package 0 only: nothing of package 1's energy. */
@@ -218,7 +218,7 @@ TEST_F(attr, across_packages)
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
 	inject_for(0, 20.0, 800);
-	vr_sleep_ms(30);
+	vr_sleep_ms(120);	/* two 50 ms epochs: all of it sampled */
 	vm_snap(&a, 1);
 	vm_snap(&b, 1);
 	EXPECT_GT(E(&a), 0);
