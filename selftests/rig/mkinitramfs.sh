@@ -118,6 +118,9 @@ cp "$ko" "$root/vmrapl.ko"
 if [[ -d $tests_dir ]]; then
 	find "$tests_dir" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 fi
+# A VM that stays alive all run long (see kvm-hold.c).
+${CC:-cc} -static -O2 -Wall -o "$root/bin/kvm-hold" "$top/selftests/rig/kvm-hold.c"
+
 # The reference VMM, for the tests and the demo that drive it.
 vmm=$top/build/userspace/vmm/vmrapl-vmm.static
 if [[ -x $vmm ]]; then
