@@ -893,3 +893,19 @@ uint64_t vr_max_eu(uint64_t ns, int npkg)
 
 	return (uint64_t)(j * (1 << 24));
 }
+
+int vr_kvm_vm_count(void)
+{
+	struct dirent *d;
+	int n = 0, a, b;
+	DIR *dir;
+
+	dir = opendir("/sys/kernel/debug/kvm");
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir)))
+		if (sscanf(d->d_name, "%d-%d", &a, &b) == 2)
+			n++;
+	closedir(dir);
+	return n;
+}

@@ -147,3 +147,13 @@ int vr_read_books2(struct vr_books b[2]);
 #define VR_MAX_POWER_W	500
 uint64_t vr_max_eu(uint64_t ns, int npkg);
 #endif
+
+#ifndef _VR_KVM_VMCOUNT_H
+#define _VR_KVM_VMCOUNT_H
+/*
+ * KVM VMs alive in the whole system: KVM keeps a debugfs directory
+ * "<pid>-<fd>" per VM under /sys/kernel/debug/kvm from KVM_CREATE_VM
+ * until the VM is destroyed.  -errno when debugfs has no kvm directory.
+ */
+int vr_kvm_vm_count(void);
+#endif
