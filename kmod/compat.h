@@ -17,9 +17,10 @@
 
 /*
  * Dies per package.  The v6.9 x86 topology rework ("x86/cpu/topology:
- * Rename topology_max_die_per_package()") renamed the helper.
+ * Rename topology_max_die_per_package()") renamed the helper; Kbuild
+ * probes asm/topology.h for the new name.
  */
-#if KERNEL_VERSION(6, 9, 0) <= LINUX_VERSION_CODE
+#ifdef VMRAPL_HAVE_MAX_DIES_PER_PACKAGE
 #define vr_max_dies_per_package()	topology_max_dies_per_package()
 #else
 #define vr_max_dies_per_package()	topology_max_die_per_package()
@@ -43,9 +44,10 @@
 
 /*
  * VMA flags.  Upstream "mm: introduce vma->vm_flags wrapper functions"
- * (v6.3) made vm_flags read-only outside the helpers.
+ * (v6.3) made vm_flags read-only outside the helpers; Kbuild probes
+ * linux/mm.h for vm_flags_clear().
  */
-#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+#ifdef VMRAPL_HAVE_VM_FLAGS_CLEAR
 #define vr_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
 #else
 #define vr_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
