@@ -11,7 +11,8 @@
 # (per program, default 300 s), RIG_EXPECTED (space separated test names;
 # default: one per selftests/vmrapl/*.c, without demo*, bench* and prom*,
 # which only run in --mode demo, bench and prom), RIG_EXTRA_CMDLINE,
-# RIG_PROM_PORT (--mode prom: the host port, on 127.0.0.1, that QEMU's user
+# RIG_ONLY (tests mode: space separated programs to run, for development;
+# the run then expects only those), RIG_PROM_PORT (--mode prom: the host port, on 127.0.0.1, that QEMU's user
 # network forwards to the guest exporter's 9877; default 19877).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
@@ -64,6 +65,7 @@ cmdline+=" rcupdate.rcu_cpu_stall_timeout=60"
 cmdline+=" rig.mode=$mode rig.timeout=${RIG_TEST_TIMEOUT:-300}"
 [[ -n $variant ]] && cmdline+=" rig.variant=$variant"
 [[ -n ${RIG_EXTRA_CMDLINE:-} ]] && cmdline+=" $RIG_EXTRA_CMDLINE"
+[[ -n ${RIG_ONLY:-} ]] && cmdline+=" rig.only=$(echo $RIG_ONLY | tr ' ' ',')"
 
 cpu=max
 known_re=
@@ -193,6 +195,7 @@ if [[ $mode == tests ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench|prom)' |
 		grep -E "$want" | tr '\n' ' ')}
+	[[ -n ${RIG_ONLY:-} ]] && expected=$RIG_ONLY
 elif [[ $mode == bench ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls bench*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}
