@@ -231,6 +231,8 @@ static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 		return vr_dev_get_pkg_stats(argp);
 	case VMRAPL_LIST_VMS:
 		return vr_list_vms(argp);
+	case VMRAPL_GET_VM_STATS:
+		return vr_get_vm_stats(argp);
 	case VMRAPL_TEST_INJECT:
 		return vr_test_inject(argp);
 	default:

@@ -537,72 +537,131 @@ static bool vr_zero(const u64 *r, unsigned int n)
 	return true;
 }
 
-static long vr_vm_get_stats(struct vr_vm *vm, void __user *argp)
-{
+/*
+ * A GET_STATS request and its answer.  The answer is filled in kernel
+ * memory under the VM's lock and copied out after every lock is dropped,
+ * so a slow or faulting user buffer never holds up another VM.
+ */
+struct vr_stats_req {
 	struct vmrapl_stats st;
-	struct vmrapl_vcpu_stats vs;
-	struct vmrapl_vpkg_stats ps;
-	u64 ovh[VR_NDOM];
-	unsigned int d;
-	u32 i, v, n;
+	struct vmrapl_vcpu_stats *vs;
+	struct vmrapl_vpkg_stats *ps;
+	u32 nvs, nps;
+};
+
+/* Read and check a struct vmrapl_stats from userspace. */
+static int vr_stats_in(struct vr_stats_req *r, void __user *argp)
+{
+	struct vmrapl_stats *st = &r->st;
 	int ret;
 
-	ret = vr_copy_sized(&st, sizeof(st), argp);
+	memset(r, 0, sizeof(*r));
+	ret = vr_copy_sized(st, sizeof(*st), argp);
 	if (ret)
 		return ret;
-	if (st.flags || !vr_zero(st.reserved, ARRAY_SIZE(st.reserved)))
+	if (st->flags || !vr_zero(st->reserved, ARRAY_SIZE(st->reserved)))
 		return -EINVAL;
-	if ((st.nr_vcpus && !st.vcpus_ptr) || (st.nr_vpkgs && !st.vpkgs_ptr))
+	if ((st->nr_vcpus && !st->vcpus_ptr) ||
+	    (st->nr_vpkgs && !st->vpkgs_ptr))
 		return -EINVAL;
+	return 0;
+}
 
-	vr_close_all();
-	n = min(st.nr_vcpus, vm->nr_vcpus);
-	for (i = 0; i < n; i++) {
-		memset(&vs, 0, sizeof(vs));
-		for (d = 0; d < VR_NDOM; d++)
-			vs.energy_uj[d] = vr_eu_to_uj(vr_vcpu_energy(vm, i, d));
-		vs.runtime_ns = vr_vcpu_ns(vm, i);
-		if (copy_to_user(u64_to_user_ptr(st.vcpus_ptr) + i * sizeof(vs),
-				 &vs, sizeof(vs)))
-			return -EFAULT;
+/*
+ * Fill @r from @vm's accounts.  The caller keeps @vm alive (its fd, or
+ * vr_vm_mutex); vm->lock keeps the topology still.
+ */
+static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
+{
+	struct vmrapl_stats *st = &r->st;
+	unsigned int d;
+	u32 i, v;
+
+	r->nvs = min(st->nr_vcpus, vm->nr_vcpus);
+	r->nps = min_t(u32, st->nr_vpkgs, VMRAPL_MAX_VPKGS);
+	if (r->nvs) {
+		r->vs = kvcalloc(r->nvs, sizeof(*r->vs), GFP_KERNEL_ACCOUNT);
+		if (!r->vs)
+			return -ENOMEM;
 	}
-	n = min(st.nr_vpkgs, vm->nr_vpkgs);
-	for (v = 0; v < n; v++) {
-		memset(&ps, 0, sizeof(ps));
-		ps.nr_vcpus = vm->vpkg_vcpus[v];
+	if (r->nps) {
+		r->ps = kcalloc(r->nps, sizeof(*r->ps), GFP_KERNEL_ACCOUNT);
+		if (!r->ps)
+			return -ENOMEM;
+	}
+
+	mutex_lock(&vm->lock);
+	r->nps = min(r->nps, vm->nr_vpkgs);
+	for (i = 0; i < r->nvs; i++) {
+		for (d = 0; d < VR_NDOM; d++)
+			r->vs[i].energy_uj[d] =
+				vr_eu_to_uj(vr_vcpu_energy(vm, i, d));
+		r->vs[i].runtime_ns = vr_vcpu_ns(vm, i);
+	}
+	for (v = 0; v < r->nps; v++) {
+		r->ps[v].nr_vcpus = vm->vpkg_vcpus[v];
 		for (d = 0; d < VR_NDOM; d++) {
 			u64 e = vr_vpkg_ovh(vm, v, d);
 
-			ps.overhead_uj[d] = vr_eu_to_uj(e);
+			r->ps[v].overhead_uj[d] = vr_eu_to_uj(e);
 			for (i = 0; i < vm->nr_vcpus; i++)
 				if (vm->vpkg[i] == v)
 					e += vr_vcpu_energy(vm, i, d);
-			ps.energy_uj[d] = vr_eu_to_uj(e);
+			r->ps[v].energy_uj[d] = vr_eu_to_uj(e);
 		}
-		if (copy_to_user(u64_to_user_ptr(st.vpkgs_ptr) + v * sizeof(ps),
-				 &ps, sizeof(ps)))
-			return -EFAULT;
 	}
-
-	st.runtime_ns = 0;
+	st->runtime_ns = 0;
 	for (d = 0; d < VR_NDOM; d++) {
-		u64 e = 0;
+		u64 e = 0, ovh = vr_ovh_energy(vm, d);
 
 		for (i = 0; i < vm->nr_vcpus; i++)
 			e += vr_vcpu_energy(vm, i, d);
-		ovh[d] = vr_ovh_energy(vm, d);
-		st.energy_uj[d] = vr_eu_to_uj(e + ovh[d]);
-		st.overhead_uj[d] = vr_eu_to_uj(ovh[d]);
+		st->energy_uj[d] = vr_eu_to_uj(e + ovh);
+		st->overhead_uj[d] = vr_eu_to_uj(ovh);
 	}
 	for (i = 0; i < vm->nr_vcpus; i++)
-		st.runtime_ns += vr_vcpu_ns(vm, i);
-	st.overhead_ns = vr_ovh_ns(vm);
-	st.nr_vcpus = vm->nr_vcpus;
-	st.nr_vpkgs = vm->nr_vpkgs;
-	st.size = sizeof(st);
-	if (copy_to_user(argp, &st, sizeof(st)))
-		return -EFAULT;
+		st->runtime_ns += vr_vcpu_ns(vm, i);
+	st->overhead_ns = vr_ovh_ns(vm);
+	st->nr_vcpus = vm->nr_vcpus;
+	st->nr_vpkgs = vm->nr_vpkgs;
+	st->size = sizeof(*st);
+	mutex_unlock(&vm->lock);
 	return 0;
+}
+
+/* Copy the answer out (after vr_stats_fill() succeeded). */
+static int vr_stats_out(struct vr_stats_req *r, void __user *argp)
+{
+	if (r->nvs && copy_to_user(u64_to_user_ptr(r->st.vcpus_ptr), r->vs,
+				   r->nvs * sizeof(*r->vs)))
+		return -EFAULT;
+	if (r->nps && copy_to_user(u64_to_user_ptr(r->st.vpkgs_ptr), r->ps,
+				   r->nps * sizeof(*r->ps)))
+		return -EFAULT;
+	return copy_to_user(argp, &r->st, sizeof(r->st)) ? -EFAULT : 0;
+}
+
+static void vr_stats_free(struct vr_stats_req *r)
+{
+	kvfree(r->vs);
+	kfree(r->ps);
+}
+
+/* VMRAPL_VM_GET_STATS on the VM fd. */
+static long vr_vm_get_stats(struct vr_vm *vm, void __user *argp)
+{
+	struct vr_stats_req r;
+	int ret;
+
+	ret = vr_stats_in(&r, argp);
+	if (ret)
+		return ret;
+	vr_close_all();
+	ret = vr_stats_fill(vm, &r);
+	if (!ret)
+		ret = vr_stats_out(&r, argp);
+	vr_stats_free(&r);
+	return ret;
 }
 
 static long vr_vm_set_policy(struct vr_vm *vm, void __user *argp)
@@ -914,8 +973,9 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 		return vr_vm_read_msr(vm, argp);
 	case VMRAPL_VM_SET_POLICY:
 		return vr_vm_set_policy(vm, argp);
-	case VMRAPL_VM_SET_TOPOLOGY:
 	case VMRAPL_VM_GET_STATS:
+		return vr_vm_get_stats(vm, argp);
+	case VMRAPL_VM_SET_TOPOLOGY:
 	case VMRAPL_VM_GET_STATE:
 	case VMRAPL_VM_SET_STATE:
 		break;
@@ -926,8 +986,6 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 	mutex_lock(&vm->lock);
 	if (cmd == VMRAPL_VM_SET_TOPOLOGY)
 		ret = vr_vm_set_topology(vm, argp);
-	else if (cmd == VMRAPL_VM_GET_STATS)
-		ret = vr_vm_get_stats(vm, argp);
 	else if (cmd == VMRAPL_VM_GET_STATE)
 		ret = vr_vm_get_state(vm, argp);
 	else
@@ -1264,13 +1322,16 @@ static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
 	e->overhead_ns = vr_ovh_ns(vm);
 }
 
-/* VMRAPL_LIST_VMS: every tracked VM, attached or not. */
+/*
+ * VMRAPL_LIST_VMS: every tracked VM, attached or not.  Entries are built
+ * under vr_vm_mutex into kernel memory and copied out after it is dropped.
+ */
 long vr_list_vms(void __user *argp)
 {
-	struct vmrapl_vm_entry e;
+	struct vmrapl_vm_entry *ents = NULL;
 	struct vmrapl_vm_list l;
+	u32 n, total, fill, room = 0;
 	struct vr_vm *vm;
-	u32 n = 0;
 	int ret;
 
 	ret = vr_copy_sized(&l, sizeof(l), argp);
@@ -1283,24 +1344,76 @@ long vr_list_vms(void __user *argp)
 		return -EINVAL;
 
 	vr_close_all();
-	mutex_lock(&vr_vm_mutex);
+	for (;;) {
+		mutex_lock(&vr_vm_mutex);
+		total = 0;
+		list_for_each_entry(vm, &vr_vms, list)
+			total++;
+		fill = min(total, l.nr_vms);
+		if (fill <= room)
+			break;
+		/* More VMs than room: grow outside the lock and count again. */
+		mutex_unlock(&vr_vm_mutex);
+		kvfree(ents);
+		room = fill;
+		ents = kvcalloc(room, sizeof(*ents), GFP_KERNEL_ACCOUNT);
+		if (!ents)
+			return -ENOMEM;
+	}
+	n = 0;
 	list_for_each_entry(vm, &vr_vms, list) {
-		if (n < l.nr_vms) {
-			vr_vm_entry(vm, &e);
-			if (copy_to_user(u64_to_user_ptr(l.vms_ptr) +
-					 n * sizeof(e), &e, sizeof(e))) {
-				ret = -EFAULT;
-				break;
-			}
-		}
-		n++;
+		if (n >= fill)
+			break;
+		vr_vm_entry(vm, &ents[n++]);
 	}
 	mutex_unlock(&vr_vm_mutex);
+
+	if (fill && copy_to_user(u64_to_user_ptr(l.vms_ptr), ents,
+				 fill * sizeof(*ents)))
+		ret = -EFAULT;
+	kvfree(ents);
 	if (ret)
 		return ret;
-	l.nr_vms = n;
+	l.nr_vms = total;
 	l.size = sizeof(l);
 	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
+}
+
+/* VMRAPL_GET_VM_STATS: GET_STATS of any tracked VM, by its id. */
+long vr_get_vm_stats(void __user *argp)
+{
+	struct vmrapl_vm_query q;
+	struct vr_stats_req r;
+	void __user *sp;
+	struct vr_vm *vm;
+	int ret;
+
+	ret = vr_copy_sized(&q, sizeof(q), argp);
+	if (ret)
+		return ret;
+	if (q.flags || !vr_zero(q.reserved, ARRAY_SIZE(q.reserved)) ||
+	    !q.stats_ptr)
+		return -EINVAL;
+	sp = u64_to_user_ptr(q.stats_ptr);
+	ret = vr_stats_in(&r, sp);
+	if (ret)
+		return ret;
+
+	vr_close_all();
+	ret = -ENOENT;
+	/* Listed VMs stay alive while vr_vm_mutex is held. */
+	mutex_lock(&vr_vm_mutex);
+	list_for_each_entry(vm, &vr_vms, list) {
+		if (vm->id == q.id) {
+			ret = vr_stats_fill(vm, &r);
+			break;
+		}
+	}
+	mutex_unlock(&vr_vm_mutex);
+	if (!ret)
+		ret = vr_stats_out(&r, sp);
+	vr_stats_free(&r);
+	return ret;
 }
 
 bool vr_vm_any(void)

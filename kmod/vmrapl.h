@@ -121,6 +121,7 @@ void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 struct vr_vm;
 long vr_attach_vm(void __user *argp);
 long vr_list_vms(void __user *argp);
+long vr_get_vm_stats(void __user *argp);
 int vr_vm_init(void);
 void vr_vm_exit(void);
 struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg);

@@ -175,6 +175,30 @@ struct vmrapl_vm_list {
 
 #define VMRAPL_LIST_VMS		_IOWR(VMRAPL_IO, 0x03, struct vmrapl_vm_list)
 
+/**
+ * struct vmrapl_vm_query - VMRAPL_GET_VM_STATS
+ * @size: sizeof(struct vmrapl_vm_query).
+ * @flags: zero.
+ * @id: a VM id from VMRAPL_LIST_VMS.
+ * @stats_ptr: user address of a struct vmrapl_stats, used and filled as
+ *	VMRAPL_VM_GET_STATS uses and fills it on the VM's own fd (its size,
+ *	flags, reserved, counts and array pointers are checked the same way).
+ * @reserved: zero.
+ *
+ * The host's per-vCPU and per-virtual-package view of any tracked VM,
+ * attached or auto-tracked, for administration tools.  ENOENT when no
+ * tracked VM has @id (it has gone).
+ */
+struct vmrapl_vm_query {
+	__u32 size;
+	__u32 flags;
+	__u64 id;
+	__u64 stats_ptr;
+	__u64 reserved[2];
+};
+
+#define VMRAPL_GET_VM_STATS	_IOW(VMRAPL_IO, 0x04, struct vmrapl_vm_query)
+
 /* Guest register sets (vmrapl_attach.regset). */
 #define VMRAPL_REGSET_INTEL	1	/* 0x606 0x610 0x611 0x614 0x619 0x639 */
 #define VMRAPL_REGSET_AMD	2	/* 0xC0010299 0xC001029A 0xC001029B */

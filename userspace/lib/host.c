@@ -53,6 +53,45 @@ int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
 	return -EAGAIN;
 }
 
+int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
+			 struct vmrapl_vcpu_stats **vcpus)
+{
+	struct vmrapl_vcpu_stats *buf = NULL;
+	unsigned int room = 0;
+	int tries;
+
+	*vcpus = NULL;
+	/* The first call learns the vCPU count; a VM's count never changes. */
+	for (tries = 0; tries < 2; tries++) {
+		struct vmrapl_vm_query q;
+
+		memset(st, 0, sizeof(*st));
+		st->size = sizeof(*st);
+		st->nr_vcpus = room;
+		st->vcpus_ptr = (uintptr_t)buf;
+		memset(&q, 0, sizeof(q));
+		q.size = sizeof(q);
+		q.id = id;
+		q.stats_ptr = (uintptr_t)st;
+		if (ioctl(devfd, VMRAPL_GET_VM_STATS, &q) < 0) {
+			int err = errno;
+
+			free(buf);
+			return -err;
+		}
+		if (st->nr_vcpus <= room) {
+			*vcpus = buf;
+			return (int)st->nr_vcpus;
+		}
+		room = st->nr_vcpus;
+		buf = calloc(room, sizeof(*buf));
+		if (!buf)
+			return -ENOMEM;
+	}
+	free(buf);
+	return -EAGAIN;
+}
+
 int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
 {
 	struct vmrapl_pkg_stats *buf = NULL;

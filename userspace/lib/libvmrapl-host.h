@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libvmrapl-host - host-side helpers for the vmrapl tools (vmraplctl,
- * vmrapl-exporter): the host-wide ioctls (GET_PKG_STATS, LIST_VMS), VM
- * names from /proc, the runtime module parameters and names of the ABI's
- * enums.  Built as a static archive (libvmrapl-host.a) next to libvmrapl;
+ * vmrapl-exporter): the host-wide ioctls (GET_PKG_STATS, LIST_VMS,
+ * GET_VM_STATS), VM names from /proc, the runtime module parameters and
+ * names of the ABI's enums.  Built as a static archive (libvmrapl-host.a) next to libvmrapl;
  * it is not part of libvmrapl.so's ABI.
  *
  * Conventions as libvmrapl: int returns are 0 (or a count) on success and
@@ -28,6 +28,15 @@ extern "C" {
  * buffer until every tracked VM fits.  Returns the number of VMs.
  */
 int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out);
+
+/*
+ * VMRAPL_GET_VM_STATS of the VM with @id (from LIST_VMS): the whole VM in
+ * *@st and its vCPUs in a malloc'ed array (*@vcpus, free() it; NULL when
+ * the VM has none).  Returns the number of vCPUs; -ENOENT when the VM has
+ * gone.
+ */
+int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
+			 struct vmrapl_vcpu_stats **vcpus);
 
 /* VMRAPL_GET_PKG_STATS into a malloc'ed array; returns the count. */
 int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out);
