@@ -48,6 +48,9 @@ static void test_layout(void)
 	vt_eq(sizeof(struct vmrapl_vm_entry), 104, "vm_entry is 104 bytes");
 	vt_eq(OFF(vmrapl_vm_entry, energy_uj), 24, "vm_entry.energy_uj at 24");
 	vt_eq(sizeof(struct vmrapl_vm_list), 40, "vm_list is 40 bytes");
+	vt_eq(sizeof(struct vmrapl_vm_query), 40, "vm_query is 40 bytes");
+	vt_eq(OFF(vmrapl_vm_query, id), 8, "vm_query.id at 8");
+	vt_eq(OFF(vmrapl_vm_query, stats_ptr), 16, "vm_query.stats_ptr at 16");
 }
 
 static const struct {
@@ -61,6 +64,7 @@ static const struct {
 	{ "VMRAPL_GET_PKG_STATS", VMRAPL_GET_PKG_STATS,
 	  _IOC_READ | _IOC_WRITE },
 	{ "VMRAPL_LIST_VMS", VMRAPL_LIST_VMS, _IOC_READ | _IOC_WRITE },
+	{ "VMRAPL_GET_VM_STATS", VMRAPL_GET_VM_STATS, _IOC_WRITE },
 	{ "VMRAPL_VM_SET_TOPOLOGY", VMRAPL_VM_SET_TOPOLOGY, _IOC_WRITE },
 	{ "VMRAPL_VM_ADD_TASK", VMRAPL_VM_ADD_TASK, _IOC_WRITE },
 	{ "VMRAPL_VM_READ_MSR", VMRAPL_VM_READ_MSR, _IOC_READ | _IOC_WRITE },

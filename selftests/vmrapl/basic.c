@@ -414,4 +414,96 @@ TEST_F(attach, list_vms)
 	EXPECT_EQ(0, found);
 }
 
+/* The host's per-vCPU view of a VM by its id, as the VM fd reports it. */
+TEST_F(attach, get_vm_stats)
+{
+	struct vmrapl_vcpu_stats hv[3], vv[2];
+	struct vmrapl_vm_entry e[8];
+	struct vmrapl_vm_list l = { .size = sizeof(l), .nr_vms = 8,
+				    .vms_ptr = (uintptr_t)e };
+	struct vmrapl_stats hs, vs;
+	struct vmrapl_vm_query q, good;
+	struct {
+		struct vmrapl_vm_query q;
+		uint64_t tail;
+	} big;
+	uint64_t id = 0;
+	int fd, i;
+
+	fd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2,
+		       VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(self->dev, VMRAPL_LIST_VMS, &l));
+	for (i = 0; i < (int)l.nr_vms && i < 8; i++)
+		if (e[i].pid == (uint32_t)getpid() &&
+		    (e[i].flags & VMRAPL_VM_F_ATTACHED))
+			id = e[i].id;
+	ASSERT_NE(0, id);
+
+	memset(hv, 0xa5, sizeof(hv));
+	hs = (struct vmrapl_stats){ .size = sizeof(hs), .nr_vcpus = 3,
+				    .vcpus_ptr = (uintptr_t)hv };
+	good = (struct vmrapl_vm_query){ .size = sizeof(good), .id = id,
+					 .stats_ptr = (uintptr_t)&hs };
+	ASSERT_EQ(0, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
+	EXPECT_EQ(2, hs.nr_vcpus);
+	EXPECT_EQ(1, hs.nr_vpkgs);
+	/* Only the VM's two vCPUs are written. */
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, hv[2].runtime_ns);
+	/* The same books the VM fd reports, read just after. */
+	vs = (struct vmrapl_stats){ .size = sizeof(vs), .nr_vcpus = 2,
+				    .vcpus_ptr = (uintptr_t)vv };
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_GET_STATS, &vs));
+	for (i = 0; i < 2; i++) {
+		EXPECT_LE(hv[i].energy_uj[VMRAPL_DOM_PKG],
+			  vv[i].energy_uj[VMRAPL_DOM_PKG]);
+		EXPECT_LE(hv[i].runtime_ns, vv[i].runtime_ns);
+	}
+	EXPECT_LE(hs.energy_uj[VMRAPL_DOM_PKG], vs.energy_uj[VMRAPL_DOM_PKG]);
+
+	/* Bad input: the query, then the stats struct it points to. */
+	q = good; q.size = 8;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &q));
+	EXPECT_EQ(EINVAL, errno);
+	q = good; q.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &q));
+	EXPECT_EQ(EINVAL, errno);
+	q = good; q.reserved[1] = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &q));
+	EXPECT_EQ(EINVAL, errno);
+	q = good; q.stats_ptr = 0;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &q));
+	EXPECT_EQ(EINVAL, errno);
+	q = good; q.stats_ptr = 8;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &q));
+	EXPECT_EQ(EFAULT, errno);
+	big.q = good;
+	big.q.size = sizeof(big);
+	big.tail = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &big.q));
+	EXPECT_EQ(E2BIG, errno);
+	big.tail = 0;
+	EXPECT_EQ(0, ioctl(self->dev, VMRAPL_GET_VM_STATS, &big.q));
+	hs.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
+	EXPECT_EQ(EINVAL, errno);
+	hs = (struct vmrapl_stats){ .size = sizeof(hs), .nr_vcpus = 2 };
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
+	EXPECT_EQ(EINVAL, errno);
+	hs.vcpus_ptr = 8;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
+	EXPECT_EQ(EFAULT, errno);
+	/* The count only. */
+	hs = (struct vmrapl_stats){ .size = sizeof(hs) };
+	EXPECT_EQ(0, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
+	EXPECT_EQ(2, hs.nr_vcpus);
+	/* A VM that is not tracked, and the VM after detach. */
+	q = good; q.id = 0;
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &q));
+	EXPECT_EQ(ENOENT, errno);
+	close(fd);
+	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
+	EXPECT_EQ(ENOENT, errno);
+}
+
 TEST_HARNESS_MAIN

@@ -95,13 +95,14 @@ static const unsigned int vr_cmds[] = {
 	VMRAPL_VM_ADD_TASK, VMRAPL_VM_READ_MSR, VMRAPL_VM_GET_STATS,
 	VMRAPL_VM_SET_POLICY, VMRAPL_VM_GET_STATE, VMRAPL_VM_SET_STATE,
 	VMRAPL_TEST_INJECT, VMRAPL_GET_PKG_STATS, VMRAPL_LIST_VMS,
+	VMRAPL_GET_VM_STATS,
 };
 
 static bool is_dev_cmd(unsigned int cmd)
 {
 	return cmd == VMRAPL_GET_INFO || cmd == VMRAPL_ATTACH_VM ||
 	       cmd == VMRAPL_TEST_INJECT || cmd == VMRAPL_GET_PKG_STATS ||
-	       cmd == VMRAPL_LIST_VMS;
+	       cmd == VMRAPL_LIST_VMS || cmd == VMRAPL_GET_VM_STATS;
 }
 
 static bool is_vm_cmd(unsigned int cmd)
@@ -263,8 +264,10 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		struct vmrapl_test_inject in;
 		struct vmrapl_pkg_list pl;
 		struct vmrapl_vm_list vl;
+		struct vmrapl_vm_query q;
 		char raw[256];
 	} u;
+	struct vmrapl_stats *qs = NULL;
 	size_t n, i;
 
 	memset(&u, 0, sizeof(u));
@@ -336,6 +339,16 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 			      (uint32_t)rnd(&f->s);
 		u.vl.vms_ptr = pick_u64ptr(f, 8 * sizeof(struct vmrapl_vm_entry));
 		break;
+	case VMRAPL_GET_VM_STATS:
+		/* Ids are handed out from 1 up: small ones are live VMs. */
+		u.q.size = pick_size(f, sizeof(u.q));
+		u.q.id = pick(&f->s, 8) ? pick(&f->s, 64) : rnd(&f->s);
+		u.q.stats_ptr = pick_u64ptr(f, sizeof(*qs));
+		if (u.q.stats_ptr >= (uintptr_t)f->arena &&
+		    u.q.stats_ptr + sizeof(*qs) <= (uintptr_t)f->arena + ARENA &&
+		    pick(&f->s, 4))
+			qs = (struct vmrapl_stats *)(uintptr_t)u.q.stats_ptr;
+		break;
 	case VMRAPL_TEST_INJECT:
 		/* Never a jump (F_SET), and never a huge value. */
 		u.in.package = pick(&f->s, 3);
@@ -356,6 +369,18 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 			u.raw[pick(&f->s, 16)] ^= 1 << pick(&f->s, 8);
 	n = len < sizeof(u) ? len : sizeof(u);
 	memcpy(p, &u, n);
+	/* GET_VM_STATS: an almost valid struct vmrapl_stats behind it. */
+	if (qs) {
+		struct vmrapl_stats t = {
+			.size = pick_size(f, sizeof(t)),
+			.nr_vcpus = pick(&f->s, 5),
+			.vcpus_ptr = pick_u64ptr(f, 4 * sizeof(struct vmrapl_vcpu_stats)),
+			.nr_vpkgs = pick(&f->s, 5),
+			.vpkgs_ptr = pick_u64ptr(f, 4 * sizeof(struct vmrapl_vpkg_stats)),
+		};
+
+		memcpy(qs, &t, sizeof(t));
+	}
 }
 
 static bool err_allowed(unsigned int cmd, int err)
@@ -368,7 +393,7 @@ static bool err_allowed(unsigned int cmd, int err)
 	case EEXIST:
 		return cmd == VMRAPL_ATTACH_VM || cmd == VMRAPL_VM_ADD_TASK;
 	case ENOENT:
-		return cmd == VMRAPL_VM_READ_MSR;
+		return cmd == VMRAPL_VM_READ_MSR || cmd == VMRAPL_GET_VM_STATS;
 	case EPERM: case ESRCH: case ENOSPC:
 		return cmd == VMRAPL_VM_ADD_TASK;
 	case EBUSY:

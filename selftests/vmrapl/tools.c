@@ -252,7 +252,18 @@ TEST(stats)
 	/* By pid. */
 	EXPECT_EQ(0, run(CTL " --json --interval 0.3 stats %d", p.pid))
 		TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "\"note\": \"per-vCPU")) TH_LOG("%s", out);
+	/* Its spinning vCPU 0, from the host: energy, runtime and power. */
+	s = strstr(out, "\"per_vcpu\": [{\"vcpu\": 0,");
+	EXPECT_NE(NULL, s) TH_LOG("%s", out);
+	EXPECT_GT(num_after(s, "pkg"), 0) TH_LOG("%s", out);
+	EXPECT_GT(num_after(s, "runtime_s"), 0) TH_LOG("%s", out);
+	EXPECT_GT(num_after(s, "busy"), 0.2) TH_LOG("%s", out);
+	EXPECT_GT(num_after(s ? strstr(s, "\"power_w\"") : NULL, "pkg"), 0)
+		TH_LOG("%s", out);
+	/* vCPU energy never exceeds the VM's (overhead included). */
+	EXPECT_LE(num_after(s, "pkg"),
+		  num_after(strstr(out, "\"energy_j\""), "pkg") + 1e-6)
+		TH_LOG("%s", out);
 	s = strstr(out, "\"id\": ");
 	ASSERT_NE(NULL, s);
 	id = atoll(s + 6);
@@ -267,9 +278,10 @@ TEST(stats)
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, idkey)) TH_LOG("%s", out);
 
-	/* Text mode says where per-vCPU detail lives. */
+	/* Text mode: a row per vCPU. */
 	EXPECT_EQ(0, run(CTL " --interval 0.2 stats %d", p.pid)) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "VMRAPL_VM_GET_STATS")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  vCPU ")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\n  0 ")) TH_LOG("%s", out);
 
 	/* Unknown VMs. */
 	EXPECT_EQ(4, run(CTL " stats 987654321")) TH_LOG("%s", out);

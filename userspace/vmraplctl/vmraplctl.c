@@ -722,14 +722,118 @@ static int resolve_vm(const struct sample *s, const char *what, int *nmatch)
 	return found;
 }
 
-static const char detail_note[] =
-	"per-vCPU and per-virtual-package energy is only available to the VMM, "
-	"through VMRAPL_VM_GET_STATS on its VM fd";
+/* Per-vCPU detail of one VM (VMRAPL_GET_VM_STATS), at one instant. */
+struct vcpu_snap {
+	struct vmrapl_stats st;
+	struct vmrapl_vcpu_stats *v;
+	int n;
+};
+
+static int vcpu_snap_take(const struct dev *d, uint64_t id,
+			  struct vcpu_snap *vs)
+{
+	vs->n = vmrapl_host_vm_stats(d->fd, id, &vs->st, &vs->v);
+	if (vs->n == -ENOENT) {
+		msg("VM %llu went away", (unsigned long long)id);
+		return EXIT_NOVM;
+	}
+	if (vs->n < 0) {
+		msg("VMRAPL_GET_VM_STATS: %s", strerror(-vs->n));
+		return vs->n == -EACCES || vs->n == -EPERM ? EXIT_PERM :
+		       EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Power of vCPU @i between @a and @b (NULL: no interval), else -1. */
+static double vcpu_power(const struct vcpu_snap *a, const struct vcpu_snap *b,
+			 int i, unsigned int dom, double dt)
+{
+	if (!a || dt <= 0 || i >= a->n)
+		return -1;
+	return (double)(b->v[i].energy_uj[dom] - a->v[i].energy_uj[dom]) /
+	       1e6 / dt;
+}
+
+static double vcpu_busy(const struct vcpu_snap *a, const struct vcpu_snap *b,
+			int i, double dt)
+{
+	if (!a || dt <= 0 || i >= a->n)
+		return -1;
+	return (double)(b->v[i].runtime_ns - a->v[i].runtime_ns) / 1e9 / dt;
+}
+
+static void json_vcpus(const struct dev *d, const struct vcpu_snap *a,
+		       const struct vcpu_snap *b, double dt)
+{
+	unsigned int dom;
+	int i;
+
+	printf("[");
+	for (i = 0; i < b->n; i++) {
+		printf("%s{\"vcpu\": %d, \"energy_j\": {", i ? ", " : "", i);
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			if (dom_on(d, dom))
+				printf("%s\"%s\": %.6f", dom ? ", " : "",
+				       vmrapl_host_domain_name(dom),
+				       b->v[i].energy_uj[dom] / 1e6);
+		printf("}, \"runtime_s\": %.6f", b->v[i].runtime_ns / 1e9);
+		if (vcpu_busy(a, b, i, dt) >= 0) {
+			printf(", \"busy\": %.4f, \"power_w\": {",
+			       vcpu_busy(a, b, i, dt));
+			for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+				if (dom_on(d, dom))
+					printf("%s\"%s\": %.3f", dom ? ", " : "",
+					       vmrapl_host_domain_name(dom),
+					       vcpu_power(a, b, i, dom, dt));
+			printf("}");
+		}
+		printf("}");
+	}
+	printf("]");
+}
+
+static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
+		       const struct vcpu_snap *b, double dt)
+{
+	unsigned int dom;
+	int i;
+
+	printf("  %-5s", "vCPU");
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			printf(" %12s J", vmrapl_host_domain_name(dom));
+	printf(" %11s", "runtime s");
+	if (a && dt > 0) {
+		printf(" %6s", "busy");
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			if (dom_on(d, dom))
+				printf(" %7s W", vmrapl_host_domain_name(dom));
+	}
+	printf("\n");
+	for (i = 0; i < b->n; i++) {
+		printf("  %-5d", i);
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			if (dom_on(d, dom))
+				printf(" %14.6f", b->v[i].energy_uj[dom] / 1e6);
+		printf(" %11.3f", b->v[i].runtime_ns / 1e9);
+		if (vcpu_busy(a, b, i, dt) >= 0) {
+			printf(" %5.1f%%", 100.0 * vcpu_busy(a, b, i, dt));
+			for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+				if (dom_on(d, dom))
+					printf(" %9.2f",
+					       vcpu_power(a, b, i, dom, dt));
+		}
+		printf("\n");
+	}
+}
 
 static int cmd_stats(int argc, char **argv)
 {
+	struct vcpu_snap v0 = { 0 }, v1 = { 0 };
 	struct sample s0 = { 0 }, s1 = { 0 };
 	struct row *rows = NULL;
+	double dt = 0;
 	struct dev d;
 	int rc, idx, nmatch, i;
 	unsigned int dom;
@@ -767,10 +871,17 @@ static int cmd_stats(int argc, char **argv)
 	if (opt_interval > 0) {
 		uint64_t id = s0.vms[idx].id;
 
+		rc = vcpu_snap_take(&d, id, &v0);
+		if (rc)
+			goto out;
 		sleep_s(opt_interval);
 		rc = sample_take(&d, &s1, false);
 		if (rc)
 			goto out;
+		rc = vcpu_snap_take(&d, id, &v1);
+		if (rc)
+			goto out;
+		dt = s1.t - s0.t;
 		rows = make_rows(&s0, &s1);
 		if (!rows) {
 			rc = EXIT_USAGE;
@@ -790,6 +901,9 @@ static int cmd_stats(int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto out;
 		}
+		rc = vcpu_snap_take(&d, s0.vms[idx].id, &v1);
+		if (rc)
+			goto out;
 	}
 
 	if (opt_json) {
@@ -798,8 +912,8 @@ static int cmd_stats(int argc, char **argv)
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
 		json_row(&d, &rows[idx]);
-		printf(", \"per_vcpu\": null, \"note\": ");
-		json_str(stdout, detail_note);
+		printf(", \"per_vcpu\": ");
+		json_vcpus(&d, dt > 0 ? &v0 : NULL, &v1, dt);
 		printf("}\n");
 	} else {
 		const struct row *r = &rows[idx];
@@ -840,9 +954,11 @@ static int cmd_stats(int argc, char **argv)
 		printf("  source            %s%s\n",
 		       vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? " *estimated*" : "");
-		printf("note: %s.\n", detail_note);
+		text_vcpus(&d, dt > 0 ? &v0 : NULL, &v1, dt);
 	}
 out:
+	free(v0.v);
+	free(v1.v);
 	free(rows);
 	sample_free(&s0);
 	sample_free(&s1);

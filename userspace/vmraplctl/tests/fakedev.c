@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * LD_PRELOAD shim for the host tools' tests: a regular file whose name ends
- * in "fake-vmrapl", passed as --device, answers GET_INFO, GET_PKG_STATS and
- * LIST_VMS with made-up books that grow by 1 J per VM and per call.  VM 7
- * belongs to $FAKE_QEMU_PID (default: the caller), VM 9 to the caller.
+ * in "fake-vmrapl", passed as --device, answers GET_INFO, GET_PKG_STATS,
+ * LIST_VMS and GET_VM_STATS with made-up books that grow by 1 J per VM and
+ * per call.  VM 7 (2 vCPUs, 2:1) belongs to $FAKE_QEMU_PID (default: the
+ * caller), VM 9 (1 vCPU) to the caller.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -94,6 +95,39 @@ static int fake(unsigned long req, void *arg)
 		v[1].charge = VMRAPL_CHARGE_GUEST;
 		v[1].energy_uj[0] = 500000ull * c;
 		l->nr_vms = 2;
+		return 0;
+	}
+	if (req == VMRAPL_GET_VM_STATS) {
+		struct vmrapl_vm_query *q = arg;
+		struct vmrapl_stats *st = (void *)(uintptr_t)q->stats_ptr;
+		struct vmrapl_vcpu_stats *v;
+		uint32_t n;
+
+		if (q->size != sizeof(*q) || q->flags || !st ||
+		    st->size != sizeof(*st) || (st->nr_vcpus && !st->vcpus_ptr)) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (q->id != 7 && q->id != 9) {
+			errno = ENOENT;
+			return -1;
+		}
+		v = (void *)(uintptr_t)st->vcpus_ptr;
+		n = q->id == 7 ? 2 : 1;
+		if (st->nr_vcpus >= 1) {
+			memset(v, 0, sizeof(*v));
+			v[0].energy_uj[0] = (q->id == 7 ? 600000ull : 500000ull) * c;
+			v[0].energy_uj[2] = q->id == 7 ? 5000ull * c : 0;
+			v[0].runtime_ns = q->id == 7 ? 600000000ull : 0;
+		}
+		if (n == 2 && st->nr_vcpus >= 2) {
+			memset(&v[1], 0, sizeof(*v));
+			v[1].energy_uj[0] = 300000ull * c;
+			v[1].energy_uj[2] = 5000ull * c;
+			v[1].runtime_ns = 400000000ull;
+		}
+		st->nr_vcpus = n;
+		st->nr_vpkgs = 1;
 		return 0;
 	}
 	errno = ENOTTY;

@@ -60,10 +60,12 @@ check "top text header" has 'pkg 1:'
 
 run --json --interval 0.1 stats web,1
 check "stats by name" has '"id": 7,'
+check "stats: per-vCPU power over the interval" has '{"vcpu": 1, "energy_j": {"pkg": '
+check "stats: per-vCPU busy share" has '"busy": '
 run --json --interval 0 stats 9
-check "stats by id, note on per-vCPU detail" has '"note": "per-vCPU'
+check "stats by id, per-vCPU energy" has '"per_vcpu": [{"vcpu": 0, "energy_j": {"pkg": '
 run stats "$qemu_pid"
-check "stats by pid (text)" has 'VMRAPL_VM_GET_STATS'
+check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
 run stats nosuch
 check "stats unknown VM exits 4" test $rc = 4
 run stats 12345678
