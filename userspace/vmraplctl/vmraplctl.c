@@ -745,6 +745,19 @@ static int vcpu_snap_take(const struct dev *d, uint64_t id,
 	return 0;
 }
 
+/*
+ * The VM's totals from the same GET_VM_STATS call as its vCPUs, so the
+ * whole and its parts are read at one instant.
+ */
+static void entry_set_totals(struct vmrapl_vm_entry *e,
+			     const struct vmrapl_stats *st)
+{
+	memcpy(e->energy_uj, st->energy_uj, sizeof(e->energy_uj));
+	memcpy(e->overhead_uj, st->overhead_uj, sizeof(e->overhead_uj));
+	e->runtime_ns = st->runtime_ns;
+	e->overhead_ns = st->overhead_ns;
+}
+
 /* Power of vCPU @i between @a and @b (NULL: no interval), else -1. */
 static double vcpu_power(const struct vcpu_snap *a, const struct vcpu_snap *b,
 			 int i, unsigned int dom, double dt)
@@ -874,6 +887,7 @@ static int cmd_stats(int argc, char **argv)
 		rc = vcpu_snap_take(&d, id, &v0);
 		if (rc)
 			goto out;
+		entry_set_totals(&s0.vms[idx], &v0.st);
 		sleep_s(opt_interval);
 		rc = sample_take(&d, &s1, false);
 		if (rc)
@@ -881,12 +895,6 @@ static int cmd_stats(int argc, char **argv)
 		rc = vcpu_snap_take(&d, id, &v1);
 		if (rc)
 			goto out;
-		dt = s1.t - s0.t;
-		rows = make_rows(&s0, &s1);
-		if (!rows) {
-			rc = EXIT_USAGE;
-			goto out;
-		}
 		for (idx = -1, i = 0; i < s1.nr_vms; i++)
 			if (s1.vms[i].id == id)
 				idx = i;
@@ -895,15 +903,23 @@ static int cmd_stats(int argc, char **argv)
 			rc = EXIT_NOVM;
 			goto out;
 		}
+		entry_set_totals(&s1.vms[idx], &v1.st);
+		dt = s1.t - s0.t;
+		rows = make_rows(&s0, &s1);
+		if (!rows) {
+			rc = EXIT_USAGE;
+			goto out;
+		}
 	} else {
+		rc = vcpu_snap_take(&d, s0.vms[idx].id, &v1);
+		if (rc)
+			goto out;
+		entry_set_totals(&s0.vms[idx], &v1.st);
 		rows = make_rows(NULL, &s0);
 		if (!rows) {
 			rc = EXIT_USAGE;
 			goto out;
 		}
-		rc = vcpu_snap_take(&d, s0.vms[idx].id, &v1);
-		if (rc)
-			goto out;
 	}
 
 	if (opt_json) {
