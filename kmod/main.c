@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
 #include "vmrapl.h"
@@ -105,6 +106,8 @@ module_param_cb(static_policy, &vr_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(static_policy, "Static power policy: occupied|busy|none");
 
 const struct vr_source *vr_src;
+/* CLOCK_BOOTTIME at load: the books start at zero then (GET_INFO). */
+static u64 vr_load_boottime_ns;
 
 static int vr_select_source(void)
 {
@@ -163,6 +166,8 @@ static long vr_dev_get_info(void __user *argp)
 		info.features |= VMRAPL_INFO_F_TEST_INJECT;
 	if (READ_ONCE(vr_track_all))
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
+	info.features |= VMRAPL_INFO_F_LOAD_TIME;
+	info.load_boottime_ns = vr_load_boottime_ns;
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;
@@ -258,6 +263,7 @@ static int __init vmrapl_init(void)
 {
 	int ret;
 
+	vr_load_boottime_ns = ktime_get_boottime_ns();
 	ret = vr_topo_init();
 	if (ret)
 		return ret;

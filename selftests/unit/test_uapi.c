@@ -20,7 +20,8 @@ static void test_layout(void)
 {
 	vt_eq(sizeof(struct vmrapl_info), 88, "vmrapl_info is 88 bytes");
 	vt_eq(OFF(vmrapl_info, features), 8, "vmrapl_info.features at 8");
-	vt_eq(OFF(vmrapl_info, reserved), 40, "vmrapl_info.reserved at 40");
+	vt_eq(OFF(vmrapl_info, load_boottime_ns), 40, "load_boottime_ns at 40");
+	vt_eq(OFF(vmrapl_info, reserved), 48, "vmrapl_info.reserved at 48");
 	vt_eq(sizeof(struct vmrapl_attach), 56, "vmrapl_attach is 56 bytes");
 	vt_eq(OFF(vmrapl_attach, reserved), 24, "vmrapl_attach.reserved at 24");
 	vt_eq(sizeof(struct vmrapl_topology), 40, "vmrapl_topology is 40 bytes");

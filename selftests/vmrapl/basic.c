@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -32,10 +33,21 @@ static int rig_packages(void)
 
 TEST(get_info)
 {
-	struct vmrapl_info info;
+	struct vmrapl_info info, again;
+	struct timespec ts;
+	uint64_t before;
 
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	before = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	ASSERT_EQ(0, vr_reload(NULL));
 	ASSERT_EQ(0, vr_get_info(&info));
+	/* The load time: after we asked for the reload, before now. */
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_LOAD_TIME);
+	EXPECT_LE(before, info.load_boottime_ns);
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	EXPECT_GE(ts.tv_sec * 1000000000ull + ts.tv_nsec, info.load_boottime_ns);
+	ASSERT_EQ(0, vr_get_info(&again));
+	EXPECT_EQ(info.load_boottime_ns, again.load_boottime_ns);
 	EXPECT_EQ(VMRAPL_ABI_VERSION, info.abi_version);
 	EXPECT_EQ(rig_packages(), (int)info.nr_packages);
 	EXPECT_EQ(sysconf(_SC_NPROCESSORS_CONF), info.nr_cpus);

@@ -70,6 +70,7 @@
 #define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
 #define VMRAPL_INFO_F_TEST_INJECT	_BITULL(1)	/* VMRAPL_TEST_INJECT */
 #define VMRAPL_INFO_F_TRACK_ALL		_BITULL(2)	/* every KVM VM tracked */
+#define VMRAPL_INFO_F_LOAD_TIME		_BITULL(3)	/* @load_boottime_ns set */
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -82,6 +83,10 @@
  * @sample_period_us: host epoch length (lazy sampling period).
  * @static_policy: VMRAPL_STATIC_*.
  * @host_esu: energy status unit of the host source (1/2^esu J).
+ * @load_boottime_ns: CLOCK_BOOTTIME when the module was loaded.  Every
+ *	energy total starts at zero then and only grows while it stays loaded:
+ *	a later load time means the totals started again (exporters publish it
+ *	as the counters' start time).
  * @reserved: zero.
  */
 struct vmrapl_info {
@@ -94,7 +99,8 @@ struct vmrapl_info {
 	__u32 sample_period_us;
 	__u32 static_policy;
 	__u32 host_esu;
-	__u64 reserved[6];
+	__u64 load_boottime_ns;
+	__u64 reserved[5];
 };
 
 #define VMRAPL_GET_INFO		_IOR(VMRAPL_IO, 0x00, struct vmrapl_info)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libvmrapl-host.h"
@@ -353,6 +354,21 @@ int vmrapl_host_param_set(const char *name, const char *value)
 	if (close(fd) && !err)
 		err = -errno;
 	return err;
+}
+
+double vmrapl_host_load_time(const struct vmrapl_info *info)
+{
+	struct timespec real, boot;
+
+	if (!(info->features & VMRAPL_INFO_F_LOAD_TIME))
+		return 0;
+	if (clock_gettime(CLOCK_REALTIME, &real) ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot))
+		return 0;
+	/* Wall time now, minus the boot-clock time since the load. */
+	return (double)real.tv_sec + real.tv_nsec / 1e9 -
+	       ((double)boot.tv_sec + boot.tv_nsec / 1e9 -
+		info->load_boottime_ns / 1e9);
 }
 
 const char *vmrapl_host_source_name(uint32_t source)

@@ -79,6 +79,12 @@ int vmrapl_host_param_check(const char *name, const char *value,
 int vmrapl_host_param_set(const char *name, const char *value);
 
 /* Names: "intel", "amd", "estimate", "test", "unknown". */
+/*
+ * When the module was loaded (VMRAPL_INFO_F_LOAD_TIME), as Unix time in
+ * seconds: every energy total counts from then.  0 when not announced.
+ */
+double vmrapl_host_load_time(const struct vmrapl_info *info);
+
 const char *vmrapl_host_source_name(uint32_t source);
 /* "occupied", "busy", "none", "unknown". */
 const char *vmrapl_host_policy_name(uint32_t policy);

@@ -411,6 +411,7 @@ static void features_list(const struct dev *d, char *buf, size_t len)
 		{ VMRAPL_INFO_F_ESTIMATED, "estimated" },
 		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
 		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
+		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
 	};
 	uint64_t rest = d->info.features;
 	size_t i, n = 0;
@@ -442,6 +443,7 @@ static int cmd_info(int argc, char **argv)
 {
 	char version[64], feats[128], doms[32];
 	const char *src;
+	double loaded;
 	struct dev d;
 	unsigned int dom;
 	size_t n = 0;
@@ -464,6 +466,7 @@ static int cmd_info(int argc, char **argv)
 			n += snprintf(doms + n, sizeof(doms) - n, "%s%s",
 				      n ? " " : "", vmrapl_host_domain_name(dom));
 	src = vmrapl_host_source_name(d.info.source);
+	loaded = vmrapl_host_load_time(&d.info);
 
 	if (opt_json) {
 		bool first = true;
@@ -498,7 +501,10 @@ static int cmd_info(int argc, char **argv)
 				first = false;
 			}
 		}
-		printf("]}\n");
+		printf("]");
+		if (loaded > 0)
+			printf(", \"load_time\": %.3f", loaded);
+		printf("}\n");
 	} else {
 		printf("module version   %s\n", version);
 		printf("ABI version      %u\n", d.info.abi_version);
@@ -514,6 +520,15 @@ static int cmd_info(int argc, char **argv)
 		       vmrapl_host_policy_name(d.info.static_policy));
 		printf("track_all        %d\n", track_all_value(&d));
 		printf("features         %s\n", feats[0] ? feats : "none");
+		if (loaded > 0) {
+			time_t t = (time_t)loaded;
+			char when[64];
+
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z",
+				 localtime(&t));
+			printf("loaded           %s (totals count from then)\n",
+			       when);
+		}
 	}
 	close(d.fd);
 	return EXIT_OK;

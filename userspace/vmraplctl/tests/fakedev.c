@@ -42,7 +42,9 @@ static int fake(unsigned long req, void *arg)
 		memset(i, 0, sizeof(*i));
 		i->abi_version = VMRAPL_ABI_VERSION;
 		i->nr_packages = 2;
-		i->features = VMRAPL_INFO_F_ESTIMATED | VMRAPL_INFO_F_TRACK_ALL;
+		i->features = VMRAPL_INFO_F_ESTIMATED | VMRAPL_INFO_F_TRACK_ALL |
+			      VMRAPL_INFO_F_LOAD_TIME;
+		i->load_boottime_ns = 1000000000ull;	/* 1 s after boot */
 		i->nr_cpus = 4;
 		i->source = VMRAPL_SOURCE_ESTIMATE;
 		i->domains = 1u << VMRAPL_DOM_PKG | 1u << VMRAPL_DOM_DRAM;

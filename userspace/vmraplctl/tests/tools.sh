@@ -39,8 +39,16 @@ check "info --json" test $rc = 0
 check "info: estimate marked estimated" has '"source": "estimate", "estimated": true'
 check "info: domains" has '"domains": ["pkg", "dram"]'
 check "info: policy, features" has '"static_policy": "busy"'
+load_ok() { # load_time is boot time (now - /proc/uptime) + 1 s, within 2 s
+	local lt
+	lt=$(sed -n 's/.*"load_time": \([0-9.]*\).*/\1/p' <<< "$out")
+	[[ -n $lt ]] && awk -v lt="$lt" -v now="$(date +%s.%N)" \
+		'{ d = lt - (now - $1 + 1); exit !(d < 2 && d > -2) }' /proc/uptime
+}
+check "info: load time, 1 s after boot" load_ok
 run info
 check "info text: *estimated*" has '*estimated*'
+check "info text: load time" has 'totals count from then'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
