@@ -2,12 +2,14 @@
 /*
  * vmrapl-exporter - Prometheus metrics of vmrapl (per-VM virtual RAPL).
  *
- *   vmrapl-exporter [--listen ADDR:PORT] [--device PATH]
+ *   vmrapl-exporter [--listen ADDR:PORT] [--device PATH] [--vcpu-metrics]
  *                   [--powercap-tree DIR [--powercap-interval S]]
  *
  * Serves /metrics (text exposition format 0.0.4) from the host-wide
- * ioctls of /dev/vmrapl: GET_INFO, GET_PKG_STATS and LIST_VMS.  The device
- * is opened per scrape, so the exporter never keeps the module busy.
+ * ioctls of /dev/vmrapl: GET_INFO, GET_PKG_STATS and LIST_VMS, and with
+ * --vcpu-metrics GET_VM_STATS of every VM (one series per vCPU and domain:
+ * off by default for its cardinality).  The device is opened per scrape,
+ * so the exporter never keeps the module busy.
  *
  * --powercap-tree DIR also writes, once per interval, DIR/<vm>/intel-rapl:0/
  * {name,energy_uj,max_energy_range_uj} for every tracked VM: the layout
@@ -50,6 +52,7 @@ typedef enum MHD_Result mhd_result;
 static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
 static const char *opt_tree;
 static double opt_tree_interval = 1.0;
+static bool opt_vcpu;
 
 /* ---- a growing text buffer --------------------------------------------- */
 
@@ -122,6 +125,13 @@ static void header(struct buf *b, const char *name, const char *type,
 
 /* ---- the host's view ----------------------------------------------------- */
 
+/* GET_VM_STATS of one VM (--vcpu-metrics). */
+struct vm_detail {
+	int nr_vcpus;			/* < 0: no answer (the VM has gone) */
+	struct vmrapl_stats st;
+	struct vmrapl_vcpu_stats *vcpus;
+};
+
 struct snapshot {
 	struct vmrapl_info info;
 	struct vmrapl_pkg_stats *pkgs;
@@ -129,14 +139,51 @@ struct snapshot {
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
 	char (*names)[NAME_LEN];	/* unique label per VM */
+	struct vm_detail *detail;	/* per VM, only with --vcpu-metrics */
 };
 
 static void snapshot_free(struct snapshot *s)
 {
+	int i;
+
+	for (i = 0; s->detail && i < s->nr_vms; i++)
+		free(s->detail[i].vcpus);
+	free(s->detail);
 	free(s->pkgs);
 	free(s->vms);
 	free(s->names);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * GET_VM_STATS of every listed VM.  A VM that went away since LIST_VMS
+ * (ENOENT) is simply left out; any other error leaves that VM's vCPUs out
+ * too and is reported on stderr, once until it changes.
+ */
+static void snapshot_details(struct snapshot *s, int fd)
+{
+	static int reported;
+	int i, n, err = 0;
+
+	for (i = 0; i < s->nr_vms; i++) {
+		struct vm_detail *d = &s->detail[i];
+
+		n = vmrapl_host_vm_stats(fd, s->vms[i].id, &d->st, &d->vcpus);
+		d->nr_vcpus = n;
+		if (n >= 0 || n == -ENOENT)
+			continue;
+		err = n;
+		if (n == reported)
+			continue;
+		reported = n;
+		if (n == -ENOTTY)
+			fprintf(stderr, "vmrapl-exporter: --vcpu-metrics: the loaded vmrapl module has no VMRAPL_GET_VM_STATS (it is older than this exporter); no per-vCPU series\n");
+		else
+			fprintf(stderr, "vmrapl-exporter: --vcpu-metrics: VMRAPL_GET_VM_STATS of VM %llu: %s; its per-vCPU series are left out\n",
+				(unsigned long long)s->vms[i].id, strerror(-n));
+	}
+	if (!err)
+		reported = 0;
 }
 
 /*
@@ -165,7 +212,7 @@ static void label_vms(struct snapshot *s)
 	}
 }
 
-static int snapshot_take(struct snapshot *s)
+static int snapshot_take(struct snapshot *s, bool vcpus)
 {
 	int fd, n, err = 0;
 
@@ -195,6 +242,14 @@ static int snapshot_take(struct snapshot *s)
 		goto out;
 	}
 	label_vms(s);
+	if (vcpus) {
+		s->detail = calloc(n ? n : 1, sizeof(*s->detail));
+		if (!s->detail) {
+			err = -ENOMEM;
+			goto out;
+		}
+		snapshot_details(s, fd);
+	}
 out:
 	close(fd);
 	if (err)
@@ -204,14 +259,33 @@ out:
 
 /* ---- /metrics ------------------------------------------------------------ */
 
+/*
+ * A VM's energy and overhead (uJ): from its GET_VM_STATS when there is
+ * one (--vcpu-metrics), so that they and its vCPUs' come from one read of
+ * the VM and the vCPUs never add up to more than the VM; else LIST_VMS.
+ */
+static const __u64 *vm_energy(const struct snapshot *s, int i)
+{
+	if (s->detail && s->detail[i].nr_vcpus >= 0)
+		return s->detail[i].st.energy_uj;
+	return s->vms[i].energy_uj;
+}
+
+static const __u64 *vm_overhead(const struct snapshot *s, int i)
+{
+	if (s->detail && s->detail[i].nr_vcpus >= 0)
+		return s->detail[i].st.overhead_uj;
+	return s->vms[i].overhead_uj;
+}
+
 static void metrics(struct buf *b)
 {
 	static const char *const kinds[] = { "host", "idle", "lost" };
 	struct snapshot s;
 	unsigned int dom;
-	int err, i, k;
+	int err, i, k, v;
 
-	err = snapshot_take(&s);
+	err = snapshot_take(&s, opt_vcpu);
 	header(b, "vmrapl_up", "gauge",
 	       "Whether /dev/vmrapl could be read (the vmrapl module is loaded and accessible).");
 	bprintf(b, "vmrapl_up %d\n", err ? 0 : 1);
@@ -239,7 +313,7 @@ static void metrics(struct buf *b)
 			blabel(b, s.names[i]);
 			bprintf(b, "\",domain=\"%s\"} %.6f\n",
 				vmrapl_host_domain_name(dom),
-				s.vms[i].energy_uj[dom] / 1e6);
+				vm_energy(&s, i)[dom] / 1e6);
 		}
 
 	header(b, "vmrapl_vm_overhead_energy_joules_total", "counter",
@@ -247,8 +321,23 @@ static void metrics(struct buf *b)
 	for (i = 0; i < s.nr_vms; i++) {
 		bprintf(b, "vmrapl_vm_overhead_energy_joules_total{vm=\"");
 		blabel(b, s.names[i]);
-		bprintf(b, "\"} %.6f\n",
-			s.vms[i].overhead_uj[VMRAPL_DOM_PKG] / 1e6);
+		bprintf(b, "\"} %.6f\n", vm_overhead(&s, i)[VMRAPL_DOM_PKG] / 1e6);
+	}
+
+	if (opt_vcpu) {
+		header(b, "vmrapl_vm_vcpu_energy_joules_total", "counter",
+		       "Energy attributed to one vCPU of a VM, per RAPL domain, overhead excluded (--vcpu-metrics).");
+		for (i = 0; i < s.nr_vms; i++)
+			for (v = 0; v < s.detail[i].nr_vcpus; v++)
+				for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+					if (!(s.info.domains & (1u << dom)))
+						continue;
+					bprintf(b, "vmrapl_vm_vcpu_energy_joules_total{vm=\"");
+					blabel(b, s.names[i]);
+					bprintf(b, "\",vcpu=\"%d\",domain=\"%s\"} %.6f\n",
+						v, vmrapl_host_domain_name(dom),
+						s.detail[i].vcpus[v].energy_uj[dom] / 1e6);
+				}
 	}
 
 	header(b, "vmrapl_vm_info", "gauge",
@@ -416,7 +505,7 @@ static void *tree_thread(void *arg)
 		struct snapshot s;
 		int i;
 
-		if (!snapshot_take(&s)) {
+		if (!snapshot_take(&s, false)) {
 			for (i = 0; i < s.nr_vms; i++)
 				tree_vm(s.names[i],
 					s.vms[i].energy_uj[VMRAPL_DOM_PKG]);
@@ -436,6 +525,9 @@ static void usage(FILE *f)
 "  -l, --listen ADDR:PORT        listen address (default 127.0.0.1:9877;\n"
 "                                IPv6 as [ADDR]:PORT)\n"
 "  -d, --device PATH             the vmrapl device (default /dev/vmrapl)\n"
+"      --vcpu-metrics            also export\n"
+"                                vmrapl_vm_vcpu_energy_joules_total{vm,vcpu,domain}\n"
+"                                (one series per vCPU and domain: off by default)\n"
 "  -t, --powercap-tree DIR       also keep DIR/<vm>/intel-rapl:0/energy_uj\n"
 "                                (the layout scaphandre --vm reads)\n"
 "  -i, --powercap-interval S     refresh of the tree (default 1 s)\n"
@@ -494,6 +586,9 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss,
 	}
 }
 
+/* Long options without a short form. */
+enum { OPT_VCPU_METRICS = 256 };
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -501,6 +596,7 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "powercap-tree", required_argument, NULL, 't' },
 		{ "powercap-interval", required_argument, NULL, 'i' },
+		{ "vcpu-metrics", no_argument, NULL, OPT_VCPU_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -533,6 +629,9 @@ int main(int argc, char **argv)
 					optarg);
 				return 1;
 			}
+			break;
+		case OPT_VCPU_METRICS:
+			opt_vcpu = true;
 			break;
 		case 'h':
 			usage(stdout);
