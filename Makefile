@@ -177,9 +177,9 @@ dkms-test:
 	@$(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS)
 
 # Userspace (library, header, pkg-config, vmrapl-vmm, vmraplctl and its man
-# page, the exporter and its systemd unit) under PREFIX, plus the udev rule
-# that gives group kvm /dev/vmrapl.  DESTDIR stages it; the module itself
-# goes in with "make dkms-install".
+# page, the exporter, its man page and its systemd unit) under PREFIX, plus
+# the udev rule that gives group kvm /dev/vmrapl.  DESTDIR stages it; the
+# module itself goes in with "make dkms-install".
 PREFIX ?= /usr/local
 UDEVDIR ?= /etc/udev/rules.d
 

@@ -2,19 +2,24 @@
 /*
  * vmrapl-exporter - Prometheus metrics of vmrapl (per-VM virtual RAPL).
  *
- *   vmrapl-exporter [--listen ADDR:PORT] [--device PATH]
+ *   vmrapl-exporter [--listen ADDR:PORT] [--device PATH] [--vcpu-metrics]
  *                   [--powercap-tree DIR [--powercap-interval S]]
  *
  * Serves /metrics (text exposition format 0.0.4) from the host-wide
- * ioctls of /dev/vmrapl: GET_INFO, GET_PKG_STATS and LIST_VMS.  The device
- * is opened per scrape, so the exporter never keeps the module busy.
+ * ioctls of /dev/vmrapl: GET_INFO, GET_PKG_STATS and LIST_VMS, and with
+ * --vcpu-metrics GET_VM_STATS of every VM (one series per vCPU and domain:
+ * off by default for its cardinality).  The device is opened per scrape,
+ * so the exporter never keeps the module busy.
  *
  * --powercap-tree DIR also writes, once per interval, DIR/<vm>/intel-rapl:0/
  * {name,energy_uj,max_energy_range_uj} for every tracked VM: the layout
  * "scaphandre --vm" reads inside a guest that has DIR/<vm> shared with it.
+ * The directory of a VM that is gone is removed at the next refresh, and a
+ * name taken over by another VM gets a new directory.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -50,6 +55,7 @@ typedef enum MHD_Result mhd_result;
 static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
 static const char *opt_tree;
 static double opt_tree_interval = 1.0;
+static bool opt_vcpu;
 
 /* ---- a growing text buffer --------------------------------------------- */
 
@@ -122,6 +128,13 @@ static void header(struct buf *b, const char *name, const char *type,
 
 /* ---- the host's view ----------------------------------------------------- */
 
+/* GET_VM_STATS of one VM (--vcpu-metrics). */
+struct vm_detail {
+	int nr_vcpus;			/* < 0: no answer (the VM has gone) */
+	struct vmrapl_stats st;
+	struct vmrapl_vcpu_stats *vcpus;
+};
+
 struct snapshot {
 	struct vmrapl_info info;
 	struct vmrapl_pkg_stats *pkgs;
@@ -129,14 +142,51 @@ struct snapshot {
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
 	char (*names)[NAME_LEN];	/* unique label per VM */
+	struct vm_detail *detail;	/* per VM, only with --vcpu-metrics */
 };
 
 static void snapshot_free(struct snapshot *s)
 {
+	int i;
+
+	for (i = 0; s->detail && i < s->nr_vms; i++)
+		free(s->detail[i].vcpus);
+	free(s->detail);
 	free(s->pkgs);
 	free(s->vms);
 	free(s->names);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * GET_VM_STATS of every listed VM.  A VM that went away since LIST_VMS
+ * (ENOENT) is simply left out; any other error leaves that VM's vCPUs out
+ * too and is reported on stderr, once until it changes.
+ */
+static void snapshot_details(struct snapshot *s, int fd)
+{
+	static int reported;
+	int i, n, err = 0;
+
+	for (i = 0; i < s->nr_vms; i++) {
+		struct vm_detail *d = &s->detail[i];
+
+		n = vmrapl_host_vm_stats(fd, s->vms[i].id, &d->st, &d->vcpus);
+		d->nr_vcpus = n;
+		if (n >= 0 || n == -ENOENT)
+			continue;
+		err = n;
+		if (n == reported)
+			continue;
+		reported = n;
+		if (n == -ENOTTY)
+			fprintf(stderr, "vmrapl-exporter: --vcpu-metrics: the loaded vmrapl module has no VMRAPL_GET_VM_STATS (it is older than this exporter); no per-vCPU series\n");
+		else
+			fprintf(stderr, "vmrapl-exporter: --vcpu-metrics: VMRAPL_GET_VM_STATS of VM %llu: %s; its per-vCPU series are left out\n",
+				(unsigned long long)s->vms[i].id, strerror(-n));
+	}
+	if (!err)
+		reported = 0;
 }
 
 /*
@@ -165,7 +215,7 @@ static void label_vms(struct snapshot *s)
 	}
 }
 
-static int snapshot_take(struct snapshot *s)
+static int snapshot_take(struct snapshot *s, bool vcpus)
 {
 	int fd, n, err = 0;
 
@@ -195,6 +245,14 @@ static int snapshot_take(struct snapshot *s)
 		goto out;
 	}
 	label_vms(s);
+	if (vcpus) {
+		s->detail = calloc(n ? n : 1, sizeof(*s->detail));
+		if (!s->detail) {
+			err = -ENOMEM;
+			goto out;
+		}
+		snapshot_details(s, fd);
+	}
 out:
 	close(fd);
 	if (err)
@@ -204,14 +262,33 @@ out:
 
 /* ---- /metrics ------------------------------------------------------------ */
 
+/*
+ * A VM's energy and overhead (uJ): from its GET_VM_STATS when there is
+ * one (--vcpu-metrics), so that they and its vCPUs' come from one read of
+ * the VM and the vCPUs never add up to more than the VM; else LIST_VMS.
+ */
+static const __u64 *vm_energy(const struct snapshot *s, int i)
+{
+	if (s->detail && s->detail[i].nr_vcpus >= 0)
+		return s->detail[i].st.energy_uj;
+	return s->vms[i].energy_uj;
+}
+
+static const __u64 *vm_overhead(const struct snapshot *s, int i)
+{
+	if (s->detail && s->detail[i].nr_vcpus >= 0)
+		return s->detail[i].st.overhead_uj;
+	return s->vms[i].overhead_uj;
+}
+
 static void metrics(struct buf *b)
 {
 	static const char *const kinds[] = { "host", "idle", "lost" };
 	struct snapshot s;
 	unsigned int dom;
-	int err, i, k;
+	int err, i, k, v;
 
-	err = snapshot_take(&s);
+	err = snapshot_take(&s, opt_vcpu);
 	header(b, "vmrapl_up", "gauge",
 	       "Whether /dev/vmrapl could be read (the vmrapl module is loaded and accessible).");
 	bprintf(b, "vmrapl_up %d\n", err ? 0 : 1);
@@ -239,7 +316,7 @@ static void metrics(struct buf *b)
 			blabel(b, s.names[i]);
 			bprintf(b, "\",domain=\"%s\"} %.6f\n",
 				vmrapl_host_domain_name(dom),
-				s.vms[i].energy_uj[dom] / 1e6);
+				vm_energy(&s, i)[dom] / 1e6);
 		}
 
 	header(b, "vmrapl_vm_overhead_energy_joules_total", "counter",
@@ -247,8 +324,23 @@ static void metrics(struct buf *b)
 	for (i = 0; i < s.nr_vms; i++) {
 		bprintf(b, "vmrapl_vm_overhead_energy_joules_total{vm=\"");
 		blabel(b, s.names[i]);
-		bprintf(b, "\"} %.6f\n",
-			s.vms[i].overhead_uj[VMRAPL_DOM_PKG] / 1e6);
+		bprintf(b, "\"} %.6f\n", vm_overhead(&s, i)[VMRAPL_DOM_PKG] / 1e6);
+	}
+
+	if (opt_vcpu) {
+		header(b, "vmrapl_vm_vcpu_energy_joules_total", "counter",
+		       "Energy attributed to one vCPU of a VM, per RAPL domain, overhead excluded (--vcpu-metrics).");
+		for (i = 0; i < s.nr_vms; i++)
+			for (v = 0; v < s.detail[i].nr_vcpus; v++)
+				for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+					if (!(s.info.domains & (1u << dom)))
+						continue;
+					bprintf(b, "vmrapl_vm_vcpu_energy_joules_total{vm=\"");
+					blabel(b, s.names[i]);
+					bprintf(b, "\",vcpu=\"%d\",domain=\"%s\"} %.6f\n",
+						v, vmrapl_host_domain_name(dom),
+						s.detail[i].vcpus[v].energy_uj[dom] / 1e6);
+				}
 	}
 
 	header(b, "vmrapl_vm_info", "gauge",
@@ -383,24 +475,287 @@ static int write_atomic(const char *path, const char *text)
 	return rename(tmp, path) ? -errno : 0;
 }
 
-static void tree_vm(const char *label, uint64_t uj)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 32], name[NAME_LEN], v[32];
+/* A VM's files in DIR/<vm>/intel-rapl:0/, each written as NAME.tmp first. */
+static const char *const tree_files[] = {
+	"name", "max_energy_range_uj", "energy_uj",
+};
+#define NR_TREE_FILES	(sizeof(tree_files) / sizeof(tree_files[0]))
 
-	dir_name(label, name, sizeof(name));
-	snprintf(dir, sizeof(dir), "%s/%s", opt_tree, name);
-	mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/%s/intel-rapl:0", opt_tree, name);
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/name", dir);
-	write_atomic(path, "package-0\n");
-	snprintf(path, sizeof(path), "%s/max_energy_range_uj", dir);
-	snprintf(v, sizeof(v), "%llu\n", PC_MAX_RANGE_UJ);
-	write_atomic(path, v);
-	snprintf(path, sizeof(path), "%s/energy_uj", dir);
-	snprintf(v, sizeof(v), "%llu\n",
+/* Write DIR/@name/intel-rapl:0/; on failure the path that failed in @where. */
+static int tree_vm(const char *name, uint64_t uj, char *where, size_t len)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], text[NR_TREE_FILES][32];
+	size_t i;
+	int err;
+
+	snprintf(text[0], sizeof(text[0]), "package-0\n");
+	snprintf(text[1], sizeof(text[1]), "%llu\n", PC_MAX_RANGE_UJ);
+	snprintf(text[2], sizeof(text[2]), "%llu\n",
 		 (unsigned long long)(uj % PC_MAX_RANGE_UJ));
-	write_atomic(path, v);
+	snprintf(dir, sizeof(dir), "%s/%s", opt_tree, name);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		goto fail_dir;
+	snprintf(dir, sizeof(dir), "%s/%s/intel-rapl:0", opt_tree, name);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		goto fail_dir;
+	for (i = 0; i < NR_TREE_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, tree_files[i]);
+		err = write_atomic(path, text[i]);
+		if (err) {
+			snprintf(where, len, "%s", path);
+			return err;
+		}
+	}
+	return 0;
+fail_dir:
+	err = -errno;
+	snprintf(where, len, "%s", dir);
+	return err;
+}
+
+/*
+ * Remove DIR/@name: the exporter's files (and leftover .tmp ones), then
+ * intel-rapl:0, then the directory.  Nothing is followed through a
+ * symlink and nothing else is deleted: a directory that holds other files
+ * stays (ENOTEMPTY).  0 when it is gone, or was never there.
+ */
+static int tree_remove(const char *name)
+{
+	int top, vd, rd, err = 0;
+	char tmp[64];
+	size_t i;
+
+	top = open(opt_tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0)
+		return -errno;
+	vd = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (vd < 0) {
+		err = errno == ENOENT ? 0 : -errno;
+		goto out;
+	}
+	rd = openat(vd, "intel-rapl:0",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rd >= 0) {
+		for (i = 0; i < NR_TREE_FILES; i++) {
+			snprintf(tmp, sizeof(tmp), "%s.tmp", tree_files[i]);
+			if (unlinkat(rd, tree_files[i], 0) && errno != ENOENT)
+				err = -errno;
+			if (unlinkat(rd, tmp, 0) && errno != ENOENT)
+				err = -errno;
+		}
+		close(rd);
+		if (!err && unlinkat(vd, "intel-rapl:0", AT_REMOVEDIR) &&
+		    errno != ENOENT)
+			err = -errno;
+	} else if (errno != ENOENT) {
+		err = -errno;
+	}
+	close(vd);
+	if (!err && unlinkat(top, name, AT_REMOVEDIR) && errno != ENOENT)
+		err = -errno;
+out:
+	close(top);
+	return err;
+}
+
+/* Is DIR/@name a directory with an intel-rapl:0 directory (no symlinks)? */
+static bool tree_is_vm_dir(const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", opt_tree, name);
+	if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s/intel-rapl:0", opt_tree, name);
+	return !lstat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The directories in the tree, and the VM each belongs to, so that a VM
+ * that has gone loses its directory and a name another VM takes over gets
+ * a new one.  Only the tree thread uses them.
+ */
+struct tree_dir {
+	char name[NAME_LEN];
+	uint64_t id;		/* vmrapl's VM id; 0: no VM, to be removed */
+	bool warned;		/* its removal failed and was reported */
+};
+static struct tree_dir *tree_dirs;
+static int nr_tree_dirs;
+
+static int tree_find(const char *name)
+{
+	int j;
+
+	for (j = 0; j < nr_tree_dirs; j++)
+		if (!strcmp(tree_dirs[j].name, name))
+			return j;
+	return -1;
+}
+
+static struct tree_dir *tree_add(const char *name, uint64_t id)
+{
+	struct tree_dir *t;
+
+	t = realloc(tree_dirs, (nr_tree_dirs + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	tree_dirs = t;
+	t = &tree_dirs[nr_tree_dirs++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->id = id;
+	return t;
+}
+
+/* tree_remove(), reporting a failure once per directory. */
+static int tree_remove_or_warn(struct tree_dir *t)
+{
+	int err = tree_remove(t->name);
+
+	if (!err || t->warned)
+		return err;
+	t->warned = true;
+	fprintf(stderr, "vmrapl-exporter: powercap tree: cannot remove %s/%s: %s%s; retrying at every refresh\n",
+		opt_tree, t->name, strerror(-err),
+		err == -ENOTEMPTY ? " (it holds files the exporter did not write)" : "");
+	return err;
+}
+
+/* Directory names of the VMs of @s: unique, "-<id>" added on a clash. */
+static char (*tree_names(const struct snapshot *s))[NAME_LEN]
+{
+	char (*dirs)[NAME_LEN] = calloc(s->nr_vms ? s->nr_vms : 1, NAME_LEN);
+	int i, j;
+
+	if (!dirs)
+		return NULL;
+	for (i = 0; i < s->nr_vms; i++)
+		dir_name(s->names[i], dirs[i], NAME_LEN);
+	for (i = 0; i < s->nr_vms; i++) {
+		bool dup = false;
+
+		for (j = 0; j < s->nr_vms; j++)
+			if (j != i && !strcmp(dirs[i], dirs[j]))
+				dup = true;
+		if (dup) {
+			char tmp[NAME_LEN];
+
+			snprintf(tmp, sizeof(tmp), "%.100s-%llu", dirs[i],
+				 (unsigned long long)s->vms[i].id);
+			memcpy(dirs[i], tmp, NAME_LEN);
+		}
+	}
+	return dirs;
+}
+
+static int vm_by_dir(const struct snapshot *s, char (*dirs)[NAME_LEN],
+		     const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->nr_vms; i++)
+		if (!strcmp(dirs[i], name))
+			return i;
+	return -1;
+}
+
+/*
+ * One refresh: drop the directories of VMs that have gone (or whose name
+ * another VM now has), then those a previous run left for VMs that are
+ * not tracked any more, then write every tracked VM's files.
+ */
+static void tree_refresh(void)
+{
+	static int read_err, write_err;
+	char (*dirs)[NAME_LEN] = NULL;
+	char where[PATH_MAX + 32];
+	struct snapshot s;
+	struct dirent *de;
+	int err, i, j;
+	DIR *d;
+
+	err = snapshot_take(&s, false);
+	if (err && err != -ENOENT && err != -ENODEV && err != -ENXIO) {
+		/* Unknown state: leave the tree as it is. */
+		if (err != read_err)
+			fprintf(stderr, "vmrapl-exporter: powercap tree: cannot read %s: %s; the tree is left as it is\n",
+				opt_device, strerror(-err));
+		read_err = err;
+		return;
+	}
+	if (err && err != read_err)
+		fprintf(stderr, "vmrapl-exporter: powercap tree: %s: %s (vmrapl not loaded): no VM is tracked\n",
+			opt_device, strerror(-err));
+	read_err = err;
+	/* With no device, no VM is tracked: s is empty. */
+	dirs = tree_names(&s);
+	if (!dirs) {
+		fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
+		goto out;
+	}
+
+	/* 1. Directories whose VM has gone, or whose name is another VM's. */
+	for (j = nr_tree_dirs - 1; j >= 0; j--) {
+		struct tree_dir *t = &tree_dirs[j];
+
+		i = vm_by_dir(&s, dirs, t->name);
+		if (i >= 0 && s.vms[i].id == t->id)
+			continue;
+		if (!tree_remove_or_warn(t)) {
+			tree_dirs[j] = tree_dirs[--nr_tree_dirs];
+			continue;
+		}
+		/* Still there (reported): the VM that has the name now uses it. */
+		t->id = i >= 0 ? s.vms[i].id : 0;
+	}
+
+	/* 2. Directories of a previous run, or of no VM the exporter knows. */
+	d = opendir(opt_tree);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || tree_find(de->d_name) >= 0)
+			continue;
+		i = vm_by_dir(&s, dirs, de->d_name);
+		if (i >= 0) {
+			/* A tracked VM's name: its files are rewritten below. */
+			if (!tree_add(de->d_name, s.vms[i].id))
+				fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
+		} else if (tree_is_vm_dir(de->d_name)) {
+			struct tree_dir *t = tree_add(de->d_name, 0);
+
+			/* The last entry: dropped again once it is gone. */
+			if (t && !tree_remove_or_warn(t))
+				nr_tree_dirs--;
+			else if (!t)
+				fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
+		}
+	}
+	if (d)
+		closedir(d);
+
+	/* 3. Every tracked VM's files. */
+	err = 0;
+	for (i = 0; i < s.nr_vms; i++) {
+		int e;
+
+		if (tree_find(dirs[i]) < 0 && !tree_add(dirs[i], s.vms[i].id)) {
+			fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
+			continue;
+		}
+		e = tree_vm(dirs[i], s.vms[i].energy_uj[VMRAPL_DOM_PKG],
+			    where, sizeof(where));
+		if (e && !err) {
+			err = e;
+			if (e != write_err)
+				fprintf(stderr, "vmrapl-exporter: powercap tree: cannot write %s: %s\n",
+					where, strerror(-e));
+		}
+	}
+	write_err = err;
+out:
+	free(dirs);
+	snapshot_free(&s);
 }
 
 static volatile sig_atomic_t stopping;
@@ -413,15 +768,7 @@ static void *tree_thread(void *arg)
 	ts.tv_sec = (time_t)opt_tree_interval;
 	ts.tv_nsec = (long)((opt_tree_interval - (double)ts.tv_sec) * 1e9);
 	while (!stopping) {
-		struct snapshot s;
-		int i;
-
-		if (!snapshot_take(&s)) {
-			for (i = 0; i < s.nr_vms; i++)
-				tree_vm(s.names[i],
-					s.vms[i].energy_uj[VMRAPL_DOM_PKG]);
-			snapshot_free(&s);
-		}
+		tree_refresh();
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
@@ -436,8 +783,12 @@ static void usage(FILE *f)
 "  -l, --listen ADDR:PORT        listen address (default 127.0.0.1:9877;\n"
 "                                IPv6 as [ADDR]:PORT)\n"
 "  -d, --device PATH             the vmrapl device (default /dev/vmrapl)\n"
+"      --vcpu-metrics            also export\n"
+"                                vmrapl_vm_vcpu_energy_joules_total{vm,vcpu,domain}\n"
+"                                (one series per vCPU and domain: off by default)\n"
 "  -t, --powercap-tree DIR       also keep DIR/<vm>/intel-rapl:0/energy_uj\n"
-"                                (the layout scaphandre --vm reads)\n"
+"                                (the layout scaphandre --vm reads); a VM's\n"
+"                                directory is removed when the VM has gone\n"
 "  -i, --powercap-interval S     refresh of the tree (default 1 s)\n"
 "  -h, --help\n");
 }
@@ -494,6 +845,9 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss,
 	}
 }
 
+/* Long options without a short form. */
+enum { OPT_VCPU_METRICS = 256 };
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -501,6 +855,7 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "powercap-tree", required_argument, NULL, 't' },
 		{ "powercap-interval", required_argument, NULL, 'i' },
+		{ "vcpu-metrics", no_argument, NULL, OPT_VCPU_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -533,6 +888,9 @@ int main(int argc, char **argv)
 					optarg);
 				return 1;
 			}
+			break;
+		case OPT_VCPU_METRICS:
+			opt_vcpu = true;
 			break;
 		case 'h':
 			usage(stdout);
