@@ -7,13 +7,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -376,18 +379,27 @@ TEST(no_module)
 TEST(exporter_metrics)
 {
 	char label[128], series[256];
+	const char *s;
+	time_t t_load;
 	double e0, e1;
 	struct vrp p;
 	pid_t exp;
 
 	if (access(EXPORTER, X_OK))
 		SKIP(return, "no vmrapl-exporter in the initramfs");
+	t_load = time(NULL);
 	ASSERT_EQ(0, vr_reload(NULL));
 	/* /init brought lo up: the rig has no NIC. */
 	ASSERT_EQ(0, start_vm(&p));
 	exp = start_exporter(NULL, false);
 	ASSERT_LE(0, exp);
 	ASSERT_EQ(0, scrape()) TH_LOG("%s", out);
+	/* The counters' start time: the reload above, to the second. */
+	s = strstr(out, "\nvmrapl_module_load_time_seconds ");
+	ASSERT_NE(NULL, s) TH_LOG("%s", out);
+	s = strchr(s + 1, ' ');
+	EXPECT_TRUE(fabs(atof(s) - (double)t_load) < 3.0)
+		TH_LOG("load time %.3f, reloaded at %ld", atof(s), (long)t_load);
 	EXPECT_NE(NULL, strstr(out, "# HELP vmrapl_vm_energy_joules_total "))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "# TYPE vmrapl_vm_energy_joules_total counter\n"));
@@ -580,8 +592,6 @@ TEST(exporter_vcpu_metrics)
 	kill(vmm, SIGTERM);
 	waitpid(vmm, NULL, 0);
 }
-
-#include <sys/ioctl.h>
 
 /* vmrapl's id of the VM whose VMM is @pid, from VMRAPL_LIST_VMS. */
 static int vm_id(int fd, pid_t pid, uint64_t *id)

@@ -306,6 +306,14 @@ static void metrics(struct buf *b)
 	bprintf(b, "vmrapl_sample_period_seconds %.6f\n",
 		s.info.sample_period_us / 1e6);
 
+	/* The counters' start time, as process_start_time_seconds is. */
+	if (vmrapl_host_load_time(&s.info) > 0) {
+		header(b, "vmrapl_module_load_time_seconds", "gauge",
+		       "Unix time the vmrapl module was loaded: every energy counter below counts from zero since then.");
+		bprintf(b, "vmrapl_module_load_time_seconds %.3f\n",
+			vmrapl_host_load_time(&s.info));
+	}
+
 	header(b, "vmrapl_vm_energy_joules_total", "counter",
 	       "Energy attributed to a VM, overhead included, per RAPL domain.");
 	for (i = 0; i < s.nr_vms; i++)
