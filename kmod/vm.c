@@ -65,7 +65,8 @@ struct vr_task {
  * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
  *	VM's overhead.
  * @lock: serializes the ioctls that read or replace the topology arrays
- *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE).
+ *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE, and the host's
+ *	GET_VM_STATS, which takes it inside vr_vm_mutex).
  * @gv_lock: guest view; protects everything below it.  Raw: taken from the
  *	kvm_exit probe with interrupts disabled.
  */
