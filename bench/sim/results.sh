@@ -54,6 +54,48 @@ of each).
 HDR
 cat "$dir/vrsim.md"
 echo
+echo "Accuracy target (benchmark issue): vmrapl's mean per-VM error at most 2 %"
+echo "on every workload except heterogeneous, where the gap is measured and"
+echo "explained.  Judged on both the 1 s and the 60 s window means."
+echo
+echo "| workload | vmrapl 1 s mean % | vmrapl 60 s mean % | target | met |"
+echo "|---|---:|---:|---:|---|"
+awk -F'|' '
+	function t(x) { gsub(/^ +| +$/, "", x); return x }
+	t($3) == "vmrapl" {
+		wl = t($2); m1 = t($4); m60 = t($6)
+		if (wl == "heterogeneous")
+			printf "| %s | %s | %s | - | measured (see below) |\n", wl, m1, m60
+		else
+			printf "| %s | %s | %s | <= 2 | %s |\n", wl, m1, m60,
+			       (m1 + 0 <= 2 && m60 + 0 <= 2) ? "yes" : "NOT met"
+	}' "$dir/vrsim.md"
+echo
+if [ -s "$dir/bursty-instant.md" ]; then
+	instant=$(awk -F'|' '{ gsub(/ /, "", $3) } $3 == "vmrapl" { gsub(/ /, "", $4); gsub(/ /, "", $6); print $4 " % (1 s) and " $6 " % (60 s)"; exit }' "$dir/bursty-instant.md")
+	cat <<EXPL
+Where bursty misses it: its VMs sleep exactly 18 ms, so their bursts keep
+a fixed phase to each other for the whole run, and each 2 ms burst spans
+only two or three updates of a counter that is latched every ~1 ms.  The
+lag share (part of an epoch's dynamic energy charged to the previous
+epoch's runners) undoes the latch delay on average, but with phases locked
+the same neighbour gets the same part of each burst's tail every time, so
+the per-VM errors do not average out over 60 s.  Two runs separate the
+causes: bursty-jitter (the same load with the sleeps varied by +-10 %, so
+phases drift) is in the table above, and the same bursty trace against a
+counter that updates instantly (\`./vrsim --only bursty --latch-us 1
+--lag-us 0\`, bench/sim/out/bursty-instant.md) gives $instant.  The remaining
+error of the jittered run is the latch itself: a software reader cannot see
+when within ~1 ms the hardware counter last moved.
+
+Heterogeneous: vmrapl splits a package's dynamic energy by busy time,
+because RAPL measures the package, not each core; a VM whose cores draw
+twice the power of another's is charged the same per busy ns.  No
+algorithm in this table can see per-core power (each uses CPU time), and
+the error column shows the price of that for each.
+EXPL
+	echo
+fi
 echo "## Core hot path"
 echo
 if [ -s "$dir/callgrind.txt" ]; then

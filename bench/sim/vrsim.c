@@ -185,7 +185,7 @@ static u64 range_units(const struct rapl *r)
 /* ------------------------------------------------------------ model */
 
 enum tkind { T_VCPU, T_IO, T_HOST };
-enum pattern { P_STEADY, P_BURSTY, P_PHASE, P_RANDOM };
+enum pattern { P_STEADY, P_BURSTY, P_JITTER, P_PHASE, P_RANDOM };
 enum tstate { S_SLEEP, S_QUEUED, S_RUNNING, S_DEAD };
 
 struct task {
@@ -444,6 +444,7 @@ static u64 burst_demand(struct task *t)
 	case P_STEADY:
 		return ~0ULL >> 2;
 	case P_BURSTY:
+	case P_JITTER:
 		return t->on_ns;
 	case P_RANDOM:
 		return expo(t->on_ns);
@@ -464,6 +465,8 @@ static u64 sleep_len(struct task *t)
 	switch (t->pattern) {
 	case P_BURSTY:
 		return t->off_ns;
+	case P_JITTER:	/* off time +-10 %, uniform */
+		return t->off_ns - t->off_ns / 10 + below(t->off_ns / 5);
 	case P_RANDOM:
 		return expo(t->off_ns);
 	case P_PHASE:
@@ -1052,6 +1055,17 @@ static void wl_bursty(void)
 	host_noise(2);
 }
 
+/* As bursty, but the sleeps vary by +-10 %: no fixed phase between VMs. */
+static void wl_bursty_jitter(void)
+{
+	int i;
+
+	for (i = 0; i < 6; i++)
+		new_vm(2, 12000000, P_JITTER, 2 * MS, 18 * MS, vm_pkg(i), 0,
+		       0, 0, below(20 * MS), 0);
+	host_noise(2);
+}
+
 static void wl_phase(void)
 {
 	int i;
@@ -1138,6 +1152,8 @@ static const struct workload workloads[] = {
 	  40000000, false, 0 },
 	{ "bursty", "6 VMs x 2 vCPUs, 2 ms on / 18 ms off", wl_bursty, 2, 8,
 	  40000000, false, 0 },
+	{ "bursty-jitter", "as bursty, the 18 ms off time +-10 %",
+	  wl_bursty_jitter, 2, 8, 40000000, false, 0 },
 	{ "phases", "busy / 10 % phases every 300 ms", wl_phase, 2, 8,
 	  40000000, false, 0 },
 	{ "oversubscribed", "3 vCPUs per CPU, 3 ms slices", wl_oversub, 2, 8,
