@@ -792,6 +792,15 @@ long vr_meminfo_kb(const char *key)
 	return v;
 }
 
+long vr_median3(long a, long b, long c)
+{
+	if ((a <= b && b <= c) || (c <= b && b <= a))
+		return b;
+	if ((b <= a && a <= c) || (c <= a && a <= b))
+		return a;
+	return c;
+}
+
 /* Give every SLUB cache's empty and per-CPU slabs back (x/shrink). */
 static void vr_slab_shrink(void)
 {

@@ -121,6 +121,12 @@ long vr_meminfo_kb(const char *key);
 /* Let RCU-deferred frees run and drop the page and slab caches. */
 void vr_mem_settle(void);
 /*
+ * The median of three growths: a leak shifts all three alike, while a
+ * one-off growth of the kernel's caches (and its later release) moves at
+ * most two of them.
+ */
+long vr_median3(long a, long b, long c);
+/*
  * Close the KVM VM fd of @g now (its vCPUs keep the VM alive);
  * vrg_destroy() then leaves it alone.  Returns close()'s result.
  */

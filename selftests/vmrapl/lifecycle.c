@@ -31,7 +31,8 @@
  * sighand on fresh order-3 slabs), path lookups and fragmentation, up to
  * ~250 kB whatever the batch size.  A leaked VM is caught exactly by the
  * KVM VM count and by VmallocUsed (~40 kB of struct kvm each); a leak of
- * vmrapl's own per-attach objects by attach_detach_500 (96 kB over 500: slab noise reached 64).
+ * vmrapl's own per-attach objects by attach_detach_600 (the median of three
+ * batches).
  */
 #define SLAB_TOL_KB	384
 #define VMALLOC_TOL_KB	96
@@ -900,31 +901,15 @@ TEST_F_TIMEOUT(lc, counter_backwards, 60)
 	EXPECT_TRUE(vr_books_conserve(&b4));
 }
 
-/* 500 attach/detach cycles of one KVM VM fd leave no memory behind. */
-TEST_F_TIMEOUT(lc, attach_detach_500, 120)
+/* @n attach/detach cycles of one KVM VM, from cycle @base on. */
+static void attach_detach_batch(struct __test_metadata *_metadata, int dev,
+				struct vrg *g, int base, int n)
 {
 	struct vmrapl_stats st;
-	struct memsnap m0, m1;
-	struct vr_books b[2];
-	struct vrg *g;
-	uint64_t t0;
 	int i, fd;
 
-	self->dev = vr_open_dev();
-	ASSERT_LE(0, self->dev);
-	/* Its vCPUs do not run: nothing else allocates meanwhile. */
-	g = vrg_create(2, VRG_HLT);
-	ASSERT_NE(NULL, g);
-	for (i = 0; i < 50; i++) {
-		fd = vr_attach(self->dev, vrg_kvm_fd(g), 2,
-			       VMRAPL_REGSET_INTEL, 0);
-		ASSERT_LE(0, fd);
-		close(fd);
-	}
-	mem_snap(&m0);
-	t0 = vr_now_ns();
-	for (i = 0; i < 500; i++) {
-		fd = vr_attach(self->dev, vrg_kvm_fd(g), 2,
+	for (i = base; i < base + n; i++) {
+		fd = vr_attach(dev, vrg_kvm_fd(g), 2,
 			       i & 1 ? VMRAPL_REGSET_AMD : VMRAPL_REGSET_INTEL,
 			       i % 32);
 		ASSERT_LE(0, fd) TH_LOG("cycle %d: attach: %s", i, strerror(-fd));
@@ -932,11 +917,51 @@ TEST_F_TIMEOUT(lc, attach_detach_500, 120)
 			EXPECT_EQ(0, vr_get_stats(fd, &st, NULL, 0));
 		ASSERT_EQ(0, close(fd));
 	}
-	TH_LOG("500 cycles in %.1f s", (vr_now_ns() - t0) / 1e9);
-	mem_snap(&m1);
+}
+
+/*
+ * 600 attach/detach cycles of one KVM VM fd leave no memory behind.  Three
+ * batches of 200, each measured from the end of the one before: a leak
+ * grows all three alike, the kernel's own caches move one or two of them
+ * now and then, so the median growth is the measure (a leak of 250 bytes
+ * per cycle makes it about 50 kB).  One steady growth is the kernel's:
+ * the vmap_area (72 bytes) of each freed guest-view page waits for the
+ * lazy vmap purge, which runs only past a threshold of freed pages, so
+ * 200 cycles show ~14 kB of slab while VmallocUsed stays flat.
+ */
+TEST_F_TIMEOUT(lc, attach_detach_600, 120)
+{
+	struct memsnap m[4];
+	struct vr_books b[2];
+	long ds[3], dv[3];
+	struct vrg *g;
+	uint64_t t0;
+	int i;
+
+	self->dev = vr_open_dev();
+	ASSERT_LE(0, self->dev);
+	/* Its vCPUs do not run: nothing else allocates meanwhile. */
+	g = vrg_create(2, VRG_HLT);
+	ASSERT_NE(NULL, g);
+	attach_detach_batch(_metadata, self->dev, g, 0, 50);	/* warm-up */
+	t0 = vr_now_ns();
+	mem_snap(&m[0]);
+	for (i = 0; i < 3; i++) {
+		attach_detach_batch(_metadata, self->dev, g, 50 + 200 * i, 200);
+		mem_snap(&m[i + 1]);
+		ds[i] = m[i + 1].slab - m[i].slab;
+		dv[i] = m[i + 1].vmalloc - m[i].vmalloc;
+	}
+	TH_LOG("600 cycles in %.1f s; SUnreclaim %+ld %+ld %+ld kB; VmallocUsed %+ld %+ld %+ld kB",
+	       (vr_now_ns() - t0) / 1e9, ds[0], ds[1], ds[2], dv[0], dv[1],
+	       dv[2]);
+	EXPECT_LT(vr_median3(ds[0], ds[1], ds[2]), 48);
+	EXPECT_LT(vr_median3(dv[0], dv[1], dv[2]), 48);
+	if (vr_median3(ds[0], ds[1], ds[2]) >= 48)
+		slab_growth(&m[0], &m[3]);
+	EXPECT_EQ(m[0].kvm_vms, m[3].kvm_vms);
 	ASSERT_EQ(0, vr_read_books2(b));
 	EXPECT_TRUE(vr_books_conserve(&b[0]) && vr_books_conserve(&b[1]));
-	check_leak(_metadata, &m0, &m1, "500 attach/detach", 96, 64);
 	vrg_destroy(g);
 	EXPECT_EQ(0, wait_vms_gone(4000));
 }
