@@ -801,6 +801,23 @@ long vr_median3(long a, long b, long c)
 	return c;
 }
 
+long vr_slab_active_kb(void)
+{
+	unsigned long act, num, size;
+	unsigned long long sum = 0;
+	char line[512], name[64];
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lu %lu %lu", name, &act, &num,
+			   &size) == 4)
+			sum += (unsigned long long)act * size;
+	fclose(f);
+	return (long)(sum / 1024);
+}
+
 /* Give every SLUB cache's empty and per-CPU slabs back (x/shrink). */
 static void vr_slab_shrink(void)
 {

@@ -127,6 +127,12 @@ void vr_mem_settle(void);
  */
 long vr_median3(long a, long b, long c);
 /*
+ * Bytes of allocated slab objects (active objects x object size over
+ * /proc/slabinfo), in kB.  Unlike SUnreclaim it does not count the free
+ * room of partial slabs, so fragmentation does not move it.
+ */
+long vr_slab_active_kb(void);
+/*
  * Close the KVM VM fd of @g now (its vCPUs keep the VM alive);
  * vrg_destroy() then leaves it alone.  Returns close()'s result.
  */
