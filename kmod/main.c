@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -222,6 +223,24 @@ static long vr_dev_get_pkg_stats(void __user *argp)
 	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
 }
 
+/*
+ * The host-wide books (every package, every VM, every vCPU) follow the
+ * package counters more finely than powercap's energy_uj, which Linux made
+ * root-only after PLATYPUS (CVE-2020-8694).  Reading them takes what perf's
+ * power events take, CAP_PERFMON (or CAP_SYS_ADMIN); the device alone lets
+ * a VMM attach and read its own VM.
+ */
+static long vr_dev_host_read(unsigned int cmd, void __user *argp)
+{
+	if (!perfmon_capable())
+		return -EPERM;
+	if (cmd == VMRAPL_GET_PKG_STATS)
+		return vr_dev_get_pkg_stats(argp);
+	if (cmd == VMRAPL_LIST_VMS)
+		return vr_list_vms(argp);
+	return vr_get_vm_stats(argp);
+}
+
 static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)
 {
@@ -233,11 +252,9 @@ static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 	case VMRAPL_ATTACH_VM:
 		return vr_attach_vm(argp);
 	case VMRAPL_GET_PKG_STATS:
-		return vr_dev_get_pkg_stats(argp);
 	case VMRAPL_LIST_VMS:
-		return vr_list_vms(argp);
 	case VMRAPL_GET_VM_STATS:
-		return vr_get_vm_stats(argp);
+		return vr_dev_host_read(cmd, argp);
 	case VMRAPL_TEST_INJECT:
 		return vr_test_inject(argp);
 	default:

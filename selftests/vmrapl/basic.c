@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,63 @@ TEST(unprivileged_open)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * A VMM's user: group kvm, no capability.  It may open the device, attach
+ * its own VM and read that VM's books, but not the host-wide ones
+ * (CAP_PERFMON).  The child's exit code names the first step that failed.
+ */
+TEST(kvm_group_no_perfmon)
+{
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct vmrapl_pkg_stats ps[4];
+		struct vmrapl_pkg_list pl = { .size = sizeof(pl), .nr_pkgs = 4,
+					      .pkgs_ptr = (uintptr_t)ps };
+		struct vmrapl_vm_list vl = { .size = sizeof(vl) };
+		struct vmrapl_stats st = { .size = sizeof(st) };
+		struct vmrapl_vm_query q = { .size = sizeof(q), .id = 1,
+					     .stats_ptr = (uintptr_t)&st };
+		struct vmrapl_info info;
+		gid_t kvm = 108;	/* the rig's group kvm (/init) */
+		struct vrg *g;
+		int fd, vfd;
+
+		if (setgroups(1, &kvm) || setgid(1000) || setuid(1000))
+			_exit(2);
+		fd = open("/dev/vmrapl", O_RDWR);
+		if (fd < 0)
+			_exit(3);
+		if (ioctl(fd, VMRAPL_GET_INFO, &info))
+			_exit(4);
+		if (ioctl(fd, VMRAPL_GET_PKG_STATS, &pl) != -1 || errno != EPERM)
+			_exit(5);
+		if (ioctl(fd, VMRAPL_LIST_VMS, &vl) != -1 || errno != EPERM)
+			_exit(6);
+		if (ioctl(fd, VMRAPL_GET_VM_STATS, &q) != -1 || errno != EPERM)
+			_exit(7);
+		g = vrg_create(1, VRG_HLT);
+		if (!g)
+			_exit(8);
+		vfd = vr_attach(fd, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, 0);
+		if (vfd < 0)
+			_exit(9);
+		st = (struct vmrapl_stats){ .size = sizeof(st) };
+		if (ioctl(vfd, VMRAPL_VM_GET_STATS, &st) || st.nr_vcpus != 1)
+			_exit(10);
+		close(vfd);
+		vrg_destroy(g);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d failed (see the child's checks)",
+		       WEXITSTATUS(status));
 }
 
 static long meminfo_kb(const char *key)

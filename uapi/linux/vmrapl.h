@@ -23,6 +23,9 @@
  * 5. VMRAPL_VM_GET_STATS reports exact per-vCPU and per-virtual-package
  *    energy.  VMRAPL_VM_GET_STATE/SET_STATE carry the guest-visible counters
  *    across a live migration, in the spirit of KVM_GET_CLOCK/KVM_SET_CLOCK.
+ * 6. Host tools read the host-wide books with VMRAPL_GET_PKG_STATS,
+ *    VMRAPL_LIST_VMS and VMRAPL_GET_VM_STATS, which need CAP_PERFMON (or
+ *    CAP_SYS_ADMIN; EPERM otherwise), as perf's power events do.
  *
  * Conventions: every struct has only __u32/__u64 fields and no implicit
  * padding.  Every "flags" and "reserved" field must be zero unless a flag is

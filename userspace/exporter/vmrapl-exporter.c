@@ -56,6 +56,8 @@ static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
 static const char *opt_tree;
 static double opt_tree_interval = 1.0;
 static bool opt_vcpu;
+/* The missing-capability message was printed (once per episode). */
+static bool perm_said;
 
 /* ---- a growing text buffer --------------------------------------------- */
 
@@ -289,6 +291,13 @@ static void metrics(struct buf *b)
 	int err, i, k, v;
 
 	err = snapshot_take(&s, opt_vcpu);
+	if (err == -EPERM && !perm_said) {
+		fprintf(stderr, "vmrapl-exporter: %s: permission denied: reading the host's energy books needs CAP_PERFMON (or root); vmrapl_up is 0\n",
+			opt_device);
+		perm_said = true;
+	} else if (err != -EPERM) {
+		perm_said = false;
+	}
 	header(b, "vmrapl_up", "gauge",
 	       "Whether /dev/vmrapl could be read (the vmrapl module is loaded and accessible).");
 	bprintf(b, "vmrapl_up %d\n", err ? 0 : 1);

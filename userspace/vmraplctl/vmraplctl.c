@@ -207,6 +207,18 @@ static void sample_free(struct sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* A failed host-wide read: EPERM is the missing capability. */
+static int host_read_err(const char *what, int n)
+{
+	if (n == -EPERM || n == -EACCES) {
+		msg("%s: permission denied: reading the host's energy books needs root or CAP_PERFMON",
+		    what);
+		return EXIT_PERM;
+	}
+	msg("%s: %s", what, strerror(-n));
+	return EXIT_USAGE;
+}
+
 static int sample_take(const struct dev *d, struct sample *s, bool pkgs)
 {
 	int n;
@@ -214,17 +226,14 @@ static int sample_take(const struct dev *d, struct sample *s, bool pkgs)
 	memset(s, 0, sizeof(*s));
 	if (pkgs) {
 		n = vmrapl_host_pkg_stats(d->fd, &s->pkgs);
-		if (n < 0) {
-			msg("VMRAPL_GET_PKG_STATS: %s", strerror(-n));
-			return EXIT_USAGE;
-		}
+		if (n < 0)
+			return host_read_err("VMRAPL_GET_PKG_STATS", n);
 		s->nr_pkgs = n;
 	}
 	n = vmrapl_host_list_vms(d->fd, &s->vms);
 	if (n < 0) {
-		msg("VMRAPL_LIST_VMS: %s", strerror(-n));
 		sample_free(s);
-		return EXIT_USAGE;
+		return host_read_err("VMRAPL_LIST_VMS", n);
 	}
 	s->nr_vms = n;
 	s->t = now_s();
@@ -752,11 +761,8 @@ static int vcpu_snap_take(const struct dev *d, uint64_t id,
 		msg("VM %llu went away", (unsigned long long)id);
 		return EXIT_NOVM;
 	}
-	if (vs->n < 0) {
-		msg("VMRAPL_GET_VM_STATS: %s", strerror(-vs->n));
-		return vs->n == -EACCES || vs->n == -EPERM ? EXIT_PERM :
-		       EXIT_USAGE;
-	}
+	if (vs->n < 0)
+		return host_read_err("VMRAPL_GET_VM_STATS", vs->n);
 	return 0;
 }
 
