@@ -7,7 +7,8 @@
  * it is not part of libvmrapl.so's ABI.
  *
  * Conventions as libvmrapl: int returns are 0 (or a count) on success and
- * a negative errno value on failure.
+ * a negative errno value on failure.  The host-wide reads need CAP_PERFMON
+ * (or root): -EPERM otherwise.
  */
 #ifndef LIBVMRAPL_HOST_H
 #define LIBVMRAPL_HOST_H
