@@ -12,8 +12,9 @@
 # default: one per selftests/vmrapl/*.c, without demo*, bench* and prom*,
 # which only run in --mode demo, bench and prom), RIG_EXTRA_CMDLINE,
 # RIG_ONLY (tests mode: space separated programs to run, for development;
-# the run then expects only those), RIG_PROM_PORT (--mode prom: the host port, on 127.0.0.1, that QEMU's user
-# network forwards to the guest exporter's 9877; default 19877).
+# the run then expects only those), RIG_PROM_PORT (--mode prom: the host
+# port, on 127.0.0.1, that QEMU's user network forwards to the guest
+# exporter's 9877; default 19877).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
 # ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
