@@ -7,11 +7,14 @@
 #ifndef _VMRAPL_COMPAT_H
 #define _VMRAPL_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/topology.h>
 
-#if KERNEL_VERSION(6, 1, 0) > LINUX_VERSION_CODE || \
-	KERNEL_VERSION(6, 13, 0) <= LINUX_VERSION_CODE
+/*
+ * The window itself: Kbuild compares the kernel's VERSION.PATCHLEVEL with
+ * the supported series (the same list as dkms.conf) and defines
+ * VMRAPL_KERNEL_SUPPORTED inside it.
+ */
+#ifndef VMRAPL_KERNEL_SUPPORTED
 #error "vmrapl supports Linux 6.1 to 6.12; this kernel is outside that window"
 #endif
 

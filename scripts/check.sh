@@ -104,6 +104,10 @@ if [[ -f userspace/Makefile ]]; then
 	single "userspace build" "$warn_re" make --no-print-directory userspace
 fi
 single "selftests build" "$warn_re" make --no-print-directory selftests
+# The supported window: out-of-window kernels stop at compat.h's #error.
+if [[ ${#kvers[@]} -gt 0 ]]; then
+	tap "kernel window" scripts/window-test.sh "/usr/src/linux-headers-${kvers[0]}"
+fi
 
 # 3. unit tests; the simulator and hot-path benchmark in quick mode (one
 # step: passes when they run and vmrapl's conservation holds, never on a

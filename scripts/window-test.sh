@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The supported kernel window (Kbuild's VMRAPL_SERIES, kmod/compat.h's
+# #error): builds the module against KDIR in a scratch mirror while
+# pretending the kernel is 6.0 and 6.13, and expects both to stop at the
+# #error; the real series must build.  TAP output.
+#
+# Usage: scripts/window-test.sh KDIR
+set -u
+kdir=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/vmrapl-window.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/kmod"
+ln -s "$top/Kbuild" "$work/Kbuild"
+ln -s "$top/uapi" "$work/uapi"
+ln -s "$top"/kmod/*.[ch] "$work/kmod/"
+n=0 fail=0
+echo "TAP version 13"
+try() { # description, expect (pass|error), extra make args...
+	local d=$1 want=$2 out rc
+	shift 2
+	out=$(make -s -C "$kdir" M="$work" VMRAPL_SRCTREE="$top" "$@" 2>&1)
+	rc=$?
+	n=$((n + 1))
+	if [[ $want == pass && $rc == 0 ]] ||
+	   [[ $want == error && $rc != 0 && $out == *"outside that window"* ]]; then
+		echo "ok $n $d"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n $d"
+		tail -n 5 <<< "$out" | sed 's/^/# /'
+	fi
+	make -s -C "$kdir" M="$work" clean > /dev/null 2>&1
+}
+try "a 6.0 kernel stops at compat.h's #error" error PATCHLEVEL=0
+try "a 6.13 kernel stops at compat.h's #error" error PATCHLEVEL=13
+try "the real kernel builds" pass
+echo "1..$n"
+[[ $fail == 0 ]]
