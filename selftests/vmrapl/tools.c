@@ -49,36 +49,14 @@ static int run(const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* vmraplctl as uid/gid 1000 ("tester", not in group kvm). */
-static int run_unprivileged(char *const argv[])
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (setgroups(0, NULL) || setgid(1000) || setuid(1000))
-			_exit(100);
-		execv(CTL, argv);
-		_exit(101);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-/* @argv as uid 1000 in group kvm (the rig's 108), its output in out[]. */
-static int run_kvm_group(char *const argv[])
+/*
+ * vmraplctl @argv as uid/gid 1000 ("tester") with @ngroups supplementary
+ * groups (the rig's kvm is 108), its output in out[]; its exit status, -1
+ * when it did not exit.
+ */
+static int run_as(char *const argv[], const gid_t *groups, int ngroups)
 {
 	int status, pfd[2];
-	gid_t kvm = 108;
 	ssize_t n, got = 0;
 	pid_t pid;
 
@@ -91,7 +69,7 @@ static int run_kvm_group(char *const argv[])
 		dup2(pfd[1], 1);
 		dup2(pfd[1], 2);
 		close(pfd[0]);
-		if (setgroups(1, &kvm) || setgid(1000) || setuid(1000))
+		if (setgroups(ngroups, groups) || setgid(1000) || setuid(1000))
 			_exit(100);
 		execv(CTL, argv);
 		_exit(101);
@@ -106,6 +84,21 @@ static int run_kvm_group(char *const argv[])
 		return -1;
 	return WEXITSTATUS(status);
 }
+
+/* As "tester", outside group kvm. */
+static int run_unprivileged(char *const argv[])
+{
+	return run_as(argv, NULL, 0);
+}
+
+/* As a VMM's user: group kvm, no capability. */
+static int run_kvm_group(char *const argv[])
+{
+	static const gid_t kvm = 108;
+
+	return run_as(argv, &kvm, 1);
+}
+
 
 static void param(const char *name, char *buf, size_t len)
 {

@@ -15,120 +15,133 @@
 
 #include "libvmrapl-host.h"
 
-int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+/*
+ * One call of a host-wide ioctl that fills an array: @room entries at
+ * @buf; *@count is how many the kernel has (it may exceed @room).
+ */
+typedef int (*host_fill_fn)(int devfd, void *ctx, void *buf,
+			    unsigned int room, unsigned int *count);
+
+/*
+ * Call @fill with a malloc'ed array of @elem-sized entries, growing it
+ * until everything fits (things come and go between calls; @slack extra
+ * entries make a second miss less likely).  The array goes to *@out
+ * (NULL when empty); returns the count or a negative errno.
+ */
+static int host_fill_array(int devfd, host_fill_fn fill, void *ctx,
+			   size_t elem, unsigned int room, unsigned int slack,
+			   void **out)
 {
-	struct vmrapl_vm_entry *buf = NULL;
-	unsigned int room = 16;
-	int tries;
+	unsigned int count = 0;
+	void *buf = NULL;
+	int tries, err;
 
 	*out = NULL;
-	/* VMs come and go between calls: retry while the list outgrows us. */
 	for (tries = 0; tries < 8; tries++) {
-		struct vmrapl_vm_list l;
-		struct vmrapl_vm_entry *nb;
+		if (room) {
+			void *nb = realloc(buf, room * elem);
 
-		nb = realloc(buf, room * sizeof(*buf));
-		if (!nb) {
-			free(buf);
-			return -ENOMEM;
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			memset(buf, 0, room * elem);
 		}
-		buf = nb;
-		memset(buf, 0, room * sizeof(*buf));
-		memset(&l, 0, sizeof(l));
-		l.size = sizeof(l);
-		l.nr_vms = room;
-		l.vms_ptr = (uintptr_t)buf;
-		if (ioctl(devfd, VMRAPL_LIST_VMS, &l) < 0) {
-			int err = errno;
-
+		err = fill(devfd, ctx, buf, room, &count);
+		if (err) {
 			free(buf);
-			return -err;
+			return err;
 		}
-		if (l.nr_vms <= room) {
+		if (count <= room) {
 			*out = buf;
-			return (int)l.nr_vms;
+			return (int)count;
 		}
-		room = l.nr_vms + 16;
+		room = count + slack;
 	}
 	free(buf);
 	return -EAGAIN;
+}
+
+static int fill_vms(int devfd, void *ctx, void *buf, unsigned int room,
+		    unsigned int *count)
+{
+	struct vmrapl_vm_list l = {
+		.size = sizeof(l), .nr_vms = room, .vms_ptr = (uintptr_t)buf,
+	};
+
+	(void)ctx;
+	if (ioctl(devfd, VMRAPL_LIST_VMS, &l) < 0)
+		return -errno;
+	*count = l.nr_vms;
+	return 0;
+}
+
+int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+{
+	void *p;
+	int n = host_fill_array(devfd, fill_vms, NULL, sizeof(**out), 16, 16,
+				&p);
+
+	*out = p;
+	return n;
+}
+
+/* GET_VM_STATS: @ctx is the struct vmrapl_vm_query, pointing at its stats. */
+static int fill_vcpus(int devfd, void *ctx, void *buf, unsigned int room,
+		      unsigned int *count)
+{
+	struct vmrapl_vm_query *q = ctx;
+	struct vmrapl_stats *st = (struct vmrapl_stats *)(uintptr_t)q->stats_ptr;
+
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->nr_vcpus = room;
+	st->vcpus_ptr = (uintptr_t)buf;
+	if (ioctl(devfd, VMRAPL_GET_VM_STATS, q) < 0)
+		return -errno;
+	*count = st->nr_vcpus;
+	return 0;
 }
 
 int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 			 struct vmrapl_vcpu_stats **vcpus)
 {
-	struct vmrapl_vcpu_stats *buf = NULL;
-	unsigned int room = 0;
-	int tries;
+	struct vmrapl_vm_query q = {
+		.size = sizeof(q), .id = id, .stats_ptr = (uintptr_t)st,
+	};
 
-	*vcpus = NULL;
+	void *p;
+	int n;
+
 	/* The first call learns the vCPU count; a VM's count never changes. */
-	for (tries = 0; tries < 2; tries++) {
-		struct vmrapl_vm_query q;
+	n = host_fill_array(devfd, fill_vcpus, &q, sizeof(**vcpus), 0, 0, &p);
+	*vcpus = p;
+	return n;
+}
 
-		memset(st, 0, sizeof(*st));
-		st->size = sizeof(*st);
-		st->nr_vcpus = room;
-		st->vcpus_ptr = (uintptr_t)buf;
-		memset(&q, 0, sizeof(q));
-		q.size = sizeof(q);
-		q.id = id;
-		q.stats_ptr = (uintptr_t)st;
-		if (ioctl(devfd, VMRAPL_GET_VM_STATS, &q) < 0) {
-			int err = errno;
+static int fill_pkgs(int devfd, void *ctx, void *buf, unsigned int room,
+		     unsigned int *count)
+{
+	struct vmrapl_pkg_list l = {
+		.size = sizeof(l), .nr_pkgs = room, .pkgs_ptr = (uintptr_t)buf,
+	};
 
-			free(buf);
-			return -err;
-		}
-		if (st->nr_vcpus <= room) {
-			*vcpus = buf;
-			return (int)st->nr_vcpus;
-		}
-		room = st->nr_vcpus;
-		buf = calloc(room, sizeof(*buf));
-		if (!buf)
-			return -ENOMEM;
-	}
-	free(buf);
-	return -EAGAIN;
+	(void)ctx;
+	if (ioctl(devfd, VMRAPL_GET_PKG_STATS, &l) < 0)
+		return -errno;
+	*count = l.nr_pkgs;
+	return 0;
 }
 
 int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
 {
-	struct vmrapl_pkg_stats *buf = NULL;
-	unsigned int room = 8;
-	int tries;
+	void *p;
+	int n = host_fill_array(devfd, fill_pkgs, NULL, sizeof(**out), 8, 0,
+				&p);
 
-	*out = NULL;
-	for (tries = 0; tries < 4; tries++) {
-		struct vmrapl_pkg_list l;
-		struct vmrapl_pkg_stats *nb;
-
-		nb = realloc(buf, room * sizeof(*buf));
-		if (!nb) {
-			free(buf);
-			return -ENOMEM;
-		}
-		buf = nb;
-		memset(buf, 0, room * sizeof(*buf));
-		memset(&l, 0, sizeof(l));
-		l.size = sizeof(l);
-		l.nr_pkgs = room;
-		l.pkgs_ptr = (uintptr_t)buf;
-		if (ioctl(devfd, VMRAPL_GET_PKG_STATS, &l) < 0) {
-			int err = errno;
-
-			free(buf);
-			return -err;
-		}
-		if (l.nr_pkgs <= room) {
-			*out = buf;
-			return (int)l.nr_pkgs;
-		}
-		room = l.nr_pkgs;
-	}
-	free(buf);
-	return -EAGAIN;
+	*out = p;
+	return n;
 }
 
 /* Copy one QEMU option value up to an unescaped ',' (",," is a comma). */
