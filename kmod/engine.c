@@ -58,43 +58,24 @@ static unsigned long vr_safety_jiffies(struct vr_hpkg *hp)
 }
 
 /*
- * Fold, read and commit the open epoch of @hp.  close_lock held,
- * interrupts disabled.  The counter can only be read on a CPU of the
+ * vr_read_fn of the engine: the counter can only be read on a CPU of the
  * package; elsewhere, or with none of its CPUs online, what is pending is
- * settled as an unknown interval.
+ * settled as an unknown interval.  close_lock held, interrupts disabled.
  */
-static void vr_close_locked(struct vr_hpkg *hp, u64 now)
+static u32 vr_read_hpkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
-	struct vr_pkg *p = &hp->core;
-	u64 raw[VR_NDOM] = {}, busy, dt;
-	u32 valid;
+	struct vr_hpkg *hp = ctx;
 
-	/*
-	 * local_clock() is not synchronized across CPUs when the TSC is
-	 * unstable: the package's time never goes backwards.
-	 */
-	if ((s64)(now - p->t_last) < 0)
-		now = p->t_last;
-	dt = now - p->t_last;
-	busy = vr_pkg_close_fold(p, now);
-	if (p->nr_online && vr_topo_pkg_of(smp_processor_id()) == hp->id) {
-		valid = vr_src->read(hp, raw, dt, busy);
-		vr_pkg_close_commit(p, now, raw, valid, 0);
-	} else {
-		vr_pkg_close_commit(p, now, raw, 0, VR_CLOSE_LOST);
-	}
+	if (!hp->core.nr_online ||
+	    vr_topo_pkg_of(smp_processor_id()) != hp->id)
+		return VR_READ_LOST;
+	return vr_src->read(hp, raw, dt, busy);
 }
 
 /* Close the package of this CPU if nobody else is; interrupts disabled. */
 static void vr_close(struct vr_hpkg *hp, u64 now)
 {
-	struct vr_pkg *p = &hp->core;
-
-	if (!vr_trylock(&p->close_lock))
-		return;
-	if (p->nr_online)
-		vr_close_locked(hp, now);
-	vr_unlock(&p->close_lock);
+	vr_pkg_try_close(&hp->core, now, vr_read_hpkg, hp);
 }
 
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer)
@@ -142,7 +123,7 @@ static void vr_force_close_ipi(void *info)
 	struct vr_hpkg *hp = info;
 
 	raw_spin_lock(&hp->core.close_lock);
-	vr_close_locked(hp, local_clock());
+	vr_pkg_close_locked(&hp->core, local_clock(), vr_read_hpkg, hp);
 	raw_spin_unlock(&hp->core.close_lock);
 }
 

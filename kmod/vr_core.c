@@ -689,6 +689,58 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	WRITE_ONCE(p->last_close, now);
 }
 
+/**
+ * vr_pkg_close_locked() - close the open epoch of @p: fold, read, commit
+ * @p: the package.
+ * @now: the end of the epoch, local clock.  A clock a little behind the
+ *	package's (an unstable TSC) ends the epoch where it started.
+ * @read: reads the counters; VR_READ_LOST in its answer settles the
+ *	epoch as an unknown interval.
+ * @ctx: passed to @read.
+ *
+ * Context: close_lock held, interrupts disabled.
+ */
+void vr_pkg_close_locked(struct vr_pkg *p, u64 now, vr_read_fn read,
+			 void *ctx)
+{
+	u64 raw[VR_NDOM] = {}, busy;
+	u32 valid;
+
+	if ((s64)(now - p->t_last) < 0)
+		now = p->t_last;
+	busy = vr_pkg_close_fold(p, now);
+	valid = read(ctx, raw, now - p->t_last, busy);
+	vr_pkg_close_commit(p, now, raw, valid & ~VR_READ_LOST,
+			    valid & VR_READ_LOST ? VR_CLOSE_LOST : 0);
+}
+
+/**
+ * vr_pkg_try_close() - close the open epoch of @p unless another CPU is
+ * @p: the package.
+ * @now: the end of the epoch.
+ * @read: reads the counters (see vr_pkg_close_locked()).
+ * @ctx: passed to @read.
+ *
+ * A package with no CPU online has nobody to read it: it stays open until
+ * one comes back (which re-baselines it).
+ *
+ * Context: interrupts disabled; never waits for close_lock.
+ * Return: whether this call closed the epoch.
+ */
+bool vr_pkg_try_close(struct vr_pkg *p, u64 now, vr_read_fn read, void *ctx)
+{
+	bool closed = false;
+
+	if (!vr_trylock(&p->close_lock))
+		return false;
+	if (p->nr_online) {
+		vr_pkg_close_locked(p, now, read, ctx);
+		closed = true;
+	}
+	vr_unlock(&p->close_lock);
+	return closed;
+}
+
 void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
 		       unsigned int ndom)
 {

@@ -227,10 +227,31 @@ static inline bool vr_pkg_stale(const struct vr_pkg *p, u64 now)
 	       (s64)READ_ONCE(p->period_ns);
 }
 
-/*
- * Closing an epoch: vr_trylock(&p->close_lock), vr_pkg_close_fold(), read
- * the source, vr_pkg_close_commit(), vr_unlock(&p->close_lock).
+/**
+ * typedef vr_read_fn - read the counters of a package at the end of an epoch
+ * @ctx: the closer's context (the engine's host package, a test's model).
+ * @raw: out: raw counter value per domain, in source units.
+ * @dt: length of the epoch being closed, ns.
+ * @busy: busy CPU-ns of the epoch.
+ *
+ * Context: the package's close_lock held, interrupts disabled.
+ * Return: mask of the domains read into @raw, with VR_READ_LOST added
+ * when the interval cannot be known (the counter is unreadable here).
  */
+typedef u32 (*vr_read_fn)(void *ctx, u64 *raw, u64 dt, u64 busy);
+
+#define VR_READ_LOST	BIT(31)
+
+/*
+ * Closing an epoch, the one sequence every closer uses: vr_pkg_try_close()
+ * takes close_lock with a trylock, folds the CPUs, reads the counters
+ * through @read, commits and unlocks.  vr_pkg_close_locked() is the same
+ * with close_lock already held.  vr_pkg_close_fold() and
+ * vr_pkg_close_commit() are its two halves, for the core's own tests.
+ */
+void vr_pkg_close_locked(struct vr_pkg *p, u64 now, vr_read_fn read,
+			 void *ctx);
+bool vr_pkg_try_close(struct vr_pkg *p, u64 now, vr_read_fn read, void *ctx);
 u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now);
 void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 			 u32 valid, unsigned int flags);

@@ -51,8 +51,8 @@ static inline u64 vr_mul_div(u64 a, u64 b, u64 c)
 
 #else /* !__KERNEL__ */
 
-/* Userspace builds (unit tests, simulator) find this in selftests/unit/. */
-#include "vr_shim_user.h"
+/* Userspace builds (unit tests, simulator, benchmarks): kmod/user/. */
+#include "user/vr_shim_user.h"
 
 #endif /* __KERNEL__ */
 

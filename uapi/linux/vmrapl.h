@@ -212,6 +212,54 @@ struct vmrapl_vm_query {
 #define VMRAPL_REGSET_INTEL	1	/* 0x606 0x610 0x611 0x614 0x619 0x639 */
 #define VMRAPL_REGSET_AMD	2	/* 0xC0010299 0xC001029A 0xC001029B */
 
+/* The RAPL MSRs the register sets are made of. */
+#define VMRAPL_MSR_RAPL_POWER_UNIT	0x00000606
+#define VMRAPL_MSR_PKG_POWER_LIMIT	0x00000610
+#define VMRAPL_MSR_PKG_ENERGY_STATUS	0x00000611
+#define VMRAPL_MSR_PKG_POWER_INFO	0x00000614
+#define VMRAPL_MSR_DRAM_ENERGY_STATUS	0x00000619
+#define VMRAPL_MSR_PP0_ENERGY_STATUS	0x00000639
+#define VMRAPL_MSR_AMD_RAPL_POWER_UNIT	0xc0010299
+#define VMRAPL_MSR_AMD_CORE_ENERGY	0xc001029a
+#define VMRAPL_MSR_AMD_PKG_ENERGY	0xc001029b
+
+/* Where a guest-visible register's value lives in struct vmrapl_page. */
+#define VMRAPL_REG_UNIT		0	/* @unit */
+#define VMRAPL_REG_POWER_LIMIT	1	/* @power_limit (64 bits) */
+#define VMRAPL_REG_POWER_INFO	2	/* @power_info */
+#define VMRAPL_REG_PKG		3	/* @vcpu[i].pkg */
+#define VMRAPL_REG_CORE		4	/* @vcpu[i].core */
+#define VMRAPL_REG_DRAM		5	/* @vcpu[i].dram */
+
+/*
+ * VMRAPL_REGISTERS(X) - every guest-visible register, one X() per line:
+ * X(regset, msr, reg, dom_mask).  @reg is the VMRAPL_REG_* field that holds
+ * the value.  The register is part of the guest's view when @dom_mask is 0
+ * or names a domain of vmrapl_page.domains; the others are not virtualized
+ * (VMRAPL_VM_READ_MSR answers ENOENT and no filter range traps them).  The
+ * energy registers are 32-bit counters; the rest are read as stored.  Each
+ * register set lists its MSRs in increasing order.
+ */
+#define VMRAPL_REGISTERS(X)						\
+	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_RAPL_POWER_UNIT,		\
+	  VMRAPL_REG_UNIT, 0)						\
+	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PKG_POWER_LIMIT,		\
+	  VMRAPL_REG_POWER_LIMIT, 0)					\
+	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PKG_ENERGY_STATUS,		\
+	  VMRAPL_REG_PKG, _BITUL(VMRAPL_DOM_PKG))			\
+	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PKG_POWER_INFO,		\
+	  VMRAPL_REG_POWER_INFO, 0)					\
+	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_DRAM_ENERGY_STATUS,		\
+	  VMRAPL_REG_DRAM, _BITUL(VMRAPL_DOM_DRAM))			\
+	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PP0_ENERGY_STATUS,		\
+	  VMRAPL_REG_CORE, _BITUL(VMRAPL_DOM_CORE))			\
+	X(VMRAPL_REGSET_AMD, VMRAPL_MSR_AMD_RAPL_POWER_UNIT,		\
+	  VMRAPL_REG_UNIT, 0)						\
+	X(VMRAPL_REGSET_AMD, VMRAPL_MSR_AMD_CORE_ENERGY,		\
+	  VMRAPL_REG_CORE, _BITUL(VMRAPL_DOM_CORE))			\
+	X(VMRAPL_REGSET_AMD, VMRAPL_MSR_AMD_PKG_ENERGY,		\
+	  VMRAPL_REG_PKG, _BITUL(VMRAPL_DOM_PKG))
+
 #define VMRAPL_DEFAULT_ESU	14	/* 61 uJ, the common Intel unit */
 #define VMRAPL_MAX_VCPUS	1024
 #define VMRAPL_MAX_VPKGS	64

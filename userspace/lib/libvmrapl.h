@@ -54,17 +54,7 @@ struct vmrapl_vm;	/* one attached KVM VM */
 
 #define VMRAPL_DEFAULT_PATH	"/dev/" VMRAPL_DEVICE_NAME
 
-/* RAPL MSR numbers the register sets are made of. */
-#define VMRAPL_MSR_RAPL_POWER_UNIT	0x606u
-#define VMRAPL_MSR_PKG_POWER_LIMIT	0x610u
-#define VMRAPL_MSR_PKG_ENERGY_STATUS	0x611u
-#define VMRAPL_MSR_PKG_POWER_INFO	0x614u
-#define VMRAPL_MSR_DRAM_ENERGY_STATUS	0x619u
-#define VMRAPL_MSR_PP0_ENERGY_STATUS	0x639u
-#define VMRAPL_MSR_AMD_RAPL_POWER_UNIT	0xC0010299u
-#define VMRAPL_MSR_AMD_CORE_ENERGY	0xC001029Au
-#define VMRAPL_MSR_AMD_PKG_ENERGY	0xC001029Bu
-
+/* The RAPL MSR numbers (VMRAPL_MSR_*) and VMRAPL_REGISTERS are in the uapi. */
 /* Most MSRs in a register set, and most filter ranges one set needs. */
 #define VMRAPL_MAX_MSRS		6
 #define VMRAPL_MAX_RANGES	5
