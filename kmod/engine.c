@@ -31,6 +31,8 @@ static struct notifier_block vr_pm_nb;
 static enum cpuhp_state vr_cpuhp_state;
 static u64 vr_period_ns = 1000 * NSEC_PER_USEC;
 static unsigned int vr_policy = VR_STATIC_OCCUPIED;
+/* The VM layer, set before the probes are registered. */
+static const struct vr_vm_ops *vr_vmops;
 
 /* Timer period while a package is busy: 100 epochs, 10 ms .. 1 s. */
 static unsigned long vr_busy_timer_jiffies(void)
@@ -184,8 +186,8 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 	if (unlikely(!READ_ONCE(c->pkg)))
 		return;
 	if (busy)
-		a = vr_task_acct(next, container_of(c->pkg, struct vr_hpkg,
-						    core)->id);
+		a = vr_vmops->task_acct(next, container_of(c->pkg, struct vr_hpkg,
+							core)->id);
 	now = local_clock();
 	if (vr_cpu_event_needed(c, busy, a))
 		vr_cpu_event(c, now, busy, a);
@@ -205,8 +207,8 @@ static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
 	if (unlikely(!READ_ONCE(c->pkg)))
 		goto out;
 	now = local_clock();
-	vr_vm_guest_entry(vcpu, c, now,
-			  container_of(c->pkg, struct vr_hpkg, core)->id);
+	vr_vmops->guest_entry(vcpu, c, now,
+			   container_of(c->pkg, struct vr_hpkg, core)->id);
 	vr_maybe_close(c, now);
 out:
 	local_irq_restore(flags);
@@ -224,8 +226,8 @@ static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	if (unlikely(!READ_ONCE(c->pkg)))
 		goto out;
 	now = local_clock();
-	vr_vm_guest_exit(vcpu, c, now,
-			 container_of(c->pkg, struct vr_hpkg, core)->id);
+	vr_vmops->guest_exit(vcpu, c, now,
+			  container_of(c->pkg, struct vr_hpkg, core)->id);
 	vr_maybe_close(c, now);
 out:
 	local_irq_restore(flags);
@@ -456,11 +458,12 @@ static void vr_stop_timers(void)
 	}
 }
 
-/* Start accounting: CPUs, then the probes. */
-int vr_engine_start(void)
+/* Start accounting: CPUs, then the probes, which ask @ops about VMs. */
+int vr_engine_start(const struct vr_vm_ops *ops)
 {
 	int ret;
 
+	vr_vmops = ops;
 	for_each_kernel_tracepoint(vr_find_sched_switch, NULL);
 	if (!vr_tp_sched_switch) {
 		pr_err("sched_switch tracepoint not found\n");

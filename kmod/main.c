@@ -294,7 +294,7 @@ static int __init vmrapl_init(void)
 	ret = vr_vm_init();
 	if (ret)
 		goto err_engine;
-	ret = vr_engine_start();
+	ret = vr_engine_start(&vr_vm_probe_ops);
 	if (ret)
 		goto err_vm;
 	vr_debugfs_init();

@@ -10,16 +10,10 @@
 
 #include <asm/cpufeature.h>
 #include <asm/msr.h>
+#include <asm/msr-index.h>
 #include <asm/processor.h>
 
 #include "vmrapl.h"
-
-#define VR_MSR_RAPL_POWER_UNIT		0x606
-#define VR_MSR_PKG_ENERGY_STATUS	0x611
-#define VR_MSR_DRAM_ENERGY_STATUS	0x619
-#define VR_MSR_PP0_ENERGY_STATUS	0x639
-#define VR_MSR_AMD_RAPL_POWER_UNIT	0xc0010299
-#define VR_MSR_AMD_PKG_ENERGY_STATUS	0xc001029b
 
 /* MSR of each domain for the selected vendor; 0 = not present. */
 static u32 vr_rapl_msr[VR_NDOM];
@@ -38,16 +32,16 @@ static int vr_intel_probe(const char **why)
 		*why = "not an Intel CPU";
 		return -ENODEV;
 	}
-	if (!vr_rapl_present(VR_MSR_RAPL_POWER_UNIT) ||
-	    !vr_rapl_present(VR_MSR_PKG_ENERGY_STATUS)) {
+	if (!vr_rapl_present(MSR_RAPL_POWER_UNIT) ||
+	    !vr_rapl_present(MSR_PKG_ENERGY_STATUS)) {
 		*why = "MSR_RAPL_POWER_UNIT/MSR_PKG_ENERGY_STATUS not readable";
 		return -ENODEV;
 	}
-	vr_rapl_msr[VMRAPL_DOM_PKG] = VR_MSR_PKG_ENERGY_STATUS;
-	if (vr_rapl_present(VR_MSR_PP0_ENERGY_STATUS))
-		vr_rapl_msr[VMRAPL_DOM_CORE] = VR_MSR_PP0_ENERGY_STATUS;
-	if (vr_rapl_present(VR_MSR_DRAM_ENERGY_STATUS))
-		vr_rapl_msr[VMRAPL_DOM_DRAM] = VR_MSR_DRAM_ENERGY_STATUS;
+	vr_rapl_msr[VMRAPL_DOM_PKG] = MSR_PKG_ENERGY_STATUS;
+	if (vr_rapl_present(MSR_PP0_ENERGY_STATUS))
+		vr_rapl_msr[VMRAPL_DOM_CORE] = MSR_PP0_ENERGY_STATUS;
+	if (vr_rapl_present(MSR_DRAM_ENERGY_STATUS))
+		vr_rapl_msr[VMRAPL_DOM_DRAM] = MSR_DRAM_ENERGY_STATUS;
 	return 0;
 }
 
@@ -62,13 +56,13 @@ static int vr_amd_probe(const char **why)
 		*why = "CPUID does not announce RAPL";
 		return -ENODEV;
 	}
-	if (!vr_rapl_present(VR_MSR_AMD_RAPL_POWER_UNIT) ||
-	    !vr_rapl_present(VR_MSR_AMD_PKG_ENERGY_STATUS)) {
+	if (!vr_rapl_present(MSR_AMD_RAPL_POWER_UNIT) ||
+	    !vr_rapl_present(MSR_AMD_PKG_ENERGY_STATUS)) {
 		*why = "AMD RAPL MSRs not readable";
 		return -ENODEV;
 	}
 	/* The core counters are per core, not per package: not sampled. */
-	vr_rapl_msr[VMRAPL_DOM_PKG] = VR_MSR_AMD_PKG_ENERGY_STATUS;
+	vr_rapl_msr[VMRAPL_DOM_PKG] = MSR_AMD_PKG_ENERGY_STATUS;
 	return 0;
 }
 
@@ -106,13 +100,13 @@ static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
 
 static int vr_intel_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
-	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, VR_MSR_RAPL_POWER_UNIT);
+	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, MSR_RAPL_POWER_UNIT);
 }
 
 static int vr_amd_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
 	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_AMD,
-				VR_MSR_AMD_RAPL_POWER_UNIT);
+				MSR_AMD_RAPL_POWER_UNIT);
 }
 
 static u32 vr_rapl_read(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy)

@@ -104,10 +104,31 @@ extern unsigned int vr_test_static_mw;
 extern unsigned int vr_p_static_mw;
 extern bool vr_track_all;
 
+/**
+ * struct vr_vm_ops - what the engine's probes ask the VM layer
+ * @task_acct: the account that pays for @t's CPU time on package @pkg,
+ *	or NULL for host time (sched_switch).
+ * @guest_entry: @vcpu enters guest mode on this CPU (kvm_entry).
+ * @guest_exit: @vcpu left guest mode (kvm_exit).
+ *
+ * Probe context: interrupts disabled, under RCU-sched; @c is this CPU's
+ * state and @now its local clock.  The VM layer (vm_probe.c) provides
+ * them and main.c hands them to vr_engine_start(): the engine names no
+ * symbol of the VM layer, and the VM layer calls down into the engine
+ * only.
+ */
+struct vr_vm_ops {
+	struct vr_acct *(*task_acct)(struct task_struct *t, unsigned int pkg);
+	void (*guest_entry)(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
+			    unsigned int pkg);
+	void (*guest_exit)(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
+			   unsigned int pkg);
+};
+
 /* engine.c */
 int vr_engine_init(void);
 void vr_engine_exit(void);
-int vr_engine_start(void);
+int vr_engine_start(const struct vr_vm_ops *ops);
 void vr_engine_stop(void);
 void vr_engine_set_period(u64 ns);
 void vr_engine_set_policy(unsigned int policy);
@@ -117,21 +138,15 @@ void vr_close_all(void);
 void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 
-/* VM tracking (vm.c) */
-struct vr_vm;
-long vr_attach_vm(void __user *argp);
-long vr_list_vms(void __user *argp);
-long vr_get_vm_stats(void __user *argp);
+/* The VM layer (vm.h has its private side). */
+extern const struct vr_vm_ops vr_vm_probe_ops;		/* vm_probe.c */
+long vr_attach_vm(void __user *argp);			/* vm.c */
 int vr_vm_init(void);
 void vr_vm_exit(void);
-struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg);
-void vr_vm_guest_entry(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
-		       unsigned int pkg);
-void vr_vm_guest_exit(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
-		      unsigned int pkg);
-void vr_vm_seen(struct kvm *kvm);
 bool vr_vm_any(void);
 void vr_vm_drain_seen(void);
+long vr_list_vms(void __user *argp);			/* vm_stats.c */
+long vr_get_vm_stats(void __user *argp);
 struct seq_file;
 void vr_vm_debugfs_show(struct seq_file *m);
 
@@ -139,7 +154,7 @@ void vr_vm_debugfs_show(struct seq_file *m);
 void vr_debugfs_init(void);
 void vr_debugfs_exit(void);
 
-/* Test source injection (source_test.c). */
+/* Test source injection (source_model.c). */
 long vr_test_inject(void __user *argp);
 
 #endif /* _VMRAPL_H */

@@ -32,6 +32,7 @@
 #define VR_DOM_PKG	0
 
 #define VR_NSEC_PER_SEC	1000000000ULL
+#define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */
 
 enum vr_static_policy {
 	VR_STATIC_OCCUPIED = 0,	/* static per occupied CPU-ns (default) */

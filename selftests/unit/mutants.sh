@@ -20,13 +20,13 @@ FILTER=${1:-}
 
 # name @@ file @@ exact text @@ replacement   (\n: a newline)
 MUTANTS=$(cat <<'EOF'
-wrap-no-mask @@ vr_core.c @@ return ((cur << shift) - (old << shift)) >> shift; @@ return (cur - old) + 0 * shift;
-carry-dropped @@ vr_core.c @@ *carry = t & ((1ULL << sh) - 1); @@ *carry = 0;
-carry-not-added @@ vr_core.c @@ return t >> sh; @@ return units >> sh;
-eu-to-units-shift @@ vr_core.c @@ return eu << (esu - VR_EU_SHIFT); @@ return eu << (esu - VR_EU_SHIFT - 1);
-uj-coarse @@ vr_core.c @@ return vr_mul_div(eu, 1000000, 1ULL << VR_EU_SHIFT); @@ return (eu >> VR_EU_SHIFT) * 1000000;
-energy-rem-dropped @@ vr_core.c @@ *rem += r; @@ *rem = r;
-energy-rem-no-carry @@ vr_core.c @@ 		q++; @@ 		q += 0;
+wrap-no-mask @@ vr_units.c @@ return ((cur << shift) - (old << shift)) >> shift; @@ return (cur - old) + 0 * shift;
+carry-dropped @@ vr_units.c @@ *carry = t & ((1ULL << sh) - 1); @@ *carry = 0;
+carry-not-added @@ vr_units.c @@ return t >> sh; @@ return units >> sh;
+eu-to-units-shift @@ vr_units.c @@ return eu << (esu - VR_EU_SHIFT); @@ return eu << (esu - VR_EU_SHIFT - 1);
+uj-coarse @@ vr_units.c @@ return vr_mul_div(eu, 1000000, 1ULL << VR_EU_SHIFT); @@ return (eu >> VR_EU_SHIFT) * 1000000;
+energy-rem-dropped @@ vr_units.c @@ *rem += r; @@ *rem = r;
+energy-rem-no-carry @@ vr_units.c @@ 		q++; @@ 		q += 0;
 drain-divisor @@ vr_core.c @@ s = vr_mul_div(amount[d], cum, total); @@ s = vr_mul_div(amount[d], cum, total + 1);
 drain-ns @@ vr_core.c @@ WRITE_ONCE(a->ns, a->ns + r); @@ WRITE_ONCE(a->ns, a->ns + r + (r > 1000));
 idle-from-given @@ vr_core.c @@ st[d].idle = sp.de[d] - sp.cur[d] - sp.prev[d]; @@ st[d].idle = sp.de[d] - sp.given_cur[d] - sp.given_prev[d];
@@ -42,10 +42,10 @@ wrap-count-le @@ vr_core.c @@ } else if (raw < p->raw[d] && d == VR_DOM_PKG) { @
 no-slack @@ vr_core.c @@ slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2; @@ slack = 0;
 reset-bound-dt @@ vr_core.c @@ dt + 2 * VR_HW_STEP_NS, &rem) + @@ dt, &rem) +
 reset-keeps-delta @@ vr_core.c @@ *eu = vr_units_to_eu(raw, s->esu, &p->carry[d]); @@ (void)0;
-offline-drops-busy @@ vr_core.c @@ p->fold_busy += c->busy_ns; @@ (void)0;
-fold-same-seq @@ vr_core.c @@ c->seq = p->seq + 1; @@ c->seq = p->seq;
-online-next-seq @@ vr_core.c @@ c->seq = p->seq; @@ c->seq = p->seq + 1;
-fold-idle-busy @@ vr_core.c @@ 	if (!c->busy)\n		return;\n	c->busy_ns += d; @@ 	c->busy_ns += d;
+offline-drops-busy @@ vr_cpu.c @@ p->fold_busy += c->busy_ns; @@ (void)0;
+fold-same-seq @@ vr_cpu.c @@ c->seq = p->seq + 1; @@ c->seq = p->seq;
+online-next-seq @@ vr_cpu.c @@ c->seq = p->seq; @@ c->seq = p->seq + 1;
+fold-idle-busy @@ vr_cpu.c @@ 	if (!c->busy)\n		return;\n	c->busy_ns += d; @@ 	c->busy_ns += d;
 lost-split @@ vr_core.c @@ if (!lost)\n		vr_split_policy @@ if (1)\n		vr_split_policy
 baseline-not-lost @@ vr_core.c @@ d == VR_DOM_PKG)\n			lost = true; @@ d == VR_DOM_PKG)\n			lost = lost;
 unread-pkg-not-lost @@ vr_core.c @@ if (d == VR_DOM_PKG)\n				lost = true; @@ if (d == VR_DOM_PKG)\n				lost = lost;
@@ -72,7 +72,7 @@ needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || nex
 EOF
 )
 
-cp "$TOP"/kmod/vr_core.c "$TOP"/kmod/vr_core.h "$TOP"/kmod/vr_shim.h "$WORK/"
+cp -r "$TOP"/kmod/vr_*.c "$TOP"/kmod/vr_*.h "$TOP"/kmod/user "$WORK/"
 TESTS=$(cd "$HERE" && ls test_*.c)
 killed=0
 survived=0
@@ -84,7 +84,7 @@ while read -r line; do
 	case "$name" in *"$FILTER"*) ;; *) continue ;; esac
 	m="$WORK/$name"
 	mkdir -p "$m"
-	cp "$WORK"/vr_core.c "$WORK"/vr_core.h "$WORK"/vr_shim.h "$m/"
+	cp -r "$WORK"/vr_*.c "$WORK"/vr_*.h "$WORK"/user "$m/"
 	if ! FROM="$from" TO="$to" perl -0pi -e '
 		my ($f, $t) = ($ENV{FROM}, $ENV{TO});
 		$f =~ s/\\n/\n/g; $t =~ s/\\n/\n/g;
@@ -99,7 +99,7 @@ while read -r line; do
 	for t in $TESTS; do
 		b="$m/${t%.c}"
 		if ! $CC $CFLAGS -I"$m" -I"$HERE" -I"$TOP/uapi" -o "$b" "$HERE/$t" \
-			"$m/vr_core.c" -lm 2>"$m/cc.log"; then
+			"$m"/vr_*.c -lm 2>"$m/cc.log"; then
 			verdict="killed"; by="$by ${t%.c}(build)"; continue
 		fi
 		if ! timeout 120 "$b" >"$m/${t%.c}.log" 2>&1; then

@@ -231,34 +231,49 @@ struct vmrapl_vm_query {
 #define VMRAPL_REG_CORE		4	/* @vcpu[i].core */
 #define VMRAPL_REG_DRAM		5	/* @vcpu[i].dram */
 
-/*
- * VMRAPL_REGISTERS(X) - every guest-visible register, one X() per line:
- * X(regset, msr, reg, dom_mask).  @reg is the VMRAPL_REG_* field that holds
- * the value.  The register is part of the guest's view when @dom_mask is 0
- * or names a domain of vmrapl_page.domains; the others are not virtualized
- * (VMRAPL_VM_READ_MSR answers ENOENT and no filter range traps them).  The
- * energy registers are 32-bit counters; the rest are read as stored.  Each
- * register set lists its MSRs in increasing order.
+/**
+ * struct vmrapl_reg - one guest-visible register
+ * @regset: VMRAPL_REGSET_* it belongs to.
+ * @msr: its MSR number (VMRAPL_MSR_*).
+ * @reg: the VMRAPL_REG_* field of struct vmrapl_page that holds its value.
+ * @dom_mask: the register is part of the guest's view when @dom_mask is 0
+ *	or names a domain of vmrapl_page.domains (_BITUL(VMRAPL_DOM_*)); the
+ *	others are not virtualized: VMRAPL_VM_READ_MSR answers ENOENT and no
+ *	filter range traps them.
+ *
+ * The energy registers are 32-bit counters; the others read as stored.
  */
-#define VMRAPL_REGISTERS(X)						\
-	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_RAPL_POWER_UNIT,		\
-	  VMRAPL_REG_UNIT, 0)						\
-	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PKG_POWER_LIMIT,		\
-	  VMRAPL_REG_POWER_LIMIT, 0)					\
-	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PKG_ENERGY_STATUS,		\
-	  VMRAPL_REG_PKG, _BITUL(VMRAPL_DOM_PKG))			\
-	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PKG_POWER_INFO,		\
-	  VMRAPL_REG_POWER_INFO, 0)					\
-	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_DRAM_ENERGY_STATUS,		\
-	  VMRAPL_REG_DRAM, _BITUL(VMRAPL_DOM_DRAM))			\
-	X(VMRAPL_REGSET_INTEL, VMRAPL_MSR_PP0_ENERGY_STATUS,		\
-	  VMRAPL_REG_CORE, _BITUL(VMRAPL_DOM_CORE))			\
-	X(VMRAPL_REGSET_AMD, VMRAPL_MSR_AMD_RAPL_POWER_UNIT,		\
-	  VMRAPL_REG_UNIT, 0)						\
-	X(VMRAPL_REGSET_AMD, VMRAPL_MSR_AMD_CORE_ENERGY,		\
-	  VMRAPL_REG_CORE, _BITUL(VMRAPL_DOM_CORE))			\
-	X(VMRAPL_REGSET_AMD, VMRAPL_MSR_AMD_PKG_ENERGY,		\
-	  VMRAPL_REG_PKG, _BITUL(VMRAPL_DOM_PKG))
+struct vmrapl_reg {
+	__u32 regset;
+	__u32 msr;
+	__u32 reg;
+	__u32 dom_mask;
+};
+
+/*
+ * Every guest-visible register, each register set in increasing MSR order:
+ * static const struct vmrapl_reg regs[] = VMRAPL_REGISTERS;
+ */
+#define VMRAPL_REGISTERS {						\
+	{ .regset = VMRAPL_REGSET_INTEL, .msr = VMRAPL_MSR_RAPL_POWER_UNIT, \
+	  .reg = VMRAPL_REG_UNIT, .dom_mask = 0 },			\
+	{ .regset = VMRAPL_REGSET_INTEL, .msr = VMRAPL_MSR_PKG_POWER_LIMIT, \
+	  .reg = VMRAPL_REG_POWER_LIMIT, .dom_mask = 0 },		\
+	{ .regset = VMRAPL_REGSET_INTEL, .msr = VMRAPL_MSR_PKG_ENERGY_STATUS, \
+	  .reg = VMRAPL_REG_PKG, .dom_mask = _BITUL(VMRAPL_DOM_PKG) },	\
+	{ .regset = VMRAPL_REGSET_INTEL, .msr = VMRAPL_MSR_PKG_POWER_INFO, \
+	  .reg = VMRAPL_REG_POWER_INFO, .dom_mask = 0 },		\
+	{ .regset = VMRAPL_REGSET_INTEL, .msr = VMRAPL_MSR_DRAM_ENERGY_STATUS, \
+	  .reg = VMRAPL_REG_DRAM, .dom_mask = _BITUL(VMRAPL_DOM_DRAM) }, \
+	{ .regset = VMRAPL_REGSET_INTEL, .msr = VMRAPL_MSR_PP0_ENERGY_STATUS, \
+	  .reg = VMRAPL_REG_CORE, .dom_mask = _BITUL(VMRAPL_DOM_CORE) }, \
+	{ .regset = VMRAPL_REGSET_AMD, .msr = VMRAPL_MSR_AMD_RAPL_POWER_UNIT, \
+	  .reg = VMRAPL_REG_UNIT, .dom_mask = 0 },			\
+	{ .regset = VMRAPL_REGSET_AMD, .msr = VMRAPL_MSR_AMD_CORE_ENERGY, \
+	  .reg = VMRAPL_REG_CORE, .dom_mask = _BITUL(VMRAPL_DOM_CORE) }, \
+	{ .regset = VMRAPL_REGSET_AMD, .msr = VMRAPL_MSR_AMD_PKG_ENERGY, \
+	  .reg = VMRAPL_REG_PKG, .dom_mask = _BITUL(VMRAPL_DOM_PKG) },	\
+}
 
 #define VMRAPL_DEFAULT_ESU	14	/* 61 uJ, the common Intel unit */
 #define VMRAPL_MAX_VCPUS	1024

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The VM layer's private declarations: struct vr_vm, its accounts, and the
+ * per-vCPU and per-VM energy sums, written once here.
+ *
+ * The layer is four files, one execution context each:
+ *
+ *   vm_probe.c   probe context: the scheduler and KVM tracepoints, IRQs
+ *                off, under RCU-sched.  Lookups only; takes no lock but a
+ *                VM's raw gv_lock, with trylock.
+ *   vm_guest.c   the guest view (MSR values, the mmap page, GET/SET_STATE,
+ *                SET_TOPOLOGY): everything under the raw vr_vm.gv_lock,
+ *                which the kvm_exit probe takes as well.
+ *   vm_stats.c   the books, read in ioctl and debugfs context: GET_STATS,
+ *                LIST_VMS, GET_VM_STATS, debugfs.  vr_vm_mutex, then
+ *                vr_vm.lock.
+ *   vm.c         lifecycle in ioctl and workqueue context: attach,
+ *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
+ *
+ * Lock order: vr_vm_mutex -> vr_vm.lock -> vr_vm.gv_lock (raw) ->
+ * the engine's close_lock (raw; only through vr_close_all() and
+ * vr_engine_release(), which are never called under gv_lock).
+ *
+ * The engine knows none of this: it calls the layer through the
+ * struct vr_vm_ops that vm_probe.c defines (vmrapl.h).
+ */
+#ifndef _VMRAPL_VM_H
+#define _VMRAPL_VM_H
+
+#include <linux/hashtable.h>
+#include <linux/kvm_host.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "vmrapl.h"
+
+/* Most overhead tasks one VM may register (VMRAPL_VM_ADD_TASK). */
+#define VR_MAX_TASKS			64
+
+enum vr_key_kind { VR_KEY_KVM, VR_KEY_MM, VR_KEY_TASK };
+
+/**
+ * struct vr_key - an entry of the lookup table the probes use
+ * @node: in vr_keys; added and removed under vr_vm_mutex, read under RCU.
+ * @key: the struct kvm, mm_struct or task_struct it stands for.
+ * @vm: the VM that pays.
+ * @kind: enum vr_key_kind.
+ */
+struct vr_key {
+	struct hlist_node node;
+	const void *key;
+	struct vr_vm *vm;
+	u32 kind;
+};
+
+/* A registered overhead task (VMRAPL_VM_ADD_TASK), on vr_vm.tasks. */
+struct vr_task {
+	struct vr_key key;
+	struct task_struct *task;	/* reference held */
+	struct list_head list;
+};
+
+/**
+ * struct vr_vm - a tracked KVM VM
+ * @kvm: the VM.  Attached: @kvm_file pins it.  Auto-tracked: a kvm
+ *	reference pins it until the reaper sees that only we hold it.
+ * @kvm_file: the VM's file (attached VMs).
+ * @k_kvm, @k_mm: lookup entries (the VM's vCPUs, the VMM's threads).
+ * @list: in vr_vms, under vr_vm_mutex.
+ * @tasks: registered overhead tasks, under vr_vm_mutex.
+ * @charge: VMRAPL_CHARGE_*, read locklessly by the probes.
+ * @domains: VMRAPL_DOM_* bits the guest sees (vmrapl_page.domains).
+ * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
+ *	VM's overhead.
+ * @lock: serializes the ioctls that read or replace the topology arrays
+ *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE, and the host's
+ *	GET_VM_STATS, which takes it inside vr_vm_mutex).
+ * @gv_lock: guest view; protects everything below it.  Raw: taken from the
+ *	kvm_exit probe with interrupts disabled.
+ */
+struct vr_vm {
+	struct kvm *kvm;
+	struct file *kvm_file;
+	struct vr_key k_kvm;
+	struct vr_key k_mm;
+	struct list_head list;
+	struct list_head tasks;
+	unsigned int nr_tasks;
+	u64 id;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	bool attached;
+	u32 charge;
+	u32 nr_vcpus;
+	u32 regset;
+	u32 esu;
+	u32 domains;
+	struct vr_acct *acct;
+	struct mutex lock;		/* see @lock above */
+
+	raw_spinlock_t gv_lock;
+	u64 guest_period_ns;
+	u64 gv_time;
+	bool gv_started;
+	u32 nr_vpkgs;
+	u32 *vpkg;		/* per vCPU */
+	u32 *vpkg_vcpus;	/* per vpkg */
+	u64 *gv;		/* per vpkg x domain, then per vCPU core */
+	u64 *gv_off;		/* same layout: SET_STATE offsets */
+	u64 *gv_tmp;		/* per vpkg x domain: scratch */
+	struct vmrapl_page *page;
+	size_t page_size;
+	bool mapped;
+};
+
+/* vm.c: the VMs and the lookup table's writers. */
+extern struct mutex vr_vm_mutex;	/* attach, detach, tracking, vr_keys */
+extern struct list_head vr_vms;		/* every tracked VM, vr_vm_mutex */
+extern struct delayed_work vr_track_work;
+extern bool vr_vm_stopping;
+
+/* vm_probe.c: the lookup table and what the probes hand to the work. */
+#define VR_HASH_BITS	10
+extern struct hlist_head vr_keys[1 << VR_HASH_BITS];
+extern unsigned long vr_filter[BITS_TO_LONGS(1 << VR_HASH_BITS)];
+extern unsigned int vr_nr_tasks;
+DECLARE_PER_CPU(struct kvm *, vr_seen_kvm);	/* reference held */
+struct vr_vm *vr_lookup(const void *key, u32 kind);
+
+/* vm_guest.c */
+int vr_gv_init(struct vr_vm *vm);
+void vr_gv_free(struct vr_vm *vm);
+void vr_gv_publish(struct vr_vm *vm, u64 now);
+long vr_vm_read_msr(struct vr_vm *vm, void __user *argp);
+long vr_vm_set_topology(struct vr_vm *vm, void __user *argp);
+long vr_vm_get_state(struct vr_vm *vm, void __user *argp);
+long vr_vm_set_state(struct vr_vm *vm, void __user *argp);
+int vr_vm_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* vm_stats.c */
+long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);
+
+/* vm.c: helpers of the ioctls. */
+int vr_copy_sized(void *dst, size_t ksize, void __user *argp);
+
+static inline bool vr_zero(const u64 *r, unsigned int n)
+{
+	while (n--)
+		if (r[n])
+			return false;
+	return true;
+}
+
+static inline unsigned int vr_npk(void)
+{
+	return vr_topo.max_pkgs;
+}
+
+static inline struct vr_acct *vr_vcpu_acct(struct vr_vm *vm, u32 idx,
+					   unsigned int pkg)
+{
+	return &vm->acct[idx * vr_npk() + pkg];
+}
+
+static inline struct vr_acct *vr_ovh_acct(struct vr_vm *vm, unsigned int pkg)
+{
+	return &vm->acct[vm->nr_vcpus * vr_npk() + pkg];
+}
+
+/*
+ * The sums.  Accounts only grow and are read locklessly: each value is a
+ * consistent lower bound, exact once the packages are closed.
+ */
+
+/* Energy (eu, domain @d) of account row @row, summed over host packages. */
+static inline u64 vr_row_energy(struct vr_vm *vm, u32 row, unsigned int d)
+{
+	unsigned int p;
+	u64 e = 0;
+
+	for (p = 0; p < vr_topo.nr_pkgs; p++)
+		e += READ_ONCE(vm->acct[row * vr_npk() + p].energy[d]);
+	return e;
+}
+
+/* Busy ns of account row @row, summed over host packages. */
+static inline u64 vr_row_ns(struct vr_vm *vm, u32 row)
+{
+	unsigned int p;
+	u64 ns = 0;
+
+	for (p = 0; p < vr_topo.nr_pkgs; p++)
+		ns += READ_ONCE(vm->acct[row * vr_npk() + p].ns);
+	return ns;
+}
+
+static inline u64 vr_vcpu_energy(struct vr_vm *vm, u32 i, unsigned int d)
+{
+	return vr_row_energy(vm, i, d);
+}
+
+static inline u64 vr_vcpu_ns(struct vr_vm *vm, u32 i)
+{
+	return vr_row_ns(vm, i);
+}
+
+static inline u64 vr_ovh_energy(struct vr_vm *vm, unsigned int d)
+{
+	return vr_row_energy(vm, vm->nr_vcpus, d);
+}
+
+static inline u64 vr_ovh_ns(struct vr_vm *vm)
+{
+	return vr_row_ns(vm, vm->nr_vcpus);
+}
+
+/* The whole VM: every vCPU and the overhead, domain @d, eu. */
+static inline u64 vr_vm_energy(struct vr_vm *vm, unsigned int d)
+{
+	u64 e = vr_ovh_energy(vm, d);
+	u32 i;
+
+	for (i = 0; i < vm->nr_vcpus; i++)
+		e += vr_vcpu_energy(vm, i, d);
+	return e;
+}
+
+/* Guest runtime: the busy ns of every vCPU. */
+static inline u64 vr_vm_runtime_ns(struct vr_vm *vm)
+{
+	u64 ns = 0;
+	u32 i;
+
+	for (i = 0; i < vm->nr_vcpus; i++)
+		ns += vr_vcpu_ns(vm, i);
+	return ns;
+}
+
+/* The overhead share of virtual package @v: by its vCPU count. */
+static inline u64 vr_vpkg_ovh(struct vr_vm *vm, u32 v, unsigned int d)
+{
+	return vr_mul_div(vr_ovh_energy(vm, d), vm->vpkg_vcpus[v],
+			  vm->nr_vcpus);
+}
+
+#endif /* _VMRAPL_VM_H */

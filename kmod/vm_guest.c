@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The guest view: what a VM's guest reads from its RAPL MSRs, through
+ * VMRAPL_VM_READ_MSR or the read-only mmap page, and how it is carried
+ * across a migration (GET_STATE/SET_STATE) and regrouped into virtual
+ * packages (SET_TOPOLOGY).
+ *
+ * Context: the guest-view arrays are only touched under the VM's raw
+ * gv_lock, with interrupts disabled.  vr_gv_publish() also runs from the
+ * kvm_exit probe (vm_probe.c), so nothing under gv_lock may sleep,
+ * allocate or call into the engine.  The ioctl entry points run in process
+ * context: they copy from and to userspace and call vr_close_all() outside
+ * gv_lock, and SET_TOPOLOGY, GET_STATE and SET_STATE run under vr_vm.lock
+ * (vm.c takes it).
+ *
+ * The registers come from one table, the uapi's VMRAPL_REGISTERS.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <asm/msr-index.h>
+#include <linux/mm.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "vm.h"
+
+/* Power unit 1/8 W, time unit 976 us: the common Intel values. */
+#define VR_UNIT_POWER			3
+#define VR_UNIT_TIME			10
+
+/* Every guest-visible register: the uapi's one table. */
+static const struct vmrapl_reg vr_regs[] = VMRAPL_REGISTERS;
+
+/* The uapi's numbers are the architectural ones (asm/msr-index.h). */
+static void __maybe_unused vr_regs_check(void)
+{
+	BUILD_BUG_ON(VMRAPL_MSR_RAPL_POWER_UNIT != MSR_RAPL_POWER_UNIT);
+	BUILD_BUG_ON(VMRAPL_MSR_PKG_POWER_LIMIT != MSR_PKG_POWER_LIMIT);
+	BUILD_BUG_ON(VMRAPL_MSR_PKG_ENERGY_STATUS != MSR_PKG_ENERGY_STATUS);
+	BUILD_BUG_ON(VMRAPL_MSR_PKG_POWER_INFO != MSR_PKG_POWER_INFO);
+	BUILD_BUG_ON(VMRAPL_MSR_DRAM_ENERGY_STATUS != MSR_DRAM_ENERGY_STATUS);
+	BUILD_BUG_ON(VMRAPL_MSR_PP0_ENERGY_STATUS != MSR_PP0_ENERGY_STATUS);
+	BUILD_BUG_ON(VMRAPL_MSR_AMD_RAPL_POWER_UNIT != MSR_AMD_RAPL_POWER_UNIT);
+	BUILD_BUG_ON(VMRAPL_MSR_AMD_CORE_ENERGY != MSR_AMD_CORE_ENERGY_STATUS);
+	BUILD_BUG_ON(VMRAPL_MSR_AMD_PKG_ENERGY != MSR_AMD_PKG_ENERGY_STATUS);
+}
+
+/* The register @msr of @vm's register set, if the guest sees it. */
+static const struct vmrapl_reg *vr_reg_find(struct vr_vm *vm, u64 msr)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vr_regs); i++) {
+		const struct vmrapl_reg *r = &vr_regs[i];
+
+		if (r->regset == vm->regset && r->msr == msr)
+			return !r->dom_mask || (vm->domains & r->dom_mask) ?
+			       r : NULL;
+	}
+	return NULL;
+}
+
+static inline u64 *vr_gv_pkg(struct vr_vm *vm, u64 *base, u32 v,
+			     unsigned int d)
+{
+	return &base[v * VR_NDOM + d];
+}
+
+static inline u64 *vr_gv_core(struct vr_vm *vm, u64 *base, u32 i)
+{
+	return &base[vm->nr_vpkgs * VR_NDOM + i];
+}
+
+static inline u32 vr_gv_len(struct vr_vm *vm)
+{
+	return vm->nr_vpkgs * VR_NDOM + vm->nr_vcpus;
+}
+
+static u64 vr_unit_msr(struct vr_vm *vm)
+{
+	return VR_UNIT_POWER | (u64)vm->esu << 8 | VR_UNIT_TIME << 16;
+}
+
+/* Thermal spec power scaled to the VM's share of the host, 1/8 W units. */
+static u64 vr_power_info_msr(struct vr_vm *vm)
+{
+	u64 w = (u64)vr_max_power_w * vr_topo.nr_pkgs * vm->nr_vcpus /
+		max(1U, num_online_cpus());
+
+	return min_t(u64, max_t(u64, w, 1) << VR_UNIT_POWER, 0x7fff);
+}
+
+/*
+ * The value of register @reg (VMRAPL_REG_*) for vCPU @i, from the guest
+ * view: what READ_MSR answers and what the page shows.  gv_lock held.
+ */
+static u64 vr_gv_reg(struct vr_vm *vm, u32 reg, u32 i)
+{
+	u32 v = vm->vpkg[i];
+
+	switch (reg) {
+	case VMRAPL_REG_UNIT:
+		return vr_unit_msr(vm);
+	case VMRAPL_REG_POWER_LIMIT:
+		/* Locked, no limit enabled: harmless to read. */
+		return 1ULL << 63;
+	case VMRAPL_REG_POWER_INFO:
+		return vr_power_info_msr(vm);
+	case VMRAPL_REG_PKG:
+		return *vr_gv_pkg(vm, vm->gv, v, VMRAPL_DOM_PKG) & U32_MAX;
+	case VMRAPL_REG_DRAM:
+		return *vr_gv_pkg(vm, vm->gv, v, VMRAPL_DOM_DRAM) & U32_MAX;
+	case VMRAPL_REG_CORE:
+		/* AMD's core counter is per core; Intel's PP0 per package. */
+		if (vm->regset == VMRAPL_REGSET_AMD)
+			return *vr_gv_core(vm, vm->gv, i) & U32_MAX;
+		return *vr_gv_pkg(vm, vm->gv, v, VMRAPL_DOM_CORE) & U32_MAX;
+	}
+	return 0;
+}
+
+/*
+ * Recompute the guest view from the exact accumulators.  Values start at 1
+ * so that a counter is never 0 (perf hides those), are quantized to the
+ * VM's ESU from cumulative totals (so the remainder carries), and only
+ * grow.  Context: gv_lock held, interrupts disabled.
+ */
+static void vr_gv_compute(struct vr_vm *vm)
+{
+	u64 *e = vm->gv_tmp;
+	unsigned int d;
+	u32 i, v;
+	u64 val;
+
+	lockdep_assert_held(&vm->gv_lock);
+	memset(e, 0, sizeof(*e) * vm->nr_vpkgs * VR_NDOM);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		for (d = 0; d < VR_NDOM; d++)
+			*vr_gv_pkg(vm, e, vm->vpkg[i], d) +=
+				vr_vcpu_energy(vm, i, d);
+	for (v = 0; v < vm->nr_vpkgs; v++) {
+		for (d = 0; d < VR_NDOM; d++) {
+			val = 1 + vr_eu_to_units(*vr_gv_pkg(vm, e, v, d) +
+						 vr_vpkg_ovh(vm, v, d),
+						 vm->esu) +
+			      *vr_gv_pkg(vm, vm->gv_off, v, d);
+			if (val > *vr_gv_pkg(vm, vm->gv, v, d))
+				*vr_gv_pkg(vm, vm->gv, v, d) = val;
+		}
+	}
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		val = 1 + vr_eu_to_units(vr_vcpu_energy(vm, i, VR_DOM_PKG),
+					 vm->esu) +
+		      *vr_gv_core(vm, vm->gv_off, i);
+		if (val > *vr_gv_core(vm, vm->gv, i))
+			*vr_gv_core(vm, vm->gv, i) = val;
+	}
+}
+
+/* Copy the guest view into the mmap page under its sequence count. */
+static void vr_gv_page_update(struct vr_vm *vm)
+{
+	struct vmrapl_page *pg = vm->page;
+	u32 i;
+
+	lockdep_assert_held(&vm->gv_lock);
+	WRITE_ONCE(pg->seq, pg->seq + 1);
+	/* Odd sequence before the values: pairs with the reader's rmb. */
+	smp_wmb();
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		pg->vcpu[i].pkg = vr_gv_reg(vm, VMRAPL_REG_PKG, i);
+		pg->vcpu[i].dram = vr_gv_reg(vm, VMRAPL_REG_DRAM, i);
+		pg->vcpu[i].core = vr_gv_reg(vm, VMRAPL_REG_CORE, i);
+	}
+	/* Values before the even sequence: pairs with the reader's rmb. */
+	smp_wmb();
+	WRITE_ONCE(pg->seq, pg->seq + 1);
+}
+
+/* Publish now, whatever the period: gv_lock held. */
+static void vr_gv_publish_locked(struct vr_vm *vm, u64 now)
+{
+	vr_gv_compute(vm);
+	vr_gv_page_update(vm);
+	vm->gv_started = true;
+	WRITE_ONCE(vm->gv_time, now);
+}
+
+/*
+ * Make the guest view current if its period is over.  Any context with
+ * interrupts enabled or not; gives up if another CPU is publishing.
+ */
+void vr_gv_publish(struct vr_vm *vm, u64 now)
+{
+	unsigned long flags;
+
+	if (!raw_spin_trylock_irqsave(&vm->gv_lock, flags))
+		return;
+	if (!vm->gv_started || now - vm->gv_time >= vm->guest_period_ns)
+		vr_gv_publish_locked(vm, now);
+	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+}
+
+/* Process context: close the stale packages, then publish if due. */
+static void vr_gv_refresh(struct vr_vm *vm)
+{
+	u64 now = local_clock();
+
+	if (vm->gv_started && now - READ_ONCE(vm->gv_time) <
+	    READ_ONCE(vm->guest_period_ns))
+		return;
+	vr_close_all();
+	vr_gv_publish(vm, local_clock());
+}
+
+/* VMRAPL_VM_READ_MSR. */
+long vr_vm_read_msr(struct vr_vm *vm, void __user *argp)
+{
+	const struct vmrapl_reg *r;
+	struct vmrapl_msr m;
+	unsigned long flags;
+
+	if (copy_from_user(&m, argp, sizeof(m)))
+		return -EFAULT;
+	if (m.flags || m.reserved0)
+		return -EINVAL;
+	if (m.vcpu >= vm->nr_vcpus)
+		return -EINVAL;
+	r = vr_reg_find(vm, m.index);
+	if (!r)
+		return -ENOENT;
+
+	vr_gv_refresh(vm);
+	raw_spin_lock_irqsave(&vm->gv_lock, flags);
+	m.data = vr_gv_reg(vm, r->reg, m.vcpu);
+	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+	if (copy_to_user(argp, &m, sizeof(m)))
+		return -EFAULT;
+	return 0;
+}
+
+/* Guest view arrays for @nr_vpkgs virtual packages. */
+static int vr_gv_alloc(struct vr_vm *vm, u32 nr_vpkgs, u64 **gv, u64 **off,
+		       u64 **tmp, u32 **cnt)
+{
+	size_t n = (size_t)nr_vpkgs * VR_NDOM + vm->nr_vcpus;
+
+	*gv = kcalloc(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	*off = kcalloc(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	*tmp = kcalloc((size_t)nr_vpkgs * VR_NDOM, sizeof(u64),
+		       GFP_KERNEL_ACCOUNT);
+	*cnt = kcalloc(nr_vpkgs, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (*gv && *off && *tmp && *cnt)
+		return 0;
+	kfree(*gv);
+	kfree(*off);
+	kfree(*tmp);
+	kfree(*cnt);
+	return -ENOMEM;
+}
+
+/*
+ * A new VM's guest view: one virtual package, and the page, non-zero
+ * before the first publication (perf hides a 0 counter).  Before the VM
+ * is visible to anyone.  On failure the caller frees with vr_gv_free().
+ */
+int vr_gv_init(struct vr_vm *vm)
+{
+	u32 i;
+
+	raw_spin_lock_init(&vm->gv_lock);
+	vm->nr_vpkgs = 1;
+	vm->guest_period_ns = (u64)VMRAPL_GUEST_PERIOD_DEF_US * NSEC_PER_USEC;
+	vm->domains = vr_pkgs[0]->core.domains;
+	if (vm->regset == VMRAPL_REGSET_AMD)
+		vm->domains = BIT(VMRAPL_DOM_PKG) | BIT(VMRAPL_DOM_CORE);
+	vm->vpkg = kcalloc(vm->nr_vcpus, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	vm->page_size = struct_size(vm->page, vcpu, vm->nr_vcpus);
+	vm->page = vmalloc_user(PAGE_ALIGN(vm->page_size));
+	if (!vm->vpkg || !vm->page ||
+	    vr_gv_alloc(vm, 1, &vm->gv, &vm->gv_off, &vm->gv_tmp,
+			&vm->vpkg_vcpus))
+		return -ENOMEM;
+	vm->vpkg_vcpus[0] = vm->nr_vcpus;
+	vm->page->abi_version = VMRAPL_ABI_VERSION;
+	vm->page->nr_vcpus = vm->nr_vcpus;
+	vm->page->regset = vm->regset;
+	vm->page->unit = vr_unit_msr(vm);
+	vm->page->power_info = vr_power_info_msr(vm);
+	vm->page->power_limit = 1ULL << 63;
+	vm->page->domains = vm->domains;
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vm->page->vcpu[i] = (struct vmrapl_page_vcpu){ 1, 1, 1 };
+	return 0;
+}
+
+void vr_gv_free(struct vr_vm *vm)
+{
+	vfree(vm->page);
+	kfree(vm->gv);
+	kfree(vm->gv_off);
+	kfree(vm->gv_tmp);
+	kfree(vm->vpkg);
+	kfree(vm->vpkg_vcpus);
+}
+
+/* VMRAPL_VM_SET_TOPOLOGY, under vm->lock. */
+long vr_vm_set_topology(struct vr_vm *vm, void __user *argp)
+{
+	u64 *gv, *off, *tmp, *ogv, *ooff, *otmp;
+	struct vmrapl_topology t;
+	u32 *map, *omap, *cnt, *ocnt, i, nr = 0;
+	unsigned long flags;
+	int ret;
+
+	lockdep_assert_held(&vm->lock);
+	ret = vr_copy_sized(&t, sizeof(t), argp);
+	if (ret)
+		return ret;
+	if (t.flags || t.reserved0 || !vr_zero(t.reserved,
+					       ARRAY_SIZE(t.reserved)))
+		return -EINVAL;
+	if (t.nr_vcpus != vm->nr_vcpus || !t.vpkg_ptr)
+		return -EINVAL;
+	map = memdup_user(u64_to_user_ptr(t.vpkg_ptr),
+			  sizeof(u32) * t.nr_vcpus);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	for (i = 0; i < t.nr_vcpus; i++) {
+		if (map[i] >= VMRAPL_MAX_VPKGS) {
+			ret = -EINVAL;
+			goto out_free_map;
+		}
+		nr = max(nr, map[i] + 1);
+	}
+	ret = vr_gv_alloc(vm, nr, &gv, &off, &tmp, &cnt);
+	if (ret)
+		goto out_free_map;
+	for (i = 0; i < t.nr_vcpus; i++)
+		cnt[map[i]]++;
+
+	raw_spin_lock_irqsave(&vm->gv_lock, flags);
+	if (vm->gv_started) {
+		/* The guest has seen values: regrouping could lower them. */
+		raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+		kfree(gv);
+		kfree(off);
+		kfree(tmp);
+		kfree(cnt);
+		ret = -EBUSY;
+		goto out_free_map;
+	}
+	swap(vm->vpkg, map);
+	omap = map;
+	ogv = vm->gv;
+	ooff = vm->gv_off;
+	otmp = vm->gv_tmp;
+	ocnt = vm->vpkg_vcpus;
+	vm->gv = gv;
+	vm->gv_off = off;
+	vm->gv_tmp = tmp;
+	vm->vpkg_vcpus = cnt;
+	vm->nr_vpkgs = nr;
+	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+	kfree(ogv);
+	kfree(ooff);
+	kfree(otmp);
+	kfree(ocnt);
+	map = omap;
+	ret = 0;
+out_free_map:
+	kfree(map);
+	return ret;
+}
+
+/* VMRAPL_VM_GET_STATE, under vm->lock. */
+long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
+{
+	struct vmrapl_vpkg_state ps;
+	struct vmrapl_state s;
+	unsigned long flags;
+	u64 *snap;
+	u32 i, v, len;
+	int ret;
+
+	lockdep_assert_held(&vm->lock);
+	ret = vr_copy_sized(&s, sizeof(s), argp);
+	if (ret)
+		return ret;
+	if (s.flags || !vr_zero(s.reserved, ARRAY_SIZE(s.reserved)))
+		return -EINVAL;
+	if (s.nr_vpkgs < vm->nr_vpkgs || s.nr_vcpus < vm->nr_vcpus ||
+	    !s.vpkgs_ptr || !s.vcpus_ptr)
+		return -EINVAL;
+
+	vr_close_all();
+	len = vr_gv_len(vm);
+	snap = kcalloc(len, sizeof(*snap), GFP_KERNEL);
+	if (!snap)
+		return -ENOMEM;
+	raw_spin_lock_irqsave(&vm->gv_lock, flags);
+	/* Migration: the guest is stopped, publish now whatever the period. */
+	vr_gv_publish_locked(vm, local_clock());
+	memcpy(snap, vm->gv, len * sizeof(*snap));
+	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+
+	ret = -EFAULT;
+	for (v = 0; v < vm->nr_vpkgs; v++) {
+		memset(&ps, 0, sizeof(ps));
+		memcpy(ps.energy, vr_gv_pkg(vm, snap, v, 0), sizeof(ps.energy));
+		if (copy_to_user(u64_to_user_ptr(s.vpkgs_ptr) + v * sizeof(ps),
+				 &ps, sizeof(ps)))
+			goto out_free;
+	}
+	for (i = 0; i < vm->nr_vcpus; i++)
+		if (put_user(*vr_gv_core(vm, snap, i),
+			     (u64 __user *)u64_to_user_ptr(s.vcpus_ptr) + i))
+			goto out_free;
+	s.size = sizeof(s);
+	s.version = VMRAPL_STATE_VERSION;
+	s.esu = vm->esu;
+	s.nr_vpkgs = vm->nr_vpkgs;
+	s.nr_vcpus = vm->nr_vcpus;
+	ret = copy_to_user(argp, &s, sizeof(s)) ? -EFAULT : 0;
+out_free:
+	kfree(snap);
+	return ret;
+}
+
+/* VMRAPL_VM_SET_STATE, under vm->lock. */
+long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
+{
+	struct vmrapl_vpkg_state ps;
+	struct vmrapl_state s;
+	unsigned long flags;
+	u64 *want, *cur, *off;
+	u32 i, v, len;
+	int ret;
+
+	lockdep_assert_held(&vm->lock);
+	ret = vr_copy_sized(&s, sizeof(s), argp);
+	if (ret)
+		return ret;
+	if (s.flags || !vr_zero(s.reserved, ARRAY_SIZE(s.reserved)) ||
+	    s.version != VMRAPL_STATE_VERSION || s.esu != vm->esu ||
+	    s.nr_vpkgs != vm->nr_vpkgs || s.nr_vcpus != vm->nr_vcpus ||
+	    !s.vpkgs_ptr || !s.vcpus_ptr)
+		return -EINVAL;
+
+	len = vr_gv_len(vm);
+	want = kcalloc(len, sizeof(*want), GFP_KERNEL);
+	if (!want)
+		return -ENOMEM;
+	ret = -EFAULT;
+	for (v = 0; v < vm->nr_vpkgs; v++) {
+		if (copy_from_user(&ps, u64_to_user_ptr(s.vpkgs_ptr) +
+				   v * sizeof(ps), sizeof(ps)))
+			goto out_free;
+		if (ps.reserved) {
+			ret = -EINVAL;
+			goto out_free;
+		}
+		memcpy(vr_gv_pkg(vm, want, v, 0), ps.energy, sizeof(ps.energy));
+	}
+	for (i = 0; i < vm->nr_vcpus; i++)
+		if (get_user(*vr_gv_core(vm, want, i),
+			     (u64 __user *)u64_to_user_ptr(s.vcpus_ptr) + i))
+			goto out_free;
+
+	raw_spin_lock_irqsave(&vm->gv_lock, flags);
+	vr_gv_compute(vm);
+	cur = vm->gv;
+	off = vm->gv_off;
+	/* Continue from the saved values; never step a counter back. */
+	for (i = 0; i < len; i++) {
+		if (want[i] > cur[i]) {
+			off[i] += want[i] - cur[i];
+			cur[i] = want[i];
+		}
+	}
+	vr_gv_page_update(vm);
+	vm->gv_started = true;
+	vm->gv_time = local_clock();
+	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+	ret = 0;
+out_free:
+	kfree(want);
+	return ret;
+}
+
+/* mmap() of the VM fd: the read-only guest-view page. */
+int vr_vm_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct vr_vm *vm = file->private_data;
+	int ret;
+
+	if (vma->vm_pgoff ||
+	    vma->vm_end - vma->vm_start > PAGE_ALIGN(vm->page_size))
+		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE)
+		return -EACCES;
+	vr_vm_flags_clear(vma, VM_MAYWRITE);
+	ret = remap_vmalloc_range(vma, vm->page, 0);
+	if (!ret)
+		WRITE_ONCE(vm->mapped, true);
+	return ret;
+}

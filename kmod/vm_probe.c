@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The VM layer in probe context: which account pays for a task, and what
+ * happens at kvm_entry and kvm_exit.
+ *
+ * Context: every function here runs from the sched_switch, kvm_entry or
+ * kvm_exit probe, with interrupts disabled and under RCU-sched.  Nothing
+ * here sleeps, allocates or waits: the lookup table is read under RCU, and
+ * the only lock taken is a VM's raw gv_lock, with trylock
+ * (vr_gv_publish()).  The table's writers are in vm.c, under vr_vm_mutex.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hash.h>
+#include <linux/kvm_host.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+
+#include "vm.h"
+
+/* Lookup table: written under vr_vm_mutex (vm.c), read under RCU here. */
+DEFINE_HASHTABLE(vr_keys, VR_HASH_BITS);
+/* Cheap negative filter in front of vr_keys; bits only set while in use. */
+unsigned long vr_filter[BITS_TO_LONGS(1 << VR_HASH_BITS)];
+/* Registered overhead tasks on the host, under vr_vm_mutex; read here. */
+unsigned int vr_nr_tasks;
+/* A VM seen at kvm_entry that is not tracked yet, for vr_track_work. */
+DEFINE_PER_CPU(struct kvm *, vr_seen_kvm);
+
+/* KVM's preempt notifier ops, learned at the first kvm_entry. */
+static struct preempt_ops *vr_kvm_pn_ops;
+
+/* RCU-sched read side (the probes), or vr_vm_mutex held. */
+struct vr_vm *vr_lookup(const void *key, u32 kind)
+{
+	struct vr_key *k;
+
+	if (!test_bit(hash_ptr((void *)key, VR_HASH_BITS), vr_filter))
+		return NULL;
+	hash_for_each_possible_rcu(vr_keys, k, node, (unsigned long)key)
+		if (k->key == key && k->kind == kind)
+			return k->vm;
+	return NULL;
+}
+
+/* The vCPU whose thread @t is, when @t is in KVM_RUN (KVM's own state). */
+static struct kvm_vcpu *vr_task_vcpu(struct task_struct *t)
+{
+	struct preempt_ops *ops = READ_ONCE(vr_kvm_pn_ops);
+	struct hlist_node *n = READ_ONCE(t->preempt_notifiers.first);
+	struct preempt_notifier *pn;
+
+	if (!n || !ops)
+		return NULL;
+	pn = hlist_entry(n, struct preempt_notifier, link);
+	if (READ_ONCE(pn->ops) != ops)
+		return NULL;
+	return container_of(pn, struct kvm_vcpu, preempt_notifier);
+}
+
+/*
+ * Which account pays for @t on package @pkg?  O(1): at most three hash
+ * lookups, each behind a one-bit filter.
+ */
+static struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg)
+{
+	struct kvm_vcpu *vcpu = vr_task_vcpu(t);
+	struct vr_vm *vm;
+
+	if (vcpu) {
+		vm = vr_lookup(vcpu->kvm, VR_KEY_KVM);
+		if (!vm)
+			return NULL;
+		if ((u32)vcpu->vcpu_idx < vm->nr_vcpus &&
+		    READ_ONCE(vm->charge) == VMRAPL_CHARGE_THREAD)
+			return vr_vcpu_acct(vm, vcpu->vcpu_idx, pkg);
+		return vr_ovh_acct(vm, pkg);
+	}
+	if (t->mm) {
+		vm = vr_lookup(t->mm, VR_KEY_MM);
+		if (vm)
+			return vr_ovh_acct(vm, pkg);
+	}
+	if (!READ_ONCE(vr_nr_tasks))
+		return NULL;
+	vm = vr_lookup(t, VR_KEY_TASK);
+	return vm ? vr_ovh_acct(vm, pkg) : NULL;
+}
+
+/* Note an untracked VM for the tracking work (vm.c). */
+static void vr_vm_note(struct kvm *kvm)
+{
+	if (!READ_ONCE(vr_track_all) || READ_ONCE(vr_vm_stopping) ||
+	    this_cpu_read(vr_seen_kvm))
+		return;
+	if (!kvm_get_kvm_safe(kvm))
+		return;
+	this_cpu_write(vr_seen_kvm, kvm);
+	mod_delayed_work(system_wq, &vr_track_work, 0);
+}
+
+static void vr_vm_guest_entry(struct kvm_vcpu *vcpu, struct vr_cpu *c,
+			      u64 now, unsigned int pkg)
+{
+	struct vr_acct *a;
+	struct vr_vm *vm;
+
+	if (unlikely(!READ_ONCE(vr_kvm_pn_ops)))
+		WRITE_ONCE(vr_kvm_pn_ops, vcpu->preempt_notifier.ops);
+	vm = vr_lookup(vcpu->kvm, VR_KEY_KVM);
+	if (!vm) {
+		vr_vm_note(vcpu->kvm);
+		return;
+	}
+	if ((u32)vcpu->vcpu_idx >= vm->nr_vcpus)
+		return;
+	/* Both policies charge guest time to the vCPU. */
+	a = vr_vcpu_acct(vm, vcpu->vcpu_idx, pkg);
+	if (c->cur != a)
+		vr_cpu_event(c, now, true, a);
+}
+
+static void vr_vm_guest_exit(struct kvm_vcpu *vcpu, struct vr_cpu *c,
+			     u64 now, unsigned int pkg)
+{
+	struct vr_vm *vm = vr_lookup(vcpu->kvm, VR_KEY_KVM);
+	struct vr_acct *a;
+
+	if (!vm)
+		return;
+	if (READ_ONCE(vm->charge) == VMRAPL_CHARGE_GUEST) {
+		a = vr_ovh_acct(vm, pkg);
+		if (c->cur != a)
+			vr_cpu_event(c, now, true, a);
+	}
+	/* Keep the mmap page fresh without a syscall, once per period. */
+	if (READ_ONCE(vm->mapped) && now - READ_ONCE(vm->gv_time) >=
+	    READ_ONCE(vm->guest_period_ns))
+		vr_gv_publish(vm, now);
+}
+
+/* What the engine's probes call (vmrapl.h). */
+const struct vr_vm_ops vr_vm_probe_ops = {
+	.task_acct = vr_task_acct,
+	.guest_entry = vr_vm_guest_entry,
+	.guest_exit = vr_vm_guest_exit,
+};

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The books of the VMs, as the VMM and the host read them: GET_STATS on a
+ * VM fd, LIST_VMS and GET_VM_STATS on /dev/vmrapl, and debugfs's "vms".
+ *
+ * Context: process context (ioctl, debugfs read).  Each reader closes the
+ * stale packages first (vr_close_all(), no lock held), then fills kernel
+ * memory under vr_vm_mutex and/or vr_vm.lock (that order), and copies to
+ * userspace only after every lock is dropped.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "vm.h"
+
+/*
+ * A GET_STATS request and its answer.  The answer is filled in kernel
+ * memory under the VM's lock and copied out after every lock is dropped,
+ * so a slow or faulting user buffer never holds up another VM.
+ */
+struct vr_stats_req {
+	struct vmrapl_stats st;
+	struct vmrapl_vcpu_stats *vs;
+	struct vmrapl_vpkg_stats *ps;
+	u32 nvs, nps;
+};
+
+/* Read and check a struct vmrapl_stats from userspace. */
+static int vr_stats_in(struct vr_stats_req *r, void __user *argp)
+{
+	struct vmrapl_stats *st = &r->st;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = vr_copy_sized(st, sizeof(*st), argp);
+	if (ret)
+		return ret;
+	if (st->flags || !vr_zero(st->reserved, ARRAY_SIZE(st->reserved)))
+		return -EINVAL;
+	if ((st->nr_vcpus && !st->vcpus_ptr) ||
+	    (st->nr_vpkgs && !st->vpkgs_ptr))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Fill @r from @vm's accounts.  The caller keeps @vm alive (its fd, or
+ * vr_vm_mutex); vm->lock keeps the topology still.
+ */
+static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
+{
+	struct vmrapl_stats *st = &r->st;
+	unsigned int d;
+	u32 i, v;
+
+	r->nvs = min(st->nr_vcpus, vm->nr_vcpus);
+	r->nps = min_t(u32, st->nr_vpkgs, VMRAPL_MAX_VPKGS);
+	if (r->nvs) {
+		r->vs = kvcalloc(r->nvs, sizeof(*r->vs), GFP_KERNEL_ACCOUNT);
+		if (!r->vs)
+			return -ENOMEM;
+	}
+	if (r->nps) {
+		r->ps = kcalloc(r->nps, sizeof(*r->ps), GFP_KERNEL_ACCOUNT);
+		if (!r->ps)
+			return -ENOMEM;
+	}
+
+	mutex_lock(&vm->lock);
+	r->nps = min(r->nps, vm->nr_vpkgs);
+	for (i = 0; i < r->nvs; i++) {
+		for (d = 0; d < VR_NDOM; d++)
+			r->vs[i].energy_uj[d] =
+				vr_eu_to_uj(vr_vcpu_energy(vm, i, d));
+		r->vs[i].runtime_ns = vr_vcpu_ns(vm, i);
+	}
+	for (v = 0; v < r->nps; v++) {
+		r->ps[v].nr_vcpus = vm->vpkg_vcpus[v];
+		for (d = 0; d < VR_NDOM; d++) {
+			u64 e = vr_vpkg_ovh(vm, v, d);
+
+			r->ps[v].overhead_uj[d] = vr_eu_to_uj(e);
+			for (i = 0; i < vm->nr_vcpus; i++)
+				if (vm->vpkg[i] == v)
+					e += vr_vcpu_energy(vm, i, d);
+			r->ps[v].energy_uj[d] = vr_eu_to_uj(e);
+		}
+	}
+	for (d = 0; d < VR_NDOM; d++) {
+		st->energy_uj[d] = vr_eu_to_uj(vr_vm_energy(vm, d));
+		st->overhead_uj[d] = vr_eu_to_uj(vr_ovh_energy(vm, d));
+	}
+	st->runtime_ns = vr_vm_runtime_ns(vm);
+	st->overhead_ns = vr_ovh_ns(vm);
+	st->nr_vcpus = vm->nr_vcpus;
+	st->nr_vpkgs = vm->nr_vpkgs;
+	st->size = sizeof(*st);
+	mutex_unlock(&vm->lock);
+	return 0;
+}
+
+/* Copy the answer out (after vr_stats_fill() succeeded). */
+static int vr_stats_out(struct vr_stats_req *r, void __user *argp)
+{
+	if (r->nvs && copy_to_user(u64_to_user_ptr(r->st.vcpus_ptr), r->vs,
+				   r->nvs * sizeof(*r->vs)))
+		return -EFAULT;
+	if (r->nps && copy_to_user(u64_to_user_ptr(r->st.vpkgs_ptr), r->ps,
+				   r->nps * sizeof(*r->ps)))
+		return -EFAULT;
+	return copy_to_user(argp, &r->st, sizeof(r->st)) ? -EFAULT : 0;
+}
+
+static void vr_stats_free(struct vr_stats_req *r)
+{
+	kvfree(r->vs);
+	kfree(r->ps);
+}
+
+/* VMRAPL_VM_GET_STATS on the VM fd. */
+long vr_vm_get_stats(struct vr_vm *vm, void __user *argp)
+{
+	struct vr_stats_req r;
+	int ret;
+
+	ret = vr_stats_in(&r, argp);
+	if (ret)
+		return ret;
+	vr_close_all();
+	ret = vr_stats_fill(vm, &r);
+	if (!ret)
+		ret = vr_stats_out(&r, argp);
+	vr_stats_free(&r);
+	return ret;
+}
+
+static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
+{
+	unsigned int d;
+
+	lockdep_assert_held(&vr_vm_mutex);
+	memset(e, 0, sizeof(*e));
+	e->id = vm->id;
+	e->pid = vm->pid;
+	e->nr_vcpus = vm->nr_vcpus;
+	e->flags = vm->attached ? VMRAPL_VM_F_ATTACHED : 0;
+	e->charge = READ_ONCE(vm->charge);
+	for (d = 0; d < VR_NDOM; d++) {
+		e->energy_uj[d] = vr_eu_to_uj(vr_vm_energy(vm, d));
+		e->overhead_uj[d] = vr_eu_to_uj(vr_ovh_energy(vm, d));
+	}
+	e->runtime_ns = vr_vm_runtime_ns(vm);
+	e->overhead_ns = vr_ovh_ns(vm);
+}
+
+/*
+ * VMRAPL_LIST_VMS: every tracked VM, attached or not.  Entries are built
+ * under vr_vm_mutex into kernel memory and copied out after it is dropped.
+ */
+long vr_list_vms(void __user *argp)
+{
+	struct vmrapl_vm_entry *ents = NULL;
+	struct vmrapl_vm_list l;
+	u32 n, total, fill, room = 0;
+	struct vr_vm *vm;
+	int ret;
+
+	ret = vr_copy_sized(&l, sizeof(l), argp);
+	if (ret)
+		return ret;
+	if (l.flags || l.reserved0 || !vr_zero(l.reserved,
+					       ARRAY_SIZE(l.reserved)))
+		return -EINVAL;
+	if (l.nr_vms && !l.vms_ptr)
+		return -EINVAL;
+
+	vr_close_all();
+	for (;;) {
+		mutex_lock(&vr_vm_mutex);
+		total = 0;
+		list_for_each_entry(vm, &vr_vms, list)
+			total++;
+		fill = min(total, l.nr_vms);
+		if (fill <= room)
+			break;
+		/* More VMs than room: grow outside the lock and count again. */
+		mutex_unlock(&vr_vm_mutex);
+		kvfree(ents);
+		room = fill;
+		ents = kvcalloc(room, sizeof(*ents), GFP_KERNEL_ACCOUNT);
+		if (!ents)
+			return -ENOMEM;
+	}
+	n = 0;
+	list_for_each_entry(vm, &vr_vms, list) {
+		if (n >= fill)
+			break;
+		vr_vm_entry(vm, &ents[n++]);
+	}
+	mutex_unlock(&vr_vm_mutex);
+
+	if (fill && copy_to_user(u64_to_user_ptr(l.vms_ptr), ents,
+				 fill * sizeof(*ents)))
+		ret = -EFAULT;
+	kvfree(ents);
+	if (ret)
+		return ret;
+	l.nr_vms = total;
+	l.size = sizeof(l);
+	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
+}
+
+/* VMRAPL_GET_VM_STATS: GET_STATS of any tracked VM, by its id. */
+long vr_get_vm_stats(void __user *argp)
+{
+	struct vmrapl_vm_query q;
+	struct vr_stats_req r;
+	void __user *sp;
+	struct vr_vm *vm;
+	int ret;
+
+	ret = vr_copy_sized(&q, sizeof(q), argp);
+	if (ret)
+		return ret;
+	if (q.flags || !vr_zero(q.reserved, ARRAY_SIZE(q.reserved)) ||
+	    !q.stats_ptr)
+		return -EINVAL;
+	sp = u64_to_user_ptr(q.stats_ptr);
+	ret = vr_stats_in(&r, sp);
+	if (ret)
+		return ret;
+
+	vr_close_all();
+	ret = -ENOENT;
+	/* Listed VMs stay alive while vr_vm_mutex is held. */
+	mutex_lock(&vr_vm_mutex);
+	list_for_each_entry(vm, &vr_vms, list) {
+		if (vm->id == q.id) {
+			ret = vr_stats_fill(vm, &r);
+			break;
+		}
+	}
+	mutex_unlock(&vr_vm_mutex);
+	if (!ret)
+		ret = vr_stats_out(&r, sp);
+	vr_stats_free(&r);
+	return ret;
+}
+
+void vr_vm_debugfs_show(struct seq_file *m)
+{
+	struct vr_vm *vm;
+	unsigned int d;
+
+	mutex_lock(&vr_vm_mutex);
+	list_for_each_entry(vm, &vr_vms, list) {
+		u64 e[VR_NDOM];
+
+		for (d = 0; d < VR_NDOM; d++)
+			e[d] = vr_vm_energy(vm, d);
+		seq_printf(m, "vm %llu pid %d comm %s %s vcpus %u charge %s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu\n",
+			   vm->id, vm->pid, vm->comm,
+			   vm->attached ? "attached" : "auto", vm->nr_vcpus,
+			   vm->charge == VMRAPL_CHARGE_GUEST ? "guest" : "thread",
+			   e[0], e[1], e[2], vr_ovh_energy(vm, VR_DOM_PKG),
+			   vr_vm_runtime_ns(vm), vr_ovh_ns(vm));
+	}
+	mutex_unlock(&vr_vm_mutex);
+}
