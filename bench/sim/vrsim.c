@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "vr_core.h"
+#include "user/vr_rapl_model.h"
 
 #define MS		1000000ULL
 #define SEC		1000000000ULL
@@ -70,25 +71,22 @@ static const char *const own_name[NALG] = {
 
 /* ------------------------------------------------------------ helpers */
 
-static u64 rng_state;
+/* One stream for the schedule and the counters' jitter, in event order. */
+static struct vrm_rng rng;
 
 static u64 rnd(void)
 {
-	u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return vrm_rand(&rng);
 }
 
 static u64 below(u64 n)
 {
-	return n ? (u64)(((unsigned __int128)rnd() * n) >> 64) : 0;
+	return n ? vrm_below(&rng, n) : 0;
 }
 
 static double unif(void)
 {
-	return (double)(rnd() >> 11) / (double)(1ULL << 53);
+	return vrm_unit(&rng);
 }
 
 /* Exponential with mean @m ns, at least 10 us. */
@@ -114,72 +112,15 @@ static void *xcalloc(size_t n, size_t sz)
 
 static u64 latch_ns = 976563;		/* the counter's update interval */
 
-struct rapl {
-	u32 esu, width;
-	u64 step, jitter;
-	u64 power_uw;
-	u64 t, next_upd;
-	unsigned __int128 truth_fj, latch_fj;
-	u64 offset;
-};
-
-static void rapl_init(struct rapl *r, u64 offset)
+/*
+ * The PKG counter of a package (kmod/user/vr_rapl_model.h): ESU 14, 32
+ * bits, latched every latch_ns +- 2 %, its jitter drawn from the
+ * simulation's stream.
+ */
+static void rapl_init(struct vrm_rapl *r, u64 offset)
 {
-	memset(r, 0, sizeof(*r));
-	r->esu = 14;
-	r->width = 32;
-	r->step = latch_ns;		/* default 1/1024 s */
-	r->jitter = r->step / 50;
-	r->next_upd = r->step;
-	r->offset = offset;
-}
-
-static void rapl_advance(struct rapl *r, u64 now)
-{
-	if (now <= r->t)
-		return;
-	while (r->next_upd <= now) {
-		r->truth_fj += (unsigned __int128)r->power_uw *
-			       (r->next_upd - r->t);
-		r->t = r->next_upd;
-		r->latch_fj = r->truth_fj;
-		r->next_upd += r->step - r->jitter + below(2 * r->jitter + 1);
-	}
-	r->truth_fj += (unsigned __int128)r->power_uw * (now - r->t);
-	r->t = now;
-}
-
-static void rapl_set_power(struct rapl *r, u64 now, u64 uw)
-{
-	rapl_advance(r, now);
-	r->power_uw = uw;
-}
-
-/* The register (source units, masked), as RDMSR shows it at @now. */
-static u64 rapl_read(struct rapl *r, u64 now)
-{
-	u64 u;
-
-	rapl_advance(r, now);
-	u = (u64)((r->latch_fj << r->esu) / (unsigned __int128)1000000000000000ULL);
-	return (u + r->offset) & ((1ULL << r->width) - 1);
-}
-
-/* Exact energy so far, J (the truth, not latched). */
-static double rapl_truth_j(struct rapl *r, u64 now)
-{
-	rapl_advance(r, now);
-	return (double)r->truth_fj / FJ_PER_J;
-}
-
-static double units_j(const struct rapl *r, u64 u)
-{
-	return ldexp((double)u, -(int)r->esu);
-}
-
-static u64 range_units(const struct rapl *r)
-{
-	return 1ULL << r->width;
+	vrm_init(r, 14, 32, latch_ns, latch_ns / 50, offset, 0);
+	vrm_use_rng(r, &rng);
 }
 
 /* ------------------------------------------------------------ model */
@@ -214,7 +155,7 @@ struct cpu {
 struct pkg {
 	u64 static_uw;
 	int ncpu, first;
-	struct rapl ctr;
+	struct vrm_rapl ctr;
 	struct vr_pkg p;
 	struct vr_cpu *cpus[MAXCPU];
 	u64 closes;
@@ -373,7 +314,7 @@ static void vr_close(int pi)
 	if (!vr_pkg_stale(&pk->p, S.now) || !vr_trylock(&pk->p.close_lock))
 		return;
 	vr_pkg_close_fold(&pk->p, S.now);
-	raw[0] = rapl_read(&pk->ctr, S.now);
+	raw[0] = vrm_read(&pk->ctr, S.now);
 	vr_pkg_close_commit(&pk->p, S.now, raw, 1, 0);
 	vr_unlock(&pk->p.close_lock);
 	pk->closes++;
@@ -425,7 +366,7 @@ static void pkg_power(int pi)
 		if (cur != NOTASK)
 			uw += S.t[cur].dyn_uw;
 	}
-	rapl_set_power(&pk->ctr, S.now, uw);
+	vrm_set_power(&pk->ctr, S.now, uw);
 }
 
 /* -------------------------------------------------------- scheduler */
@@ -817,18 +758,18 @@ static void on_qemu(int vi)
 	for (i = 0; i < v->ntask; i++)
 		task_sync(&S.t[v->first_task + i]);
 	for (p = 0; p < S.npkg; p++) {
-		u64 raw = rapl_read(&S.pk[p].ctr, S.now);
+		u64 raw = vrm_read(&S.pk[p].ctr, S.now);
 
 		/* a wrapped counter gives 0 */
 		if (raw >= v->q_raw[p]) {
-			de[p] = units_j(&S.pk[p].ctr, raw - v->q_raw[p]);
+			de[p] = vrm_units_j(&S.pk[p].ctr, raw - v->q_raw[p]);
 		} else {
 			de[p] = 0;
 			if (v->q_have)
 				S.qemu_wrap_zero++;
 		}
 		v->q_raw[p] = raw;
-		tr[p] = rapl_truth_j(&S.pk[p].ctr, S.now) - v->q_truth_pkg[p];
+		tr[p] = vrm_truth_j(&S.pk[p].ctr, S.now) - v->q_truth_pkg[p];
 		v->q_truth_pkg[p] += tr[p];
 	}
 	for (i = 0; i < v->ntask; i++) {
@@ -903,11 +844,11 @@ static void on_scaph(void)
 	d_rt = S.host_busy_ns - S.s_host_rt;
 	for (p = 0; p < S.npkg; p++) {
 		struct pkg *pk = &S.pk[p];
-		u64 raw = rapl_read(&pk->ctr, S.now);
-		double t = rapl_truth_j(&pk->ctr, S.now);
+		u64 raw = vrm_read(&pk->ctr, S.now);
+		double t = vrm_truth_j(&pk->ctr, S.now);
 
 		if (raw >= pk->scaph_raw)
-			de += units_j(&pk->ctr, raw - pk->scaph_raw);
+			de += vrm_units_j(&pk->ctr, raw - pk->scaph_raw);
 		else if (S.s_have)
 			S.scaph_wrap_drop++;	/* no wrap handling */
 		pk->scaph_raw = raw;
@@ -958,10 +899,10 @@ static void on_kepler(u64 dt)
 	sync_all();
 	for (p = 0; p < S.npkg; p++) {
 		struct pkg *pk = &S.pk[p];
-		u64 raw = rapl_read(&pk->ctr, S.now);
+		u64 raw = vrm_read(&pk->ctr, S.now);
 		u64 du = raw >= pk->kepler_raw ? raw - pk->kepler_raw :
-			 raw + range_units(&pk->ctr) - pk->kepler_raw;
-		double a = units_j(&pk->ctr, du) -
+			 raw + vrm_range_units(&pk->ctr) - pk->kepler_raw;
+		double a = vrm_units_j(&pk->ctr, du) -
 			   (double)pk->static_uw * (double)dt / FJ_PER_J;
 
 		pk->kepler_raw = raw;
@@ -1311,7 +1252,7 @@ static void run(const struct workload *w, u64 secs, struct result *r)
 			vr_cpu_online(&c->vc, 0, false);
 			vr_unlock(&pk->p.close_lock);
 		}
-		rapl_set_power(&pk->ctr, 0, pk->static_uw);
+		vrm_set_power(&pk->ctr, 0, pk->static_uw);
 		ev_push(4 * MS, EV_TICK, p, 0);
 	}
 	w->setup();
@@ -1587,7 +1528,7 @@ int main(int argc, char **argv)
 
 		if (only && strcmp(only, w->name))
 			continue;
-		rng_state = seed + (u64)i * 0x1000193ULL;
+		rng.s = seed + (u64)i * 0x1000193ULL;
 		run(w, s, &res[n]);
 		fprintf(stderr, "# %-14s %5llu s simulated, %9llu events, "
 			"%8llu closes, %.2f s\n", w->name,

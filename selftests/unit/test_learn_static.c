@@ -26,7 +26,7 @@ static void close_at(struct bh *h, u64 now, u32 valid, unsigned int flags)
 {
 	u64 raw[VR_NDOM] = {};
 
-	raw[0] = vt_rapl_read(&h->ctr, now);
+	raw[0] = vrm_read(&h->ctr, now);
 	vr_lock(&h->p.close_lock);
 	vr_pkg_close_fold(&h->p, now);
 	vr_pkg_close_commit(&h->p, now, raw, valid, flags);

@@ -17,7 +17,7 @@ struct bh {
 	struct vr_cpu cpu[BH_NCPU];
 	struct vr_cpu *cpus[BH_NCPU];
 	struct vr_acct vcpu;
-	struct vt_rapl ctr;
+	struct vrm_rapl ctr;
 	u64 static_uw, vcpu_uw;
 	bool running;
 	u64 closes;
@@ -40,7 +40,7 @@ static inline void bh_init(struct bh *h, u64 t0, u32 esu, u32 width,
 	h->p.policy = policy;
 	h->static_uw = static_uw;
 	vt_rapl_init(&h->ctr, esu, width, step, jitter, 12345, t0);
-	vt_rapl_set_power(&h->ctr, t0, static_uw);
+	vrm_set_power(&h->ctr, t0, static_uw);
 	for (i = 0; i < BH_NCPU; i++) {
 		vr_cpu_init(&h->cpu[i], &h->p);
 		vr_lock(&h->p.close_lock);
@@ -56,7 +56,7 @@ static inline void bh_close(struct bh *h, u64 now)
 	if (!vr_pkg_stale(&h->p, now) || !vr_trylock(&h->p.close_lock))
 		return;
 	vr_pkg_close_fold(&h->p, now);
-	raw[0] = vt_rapl_read(&h->ctr, now);
+	raw[0] = vrm_read(&h->ctr, now);
 	vr_pkg_close_commit(&h->p, now, raw, 1, 0);
 	vr_unlock(&h->p.close_lock);
 	h->closes++;
@@ -70,7 +70,7 @@ static inline void bh_event(struct bh *h, int cpu, u64 now, bool vcpu)
 
 	if (cpu == 0) {
 		h->running = vcpu;
-		vt_rapl_set_power(&h->ctr, now, h->static_uw +
+		vrm_set_power(&h->ctr, now, h->static_uw +
 				  (vcpu ? h->vcpu_uw : 0));
 	}
 	if (vr_cpu_event_needed(c, vcpu, a))
