@@ -304,19 +304,26 @@ static struct vr_acct *task_acct(const struct task *t, int pkg)
 			pkg];
 }
 
+/* The vr_read_fn of a package: its PKG counter, now. */
+static u32 pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	struct pkg *pk = ctx;
+
+	(void)dt;
+	(void)busy;
+	raw[VR_DOM_PKG] = vrm_read(&pk->ctr, S.now);
+	return BIT(VR_DOM_PKG);
+}
+
 static void vr_close(int pi)
 {
 	struct pkg *pk = &S.pk[pi];
 	struct vr_pkg_stats st[VR_NDOM];
-	u64 raw[VR_NDOM] = {};
 	unsigned int d;
 
-	if (!vr_pkg_stale(&pk->p, S.now) || !vr_trylock(&pk->p.close_lock))
+	if (!vr_pkg_stale(&pk->p, S.now) ||
+	    !vr_pkg_try_close(&pk->p, S.now, pkg_read, pk))
 		return;
-	vr_pkg_close_fold(&pk->p, S.now);
-	raw[0] = vrm_read(&pk->ctr, S.now);
-	vr_pkg_close_commit(&pk->p, S.now, raw, 1, 0);
-	vr_unlock(&pk->p.close_lock);
 	pk->closes++;
 	S.closes++;
 	vr_pkg_read_stats(&pk->p, st, VR_NDOM);

@@ -39,6 +39,7 @@ struct host {
 	struct vrm_rapl pkg_ctr, dram_ctr;
 	int run[NCPU];
 	bool dram;
+	u64 now;		/* of the close in progress */
 	u64 closes;
 	int bad_conservation;
 	int bad_tracked;
@@ -79,20 +80,26 @@ static void check(struct host *h)
 			h->bad_tracked++;
 }
 
+/* The vr_read_fn of the host: PKG, and DRAM if it has one. */
+static u32 read_ctrs(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	struct host *h = ctx;
+
+	(void)dt;
+	(void)busy;
+	raw[0] = vrm_read(&h->pkg_ctr, h->now);
+	if (h->dram)
+		raw[2] = vrm_read(&h->dram_ctr, h->now);
+	return h->dram ? 0x5 : 0x1;
+}
+
 static void maybe_close(struct host *h, u64 now)
 {
-	u64 raw[VR_NDOM] = {};
-
 	if (!vr_pkg_stale(&h->p, now))
 		return;
-	if (!vr_trylock(&h->p.close_lock))
+	h->now = now;
+	if (!vr_pkg_try_close(&h->p, now, read_ctrs, h))
 		return;
-	vr_pkg_close_fold(&h->p, now);
-	raw[0] = vrm_read(&h->pkg_ctr, now);
-	if (h->dram)
-		raw[2] = vrm_read(&h->dram_ctr, now);
-	vr_pkg_close_commit(&h->p, now, raw, h->dram ? 0x5 : 0x1, 0);
-	vr_unlock(&h->p.close_lock);
 	h->closes++;
 	check(h);
 }

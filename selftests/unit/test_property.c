@@ -7,7 +7,7 @@
  * with a simulated RAPL counter per package and domain (ESU quantization,
  * ~1 ms jittered hardware updates, 32- or 64-bit wrap).  The core is
  * driven exactly like the kernel glue drives it: an event per switch,
- * epochs closed lazily by fold + read + commit, hotplug with offline /
+ * epochs closed lazily by vr_pkg_try_close(), hotplug with offline /
  * online + re-baseline.  Injected: CPU hotplug (down to the last CPU of a
  * package), counter resets (backward jumps), and gaps long enough for the
  * counter to wrap more than once.
@@ -684,34 +684,49 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 	S.closes++;
 }
 
-static void close_pkg(int pi)
+/* What the read of a close saw, for check_close(). */
+struct close_read {
+	int pi;
+	u64 raw[VR_NDOM];
+	u64 B, dt, debt_in;
+	u32 valid;
+};
+
+/* The vr_read_fn of a package: its counters, after the fold. */
+static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
-	struct spkg *pk = &S.pk[pi];
-	u64 raw[VR_NDOM] = {}, B, dt, debt_in;
-	u32 valid = pk->doms;
+	struct close_read *cr = ctx;
+	struct spkg *pk = &S.pk[cr->pi];
 	unsigned int d;
 	int i;
 
-	if (!vr_pkg_stale(&pk->p, S.now) || !vr_trylock(&pk->p.close_lock))
-		return;
 	for (i = 0; i < NCPU; i++)
-		truth_fold(pi * NCPU + i);
-	B = vr_pkg_close_fold(&pk->p, S.now);
+		truth_fold(cr->pi * NCPU + i);
 	for (d = 0; d < VR_NDOM; d++)
 		if (pk->doms & (1U << d))
 			raw[d] = vrm_read(&pk->ctr[d], S.now);
+	cr->valid = pk->doms;
 	/* now and then a domain cannot be read, the PKG one too */
 	if ((pk->doms & 4) && !vt_below(2000))
-		valid &= ~4U;
+		cr->valid &= ~4U;
 	if (!vt_below(5000)) {
-		valid &= ~1U;
+		cr->valid &= ~1U;
 		S.unread++;
 	}
-	dt = S.now - pk->p.t_last;
-	debt_in = pk->p.static_debt;
-	vr_pkg_close_commit(&pk->p, S.now, raw, valid, 0);
-	vr_unlock(&pk->p.close_lock);
-	check_close(pi, B, dt, raw, valid, debt_in);
+	memcpy(cr->raw, raw, sizeof(cr->raw));
+	cr->B = busy;
+	cr->dt = dt;
+	cr->debt_in = pk->p.static_debt;
+	return cr->valid;
+}
+
+static void close_pkg(int pi)
+{
+	struct close_read cr = { .pi = pi };
+
+	if (vr_pkg_stale(&S.pk[pi].p, S.now) &&
+	    vr_pkg_try_close(&S.pk[pi].p, S.now, read_pkg, &cr))
+		check_close(pi, cr.B, cr.dt, cr.raw, cr.valid, cr.debt_in);
 }
 
 static u64 next_interval(void)

@@ -3,7 +3,7 @@
  * A one-package host for scenario tests (test_baseline, test_reset_step,
  * test_learn_static) and the known-bug demonstrations in bugs/: BH_NCPU
  * CPUs, one vCPU account, a simulated RAPL counter, driven like the kernel
- * glue (vr_pkg_init without a time, events, lazy fold + read + commit).
+ * glue (vr_pkg_init without a time, events, lazy vr_pkg_try_close()).
  */
 #ifndef _VT_HOST_H
 #define _VT_HOST_H
@@ -49,17 +49,29 @@ static inline void bh_init(struct bh *h, u64 t0, u32 esu, u32 width,
 	}
 }
 
+/* The vr_read_fn of the host: its PKG counter at the close's @now. */
+struct bh_read {
+	struct bh *h;
+	u64 now;
+};
+
+static inline u32 bh_read_ctr(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	struct bh_read *r = ctx;
+
+	(void)dt;
+	(void)busy;
+	raw[0] = vrm_read(&r->h->ctr, r->now);
+	return BIT(0);
+}
+
 static inline void bh_close(struct bh *h, u64 now)
 {
-	u64 raw[VR_NDOM] = {};
+	struct bh_read r = { h, now };
 
-	if (!vr_pkg_stale(&h->p, now) || !vr_trylock(&h->p.close_lock))
-		return;
-	vr_pkg_close_fold(&h->p, now);
-	raw[0] = vrm_read(&h->ctr, now);
-	vr_pkg_close_commit(&h->p, now, raw, 1, 0);
-	vr_unlock(&h->p.close_lock);
-	h->closes++;
+	if (vr_pkg_stale(&h->p, now) &&
+	    vr_pkg_try_close(&h->p, now, bh_read_ctr, &r))
+		h->closes++;
 }
 
 /* Event on @cpu; CPU 0 runs the vCPU when @vcpu, everything else idles. */
