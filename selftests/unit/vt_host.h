@@ -90,18 +90,22 @@ static inline void bh_event(struct bh *h, int cpu, u64 now, bool vcpu)
 	bh_close(h, now);
 }
 
+/* CPU 0's event at @now (see bh_drive()); returns the time of its next. */
+typedef u64 (*bh_cpu0_fn)(struct bh *h, u64 now, void *ctx);
+
 /*
- * Runs [from, to): CPU 0 (the vCPU if @vcpu, else idle) has an event every
- * @gap_lo..@gap_hi ns, the other CPUs idle events every 0.5-4 ms.
+ * Runs [from, to): CPU 0 has its first event at @first0 and then what
+ * @cpu0 says, the other CPUs idle events every 0.5-4 ms (the first within
+ * 4 ms of @from).  Returns the time of the first event not run (>= @to).
  */
-static inline void bh_run(struct bh *h, u64 from, u64 to, bool vcpu,
-			  u64 gap_lo, u64 gap_hi)
+static inline u64 bh_drive(struct bh *h, u64 from, u64 to, u64 first0,
+			   bh_cpu0_fn cpu0, void *ctx)
 {
 	u64 next[BH_NCPU], now;
 	int i, cpu;
 
 	for (i = 0; i < BH_NCPU; i++)
-		next[i] = from + (i ? vt_range(1000, 4000000) : 0);
+		next[i] = i ? from + vt_range(1000, 4000000) : first0;
 	for (;;) {
 		cpu = 0;
 		for (i = 1; i < BH_NCPU; i++)
@@ -109,11 +113,40 @@ static inline void bh_run(struct bh *h, u64 from, u64 to, bool vcpu,
 				cpu = i;
 		now = next[cpu];
 		if (now >= to)
-			break;
-		bh_event(h, cpu, now, cpu == 0 && vcpu);
-		next[cpu] = now + (cpu ? vt_range(500000, 4000000) :
-				   vt_range(gap_lo, gap_hi));
+			return now;
+		if (cpu) {
+			bh_event(h, cpu, now, false);
+			next[cpu] = now + vt_range(500000, 4000000);
+		} else {
+			next[0] = cpu0(h, now, ctx);
+		}
 	}
+}
+
+/* bh_run()'s CPU 0: the vCPU (or idle), events @lo..@hi ns apart. */
+struct bh_gaps {
+	bool vcpu;
+	u64 lo, hi;
+};
+
+static inline u64 bh_gap_event(struct bh *h, u64 now, void *ctx)
+{
+	const struct bh_gaps *g = ctx;
+
+	bh_event(h, 0, now, g->vcpu);
+	return now + vt_range(g->lo, g->hi);
+}
+
+/*
+ * Runs [from, to): CPU 0 (the vCPU if @vcpu, else idle) has an event every
+ * @gap_lo..@gap_hi ns, the other CPUs idle events every 0.5-4 ms.
+ */
+static inline void bh_run(struct bh *h, u64 from, u64 to, bool vcpu,
+			  u64 gap_lo, u64 gap_hi)
+{
+	struct bh_gaps g = { vcpu, gap_lo, gap_hi };
+
+	bh_drive(h, from, to, from, bh_gap_event, &g);
 }
 
 #endif /* _VT_HOST_H */
