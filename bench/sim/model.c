@@ -45,6 +45,20 @@ void *xcalloc(size_t n, size_t sz)
 	return p;
 }
 
+/* Room for element @n of @p, *@cap long: doubles it (at first, @first). */
+void *xgrow(void *p, size_t n, size_t *cap, size_t first, size_t sz)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : first;
+	p = realloc(p, *cap * sz);
+	if (!p) {
+		perror("realloc");
+		exit(2);
+	}
+	return p;
+}
+
 /* ------------------------------------------------------- counters */
 
 /*

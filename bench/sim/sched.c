@@ -30,14 +30,7 @@ void ev_push(u64 t, int type, int id, u32 ver)
 {
 	size_t i;
 
-	if (nheap == capheap) {
-		capheap = capheap ? 2 * capheap : 1024;
-		heap = realloc(heap, capheap * sizeof(*heap));
-		if (!heap) {
-			perror("realloc");
-			exit(2);
-		}
-	}
+	heap = xgrow(heap, nheap, &capheap, 1024, sizeof(*heap));
 	i = nheap++;
 	heap[i] = (struct ev){ t, ver, type, id };
 	while (i && ev_less(&heap[i], &heap[(i - 1) / 2])) {
@@ -317,14 +310,7 @@ static int new_task(int kind, int vm, int vidx, u64 dyn_uw, int pattern,
 	struct task *t;
 	int ci;
 
-	if (S.ntask == S.captask) {
-		S.captask = S.captask ? 2 * S.captask : 64;
-		S.t = realloc(S.t, S.captask * sizeof(*S.t));
-		if (!S.t) {
-			perror("realloc");
-			exit(2);
-		}
-	}
+	S.t = xgrow(S.t, S.ntask, &S.captask, 64, sizeof(*S.t));
 	t = &S.t[S.ntask];
 	*t = (struct task){
 		.kind = kind, .vm = vm, .vidx = vidx, .dyn_uw = dyn_uw,
@@ -357,14 +343,7 @@ int new_vm(int nvcpu, u64 dyn_uw, int pattern, u64 on, u64 off, int pkg,
 	struct vm *v;
 	int i, ti;
 
-	if (S.nvm == S.capvm) {
-		S.capvm = S.capvm ? 2 * S.capvm : 16;
-		S.vm = realloc(S.vm, S.capvm * sizeof(*S.vm));
-		if (!S.vm) {
-			perror("realloc");
-			exit(2);
-		}
-	}
+	S.vm = xgrow(S.vm, S.nvm, &S.capvm, 16, sizeof(*S.vm));
 	v = &S.vm[S.nvm];
 	memset(v, 0, sizeof(*v));
 	v->nvcpu = nvcpu;

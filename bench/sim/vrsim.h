@@ -113,9 +113,11 @@ struct sim {
 	struct pkg pk[MAXPKG];
 	struct cpu cpu[MAXCPU];
 	struct task *t;
-	int ntask, captask;
+	int ntask;
+	size_t captask;
 	struct vm *vm;
-	int nvm, capvm;
+	int nvm;
+	size_t capvm;
 	u64 now, end;
 	int nsec;			/* whole seconds simulated */
 	u64 host_busy_ns;		/* all tasks, exact */
@@ -172,6 +174,7 @@ u64 rnd(void);
 u64 below(u64 n);
 u64 expo(u64 m);
 void *xcalloc(size_t n, size_t sz);
+void *xgrow(void *p, size_t n, size_t *cap, size_t first, size_t sz);
 void rapl_init(struct vrm_rapl *r, u64 offset);
 void task_accrue(struct task *t);
 void pkg_power(int pi);

@@ -9,54 +9,46 @@ static int vm_pkg(int i)
 	return i % S.npkg;
 }
 
-static void wl_steady(void)
+/*
+ * @n VMs of @nvcpu vCPUs at @uw each, on the packages in turn, no I/O
+ * thread, then 2 host tasks; @late: each VM starts within 20 ms.
+ */
+static void vms_in_turn(int n, int nvcpu, u64 uw, int pattern, u64 on,
+			u64 off, bool late)
 {
 	int i;
 
-	for (i = 0; i < 4; i++)
-		new_vm(2, 10000000, P_STEADY, 0, 0, vm_pkg(i), 0, 0, 0, 0, 0);
+	for (i = 0; i < n; i++)
+		new_vm(nvcpu, uw, pattern, on, off, vm_pkg(i), 0, 0, 0,
+		       late ? below(20 * MS) : 0, 0);
 	host_noise(2);
+}
+
+static void wl_steady(void)
+{
+	vms_in_turn(4, 2, 10000000, P_STEADY, 0, 0, false);
 }
 
 static void wl_bursty(void)
 {
-	int i;
-
-	for (i = 0; i < 6; i++)
-		new_vm(2, 12000000, P_BURSTY, 2 * MS, 18 * MS, vm_pkg(i), 0,
-		       0, 0, below(20 * MS), 0);
-	host_noise(2);
+	vms_in_turn(6, 2, 12000000, P_BURSTY, 2 * MS, 18 * MS, true);
 }
 
 /* As bursty, but the sleeps vary by +-10 %: no fixed phase between VMs. */
 static void wl_bursty_jitter(void)
 {
-	int i;
-
-	for (i = 0; i < 6; i++)
-		new_vm(2, 12000000, P_JITTER, 2 * MS, 18 * MS, vm_pkg(i), 0,
-		       0, 0, below(20 * MS), 0);
-	host_noise(2);
+	vms_in_turn(6, 2, 12000000, P_JITTER, 2 * MS, 18 * MS, true);
 }
 
 static void wl_phase(void)
 {
-	int i;
-
-	for (i = 0; i < 4; i++)
-		new_vm(2, 10000000, P_PHASE, 2 * MS, 18 * MS, vm_pkg(i), 0, 0,
-		       0, 0, 0);
-	host_noise(2);
+	vms_in_turn(4, 2, 10000000, P_PHASE, 2 * MS, 18 * MS, false);
 }
 
+/* 3 vCPUs per CPU: 16 VMs x 3 vCPUs on 16 CPUs */
 static void wl_oversub(void)
 {
-	int i;
-
-	/* 3 vCPUs per CPU: 16 VMs x 3 vCPUs on 16 CPUs */
-	for (i = 0; i < S.ncpu_total; i++)
-		new_vm(3, 8000000, P_STEADY, 0, 0, vm_pkg(i), 0, 0, 0, 0, 0);
-	host_noise(2);
+	vms_in_turn(S.ncpu_total, 3, 8000000, P_STEADY, 0, 0, false);
 }
 
 static void wl_floating(void)
