@@ -8,8 +8,9 @@
  *   ev_switch_in   host -> vCPU on a busy CPU (vr_cpu_event);
  *   ev_switch_out  vCPU -> host (vr_cpu_event, the vCPU's time accrued);
  *   ev_close       an epoch close of an 8-CPU package with 8 vCPU accounts
- *                  pending: stale check, trylock, fold, counter read,
- *                  commit, unlock.
+ *                  pending: stale check, then vr_pkg_try_close() (trylock,
+ *                  fold, the counter read through its callback,
+ *                  commit, unlock).
  * Under valgrind --tool=callgrind, the inclusive instruction count of each
  * function divided by N is instructions per event (callgrind.sh does
  * that).  Without valgrind, ns per event from a tight loop of each are
@@ -34,11 +35,15 @@ static struct vr_acct acct[NCPU];
 static u64 counter = 12345;
 static u64 now = 1;
 
-/* The RDMSR of the source. */
-static NOINLINE u64 read_counter(void)
+/* The RDMSR of the source, as the core's vr_read_fn. */
+static NOINLINE u32 read_counter(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
+	(void)ctx;
+	(void)dt;
+	(void)busy;
 	counter += 700;		/* ~43 mJ a millisecond at ESU 14 */
-	return counter & 0xffffffffULL;
+	raw[VR_DOM_PKG] = counter & 0xffffffffULL;
+	return 1U << VR_DOM_PKG;
 }
 
 NOINLINE void ev_untracked(struct vr_cpu *c, u64 t)
@@ -61,14 +66,8 @@ NOINLINE void ev_switch_out(struct vr_cpu *c, u64 t)
 
 NOINLINE void ev_close(struct vr_pkg *p, u64 t)
 {
-	u64 raw[VR_NDOM] = {};
-
-	if (!vr_pkg_stale(p, t) || !vr_trylock(&p->close_lock))
-		return;
-	vr_pkg_close_fold(p, t);
-	raw[VR_DOM_PKG] = read_counter();
-	vr_pkg_close_commit(p, t, raw, 1U << VR_DOM_PKG, 0);
-	vr_unlock(&p->close_lock);
+	if (vr_pkg_stale(p, t))
+		vr_pkg_try_close(p, t, read_counter, NULL);
 }
 
 static void setup(void)

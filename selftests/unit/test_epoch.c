@@ -36,9 +36,10 @@ struct host {
 	struct vr_cpu cpu[NCPU];
 	struct vr_cpu *cpus[NCPU];
 	struct vr_acct vcpu;
-	struct vt_rapl pkg_ctr, dram_ctr;
+	struct vrm_rapl pkg_ctr, dram_ctr;
 	int run[NCPU];
 	bool dram;
+	u64 now;		/* of the close in progress */
 	u64 closes;
 	int bad_conservation;
 	int bad_tracked;
@@ -79,20 +80,26 @@ static void check(struct host *h)
 			h->bad_tracked++;
 }
 
+/* The vr_read_fn of the host: PKG, and DRAM if it has one. */
+static u32 read_ctrs(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	struct host *h = ctx;
+
+	(void)dt;
+	(void)busy;
+	raw[0] = vrm_read(&h->pkg_ctr, h->now);
+	if (h->dram)
+		raw[2] = vrm_read(&h->dram_ctr, h->now);
+	return h->dram ? 0x5 : 0x1;
+}
+
 static void maybe_close(struct host *h, u64 now)
 {
-	u64 raw[VR_NDOM] = {};
-
 	if (!vr_pkg_stale(&h->p, now))
 		return;
-	if (!vr_trylock(&h->p.close_lock))
+	h->now = now;
+	if (!vr_pkg_try_close(&h->p, now, read_ctrs, h))
 		return;
-	vr_pkg_close_fold(&h->p, now);
-	raw[0] = vt_rapl_read(&h->pkg_ctr, now);
-	if (h->dram)
-		raw[2] = vt_rapl_read(&h->dram_ctr, now);
-	vr_pkg_close_commit(&h->p, now, raw, h->dram ? 0x5 : 0x1, 0);
-	vr_unlock(&h->p.close_lock);
 	h->closes++;
 	check(h);
 }
@@ -106,9 +113,9 @@ static void event(struct host *h, int cpu, u64 now, int what)
 
 	/* the truth changes at the same instant */
 	h->run[cpu] = what;
-	vt_rapl_set_power(&h->pkg_ctr, now, pkg_power(h));
+	vrm_set_power(&h->pkg_ctr, now, pkg_power(h));
 	if (h->dram)
-		vt_rapl_set_power(&h->dram_ctr, now, dram_power(h));
+		vrm_set_power(&h->dram_ctr, now, dram_power(h));
 	if (vr_cpu_event_needed(c, busy, a))
 		vr_cpu_event(c, now, busy, a);
 	maybe_close(h, now);
@@ -130,18 +137,18 @@ static void host_init(struct host *h, const struct src_cfg *s, u8 policy,
 	vr_pkg_set_static(&h->p, P_STATIC, VR_STATIC_PARAM);
 	h->p.policy = policy;
 	vt_rapl_init(&h->pkg_ctr, s->esu, s->width, s->step, s->jitter,
-		     vt_rand() & vt_mask(s->width), t0);
+		     vt_rand() & vrm_mask(s->width), t0);
 	vt_rapl_init(&h->dram_ctr, 16, 32, s->step, s->jitter,
 		     vt_rand() & 0xffffffffULL, t0);
-	vt_rapl_follow(&h->dram_ctr, &h->pkg_ctr);
+	vrm_follow(&h->dram_ctr, &h->pkg_ctr);
 	for (i = 0; i < NCPU; i++) {
 		vr_cpu_init(&h->cpu[i], &h->p);
 		vr_lock(&h->p.close_lock);
 		vr_cpu_online(&h->cpu[i], t0, false);
 		vr_unlock(&h->p.close_lock);
 	}
-	vt_rapl_set_power(&h->pkg_ctr, t0, pkg_power(h));
-	vt_rapl_set_power(&h->dram_ctr, t0, dram_power(h));
+	vrm_set_power(&h->pkg_ctr, t0, pkg_power(h));
+	vrm_set_power(&h->dram_ctr, t0, dram_power(h));
 }
 
 /*

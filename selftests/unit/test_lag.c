@@ -61,14 +61,30 @@ static void ev(int c, u64 t_us, bool busy, struct vr_acct *a)
 	vr_cpu_event(&cpu[c], t_us * 1000, busy, a);
 }
 
-/* Closes the epoch ending at the next ms; the counters moved by @pkg, @dram. */
-static void close_ms(u64 pkg, u64 dram, unsigned int flags)
+/* The vr_read_fn: the injected counters, with *@ctx the domains read. */
+static u32 read_raw(void *ctx, u64 *out, u64 dt, u64 busy)
+{
+	(void)dt;
+	(void)busy;
+	memcpy(out, raw, sizeof(raw));
+	return *(u32 *)ctx;
+}
+
+/* Closes the epoch ending at the next ms, @valid domains read. */
+static void close_valid(u32 valid)
 {
 	t_ms++;
+	vr_lock(&p.close_lock);
+	vr_pkg_close_locked(&p, t_ms * VT_MS, read_raw, &valid);
+	vr_unlock(&p.close_lock);
+}
+
+/* Closes the epoch ending at the next ms; the counters moved by @pkg, @dram. */
+static void close_ms(u64 pkg, u64 dram)
+{
 	raw[0] += pkg;
 	raw[2] += dram;
-	vr_pkg_close_fold(&p, t_ms * VT_MS);
-	vr_pkg_close_commit(&p, t_ms * VT_MS, raw, BIT(0) | BIT(2), flags);
+	close_valid(BIT(0) | BIT(2));
 }
 
 /* What the last close gave: A, B, host, idle, lost (PKG, then DRAM). */
@@ -106,14 +122,14 @@ int main(void)
 
 	setup(true);
 	vt_eq(p.lag_ns, 500000, "vr_pkg_init(): lag of half a 1 ms step");
-	close_ms(0, 0, 0);
+	close_ms(0, 0);
 	expect("first sample: a baseline, lost", 0, 0, 0, 0, 0, 0, 0, 0);
 
 	/* [1, 2) ms: A runs 1 ms on CPU 0, B 0.5 ms on CPU 1 */
 	ev(0, 1000, true, &A);
 	ev(1, 1000, true, &B);
 	ev(1, 1500, false, NULL);
-	close_ms(3000000, 300, 0);
+	close_ms(3000000, 300);
 	expect("busy epoch, no list yet: all to its accounts by ns",
 	       2000000, 1000000, 0, 0, 0, 200, 100, 0);
 	vt_ok(p.prev_busy == 1500000 && p.prev_t == 2 * VT_MS,
@@ -122,111 +138,109 @@ int main(void)
 	/* [2, 3) ms: a host task on CPU 2, A and B idle */
 	ev(0, 2000, false, NULL);
 	ev(2, 2000, true, NULL);
-	close_ms(6000000, 600, 0);
+	close_ms(6000000, 600);
 	expect("busy after busy: lag/dt = 1/2 of it to the list, 2:1",
 	       2000000, 1000000, 3000000, 0, 0, 200, 100, 300);
 
 	/* [3, 4) .. [6, 7) ms: idle; the list (host time only) is kept */
 	ev(2, 3000, false, NULL);
-	close_ms(500000, 50, 0);
+	close_ms(500000, 50);
 	expect("idle 1 ms after: all to the list (host time: host)",
 	       0, 0, 500000, 0, 0, 0, 0, 50);
-	close_ms(500000, 50, 0);
+	close_ms(500000, 50);
 	expect("idle 2 ms after: all to the list", 0, 0, 500000, 0, 0,
 	       0, 0, 50);
 	/* the list was kept at the 5 ms close (2 ms after the busy one) */
-	close_ms(500000, 50, 0);
+	close_ms(500000, 50);
 	expect("idle epoch starting 2 ms after: still to the list",
 	       0, 0, 500000, 0, 0, 0, 0, 50);
-	close_ms(500000, 50, 0);
+	close_ms(500000, 50);
 	expect("idle epoch starting 3 ms after: idle", 0, 0, 0, 500000, 0,
 	       0, 0, 0);
 
 	/* [7, 8) ms: A alone; [8, 9) idle: its tail; then A is freed */
 	ev(0, 7000, true, &A);
 	ev(0, 8000, false, NULL);
-	close_ms(2000000, 200, 0);
+	close_ms(2000000, 200);
 	expect("A alone, the list was cleared: all to A", 2000000, 0, 0, 0,
 	       0, 200, 0, 0);
-	close_ms(1000000, 100, 0);
+	close_ms(1000000, 100);
 	expect("idle tail: to A", 1000000, 0, 0, 0, 0, 100, 0, 0);
 	vr_pkg_forget(&p, &A, &A + 1);
 	vt_ok(!p.prev && !A.pprev && !A.prev_ns,
 	      "vr_pkg_forget(): A off the lag list");
-	close_ms(1000000, 100, 0);
+	close_ms(1000000, 100);
 	expect("after vr_pkg_forget(A): its share goes to the host", 0, 0,
 	       1000000, 0, 0, 0, 0, 100);
 
 	/* [10, 11) ms: A, B; vr_pkg_forget(B) keeps A */
-	close_ms(0, 0, 0);	/* 3 ms after: the list is cleared */
+	close_ms(0, 0);	/* 3 ms after: the list is cleared */
 	expect("nothing moved", 0, 0, 0, 0, 0, 0, 0, 0);
 	ev(0, 11000, true, &A);
 	ev(1, 11000, true, &B);
 	ev(0, 12000, false, NULL);
 	ev(1, 12000, false, NULL);
-	close_ms(4000000, 400, 0);
+	close_ms(4000000, 400);
 	expect("A and B 1 ms each", 2000000, 2000000, 0, 0, 0, 200, 200, 0);
 	vr_pkg_forget(&p, &B, &B + 1);
 	vt_ok(p.prev == &A && !A.pprev && A.prev_ns == VT_MS &&
 	      !B.prev_ns && p.prev_busy == 2 * VT_MS,
 	      "vr_pkg_forget(B): A stays, with its ns and the busy total");
-	close_ms(1000000, 100, 0);
+	close_ms(1000000, 100);
 	expect("idle tail: A its half, B's half to the host", 500000, 0,
 	       500000, 0, 0, 50, 0, 50);
 
 	/* a lost epoch clears the list */
-	close_ms(0, 0, 0);	/* [13, 14): 2 ms after, kept */
-	close_ms(0, 0, 0);	/* [14, 15): 3 ms after, cleared */
+	close_ms(0, 0);	/* [13, 14): 2 ms after, kept */
+	close_ms(0, 0);	/* [14, 15): 3 ms after, cleared */
 	vt_ok(!p.prev && !p.prev_busy && !A.prev_ns,
 	      "idle closes more than 2 ms after: the list is cleared");
 	ev(0, 15000, true, &A);
 	ev(0, 16000, false, NULL);
-	close_ms(2000000, 200, 0);
+	close_ms(2000000, 200);
 	expect("A alone", 2000000, 0, 0, 0, 0, 200, 0, 0);
 	vr_pkg_rebaseline(&p);
-	close_ms(1000000, 100, 0);
+	close_ms(1000000, 100);
 	expect("re-baselined: lost", 0, 0, 0, 0, 1000000, 0, 0, 0);
 	vt_ok(!p.prev && !p.prev_busy && !A.prev_ns,
 	      "a lost epoch clears the lag list");
-	close_ms(1000000, 100, 0);
+	close_ms(1000000, 100);
 	expect("idle after a lost epoch: idle", 0, 0, 0, 1000000, 0, 0, 0,
 	       0);
 
 	/* an unreadable PKG, then its baseline: both lost, no list */
 	ev(0, 18000, true, &A);
-	close_ms(2000000, 200, 0);
+	close_ms(2000000, 200);
 	expect("A alone", 2000000, 0, 0, 0, 0, 200, 0, 0);
-	t_ms++;
-	vr_pkg_close_fold(&p, t_ms * VT_MS);
-	vr_pkg_close_commit(&p, t_ms * VT_MS, raw, BIT(2), 0);
+	close_valid(BIT(2));
 	vt_ok(!p.prev && !p.prev_busy, "unreadable PKG: lost, list cleared");
-	close_ms(2000000, 200, 0);
+	close_ms(2000000, 200);
 	vt_ok(!p.prev && !p.prev_busy && A.energy[0] == prev_a[0],
 	      "the baseline after it: lost, no list, nothing given");
 	expect("(the two lost closes: PKG unread, then its baseline)", 0, 0,
 	       0, 0, 0, 0, 0, 0);
-	close_ms(2000000, 200, 0);
+	close_ms(2000000, 200);
 	expect("then A alone again, no lag share from before", 2000000, 0,
 	       0, 0, 0, 200, 0, 0);
 
 	/* lag_ns 0: no list at all */
 	setup(false);
-	close_ms(0, 0, 0);
+	close_ms(0, 0);
 	ev(0, 1000, true, &A);
 	ev(1, 1000, true, &B);
 	ev(1, 1500, false, NULL);
-	close_ms(3000000, 300, 0);
+	close_ms(3000000, 300);
 	expect("lag_ns 0: busy epoch", 2000000, 1000000, 0, 0, 0, 200, 100,
 	       0);
 	vt_ok(!p.prev && !p.prev_busy && !A.prev_ns && !B.prev_ns,
 	      "lag_ns 0: no lag list");
 	ev(0, 2000, false, NULL);
 	ev(2, 2000, true, NULL);
-	close_ms(6000000, 600, 0);
+	close_ms(6000000, 600);
 	expect("lag_ns 0: busy after busy: all to the host task", 0, 0,
 	       6000000, 0, 0, 0, 0, 600);
 	ev(2, 3000, false, NULL);
-	close_ms(500000, 50, 0);
+	close_ms(500000, 50);
 	expect("lag_ns 0: idle after busy: idle", 0, 0, 0, 500000, 0, 0, 0,
 	       0);
 	return vt_done();

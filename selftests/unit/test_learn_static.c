@@ -21,15 +21,23 @@
  */
 #include "vt_host.h"
 
-/* One close at @now with @valid domains read. */
-static void close_at(struct bh *h, u64 now, u32 valid, unsigned int flags)
+/* A forced close with no reader: nothing read, the interval unknown. */
+static u32 read_none(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
-	u64 raw[VR_NDOM] = {};
+	(void)ctx;
+	(void)raw;
+	(void)dt;
+	(void)busy;
+	return VR_READ_LOST;
+}
 
-	raw[0] = vt_rapl_read(&h->ctr, now);
+/* One close at @now, close_lock held, the counter read by @read. */
+static void close_at(struct bh *h, u64 now, vr_read_fn read)
+{
+	struct bh_read r = { h, now };
+
 	vr_lock(&h->p.close_lock);
-	vr_pkg_close_fold(&h->p, now);
-	vr_pkg_close_commit(&h->p, now, raw, valid, flags);
+	vr_pkg_close_locked(&h->p, now, read, &r);
 	vr_unlock(&h->p.close_lock);
 }
 
@@ -72,8 +80,8 @@ int main(void)
 	uw0 = h.p.p_static_uw;
 	samples0 = h.p.samples;
 	vr_pkg_read_stats(&h.p, &st0, 1);
-	close_at(&h, now, 0, VR_CLOSE_LOST);
-	close_at(&h, now + 1500000, 1, 0);
+	close_at(&h, now, read_none);
+	close_at(&h, now + 1500000, bh_read_ctr);
 	vr_pkg_read_stats(&h.p, &st1, 1);
 	vt_diag("around the baseline: P_static %.6f -> %.6f W, static debt "
 		"%llu -> %llu eu", (double)uw0 / 1e6,

@@ -7,7 +7,7 @@
  * with a simulated RAPL counter per package and domain (ESU quantization,
  * ~1 ms jittered hardware updates, 32- or 64-bit wrap).  The core is
  * driven exactly like the kernel glue drives it: an event per switch,
- * epochs closed lazily by fold + read + commit, hotplug with offline /
+ * epochs closed lazily by vr_pkg_try_close(), hotplug with offline /
  * online + re-baseline.  Injected: CPU hotplug (down to the last CPU of a
  * package), counter resets (backward jumps), and gaps long enough for the
  * counter to wrap more than once.
@@ -109,7 +109,7 @@ struct spkg {
 	struct vr_pkg p;
 	struct vr_cpu cpu[NCPU];
 	struct vr_cpu *cpus[NCPU];
-	struct vt_rapl ctr[VR_NDOM];
+	struct vrm_rapl ctr[VR_NDOM];
 	u32 doms;
 	u64 static_uw, core_static_uw, dram_static_uw;
 	u64 truth_busy;			/* in the open epoch */
@@ -163,7 +163,7 @@ static void fail(int kind, const char *fmt, ...)
 	}
 }
 
-static u64 range_units_j(const struct vt_rapl *r)
+static u64 range_units_j(const struct vrm_rapl *r)
 {
 	/* the register's range, in joules (may be huge) */
 	return r->width >= 64 ? ~0ULL : (u64)(((vt_u128)1 << r->width) >>
@@ -184,9 +184,9 @@ static void pkg_power(struct spkg *pk, int pi)
 			d += S.t[sc->task].dram_uw;
 		}
 	}
-	vt_rapl_set_power(&pk->ctr[0], S.now, p);
-	vt_rapl_set_power(&pk->ctr[1], S.now, c);
-	vt_rapl_set_power(&pk->ctr[2], S.now, d);
+	vrm_set_power(&pk->ctr[0], S.now, p);
+	vrm_set_power(&pk->ctr[1], S.now, c);
+	vrm_set_power(&pk->ctr[2], S.now, d);
 }
 
 /* Fold the truth of CPU @g up to now. */
@@ -345,8 +345,8 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 
 	/* per domain: the delta against the counter's truth */
 	for (d = 0; d < VR_NDOM; d++) {
-		struct vt_rapl *r = &pk->ctr[d];
-		vt_s128 u = vt_rapl_units(r), du = u - pk->last_units[d];
+		struct vrm_rapl *r = &pk->ctr[d];
+		vt_s128 u = vrm_units(r), du = u - pk->last_units[d];
 		u64 lo, hi, prev_raw = pk->last_raw[d];
 
 		if (!(pk->doms & (1U << d)))
@@ -684,34 +684,49 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 	S.closes++;
 }
 
-static void close_pkg(int pi)
+/* What the read of a close saw, for check_close(). */
+struct close_read {
+	int pi;
+	u64 raw[VR_NDOM];
+	u64 B, dt, debt_in;
+	u32 valid;
+};
+
+/* The vr_read_fn of a package: its counters, after the fold. */
+static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
-	struct spkg *pk = &S.pk[pi];
-	u64 raw[VR_NDOM] = {}, B, dt, debt_in;
-	u32 valid = pk->doms;
+	struct close_read *cr = ctx;
+	struct spkg *pk = &S.pk[cr->pi];
 	unsigned int d;
 	int i;
 
-	if (!vr_pkg_stale(&pk->p, S.now) || !vr_trylock(&pk->p.close_lock))
-		return;
 	for (i = 0; i < NCPU; i++)
-		truth_fold(pi * NCPU + i);
-	B = vr_pkg_close_fold(&pk->p, S.now);
+		truth_fold(cr->pi * NCPU + i);
 	for (d = 0; d < VR_NDOM; d++)
 		if (pk->doms & (1U << d))
-			raw[d] = vt_rapl_read(&pk->ctr[d], S.now);
+			raw[d] = vrm_read(&pk->ctr[d], S.now);
+	cr->valid = pk->doms;
 	/* now and then a domain cannot be read, the PKG one too */
 	if ((pk->doms & 4) && !vt_below(2000))
-		valid &= ~4U;
+		cr->valid &= ~4U;
 	if (!vt_below(5000)) {
-		valid &= ~1U;
+		cr->valid &= ~1U;
 		S.unread++;
 	}
-	dt = S.now - pk->p.t_last;
-	debt_in = pk->p.static_debt;
-	vr_pkg_close_commit(&pk->p, S.now, raw, valid, 0);
-	vr_unlock(&pk->p.close_lock);
-	check_close(pi, B, dt, raw, valid, debt_in);
+	memcpy(cr->raw, raw, sizeof(cr->raw));
+	cr->B = busy;
+	cr->dt = dt;
+	cr->debt_in = pk->p.static_debt;
+	return cr->valid;
+}
+
+static void close_pkg(int pi)
+{
+	struct close_read cr = { .pi = pi };
+
+	if (vr_pkg_stale(&S.pk[pi].p, S.now) &&
+	    vr_pkg_try_close(&S.pk[pi].p, S.now, read_pkg, &cr))
+		check_close(pi, cr.B, cr.dt, cr.raw, cr.valid, cr.debt_in);
 }
 
 static u64 next_interval(void)
@@ -810,7 +825,7 @@ static void inject_reset(int pi)
 {
 	struct spkg *pk = &S.pk[pi];
 	unsigned int d = vt_below(3);
-	struct vt_rapl *r = &pk->ctr[d];
+	struct vrm_rapl *r = &pk->ctr[d];
 	u64 bound = 3 * VT_MS, range, m, k, cur;
 	vt_u128 mu;
 
@@ -818,11 +833,11 @@ static void inject_reset(int pi)
 		return;
 	range = r->width >= 64 ? ~0ULL : 1ULL << r->width;
 	/* units the package could count over @bound, plus slack */
-	mu = vt_fj_to_units((vt_u128)MAX_POWER_UW * bound, r->esu) + 4;
+	mu = vrm_fj_to_units((vt_u128)MAX_POWER_UW * bound, r->esu) + 4;
 	if (r->width < 64 && mu >= range / 8)
 		return;
 	m = (u64)mu;
-	cur = (u64)vt_rapl_units(r) & vt_mask(r->width);
+	cur = (u64)vrm_units(r) & vrm_mask(r->width);
 	/*
 	 * Back by more than what can accrue before the next read (so that
 	 * the register cannot pass its old value again), and by at most half
@@ -832,10 +847,10 @@ static void inject_reset(int pi)
 		/* a software counter restarts near 0 */
 		if (cur < 4 * m)
 			return;
-		vt_rapl_reset(r, vt_below(cur - 2 * m));
+		vrm_reset(r, vt_below(cur - 2 * m));
 	} else {
 		k = vt_range(2 * m, range / 2);
-		vt_rapl_reset(r, (cur - k) & vt_mask(r->width));
+		vrm_reset(r, (cur - k) & vrm_mask(r->width));
 	}
 	pk->reset_dom = d;
 	pk->reset_bound = bound;
@@ -848,13 +863,13 @@ static void inject_reset(int pi)
  */
 static u64 start_units(u32 esu, u32 width)
 {
-	u64 near = (u64)vt_fj_to_units((vt_u128)100000000ULL * VT_SEC, esu);
+	u64 near = (u64)vrm_fj_to_units((vt_u128)100000000ULL * VT_SEC, esu);
 
 	if (width >= 64)
 		return vt_below(1ULL << 32);
 	if (vt_below(2))
-		return vt_mask(width) - vt_below(near + 1);
-	return vt_rand() & vt_mask(width);
+		return vrm_mask(width) - vt_below(near + 1);
+	return vt_rand() & vrm_mask(width);
 }
 
 static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
@@ -889,8 +904,8 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 			     start_units(esu, width), 0);
 		vt_rapl_init(&pk->ctr[2], 16, 32, step, jit,
 			     start_units(16, 32), 0);
-		vt_rapl_follow(&pk->ctr[1], &pk->ctr[0]);
-		vt_rapl_follow(&pk->ctr[2], &pk->ctr[0]);
+		vrm_follow(&pk->ctr[1], &pk->ctr[0]);
+		vrm_follow(&pk->ctr[2], &pk->ctr[0]);
 		vr_pkg_set_domain(&pk->p, 0, esu, width);
 		if (pk->doms & 2)
 			vr_pkg_set_domain(&pk->p, 1, esu, width);
@@ -962,7 +977,7 @@ static void inject_gap(void)
 	int pi, i;
 
 	for (pi = 0; pi < NPKG; pi++) {
-		const struct vt_rapl *r = &S.pk[pi].ctr[0];
+		const struct vrm_rapl *r = &S.pk[pi].ctr[0];
 		long double need;
 
 		if (r->width >= 64)

@@ -61,6 +61,23 @@ static void test_decode(void)
 	vt_eq(s[0].esu, 14, "ESU is bits 12:8 only");
 }
 
+/* The vr_read_fn of the fake counter: its PKG value, *@ctx. */
+static u32 read_fake(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	(void)dt;
+	(void)busy;
+	raw[VR_DOM_PKG] = *(u64 *)ctx;
+	return BIT(VR_DOM_PKG);
+}
+
+/* A forced close at @now, the fake counter showing @val. */
+static void close_fake(struct vr_pkg *p, u64 now, u64 val)
+{
+	vr_lock(&p->close_lock);
+	vr_pkg_close_locked(p, now, read_fake, &val);
+	vr_unlock(&p->close_lock);
+}
+
 /*
  * A fake 32-bit counter at @watts, sampled every @period_ms through the
  * core: what the core sampled must be the true energy across @wraps.
@@ -73,7 +90,7 @@ static void test_wraps(enum vr_rapl_vendor v, u64 unit, double watts,
 	struct vr_rapl_regs r = { .unit = unit, .pkg = true, .family = 6 };
 	struct vr_dom_src s[VR_NDOM];
 	struct vr_pkg_stats st;
-	u64 now = 0, raw[VR_NDOM] = { 0 }, true_units = 0, esu_units;
+	u64 now = 0, ctr, true_units = 0, esu_units;
 	double per_ms;
 	unsigned int d;
 	u32 doms;
@@ -91,21 +108,19 @@ static void test_wraps(enum vr_rapl_vendor v, u64 unit, double watts,
 	vr_cpu_online(&cpu, now, false);
 	esu_units = 1ULL << s[0].esu;
 	per_ms = watts * esu_units / 1000.0;
-	raw[0] = 0xffff0000u;	/* start close to a wrap */
+	ctr = 0xffff0000u;	/* start close to a wrap */
 	for (i = 0; i < 100000; i++) {
 		u64 step = (u64)(per_ms * period_ms);
 
-		vr_pkg_close_fold(&p, now);
-		vr_pkg_close_commit(&p, now, raw, 1, 0);
+		close_fake(&p, now, ctr);
 		now += period_ms * VT_MS;
-		raw[0] = (raw[0] + step) & 0xffffffffULL;
+		ctr = (ctr + step) & 0xffffffffULL;
 		/* Everything after the first (baseline) read is sampled. */
 		true_units += step;
 		if ((int)p.wraps >= min_wraps && i > 10)
 			break;
 	}
-	vr_pkg_close_fold(&p, now);
-	vr_pkg_close_commit(&p, now, raw, 1, 0);
+	close_fake(&p, now, ctr);
 	vr_pkg_read_stats(&p, &st, 1);
 	vt_ok((int)p.wraps >= min_wraps, "%s: %d wraps seen (%llu)",
 	      v == VR_RAPL_AMD ? "amd" : "intel", min_wraps,

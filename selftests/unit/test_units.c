@@ -54,7 +54,7 @@ static void test_wrap_delta(void)
 
 	/* Random: cur = old + d mod 2^w gives back d, for every width. */
 	for (w = 1; w <= 64; w++) {
-		u64 m = vt_mask(w), old = 0, d = 0, got = 0;
+		u64 m = vrm_mask(w), old = 0, d = 0, got = 0;
 
 		bad = 0;
 		for (i = 0; i < ROUNDS / 16 && !bad; i++) {
