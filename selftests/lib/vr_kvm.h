@@ -4,11 +4,15 @@
  *
  *   vr_guest.h    tiny KVM guests (vrg_*) and a VM in its own process (vrp_*)
  *   vr_ioctl.h    raw /dev/vmrapl ioctls on plain fds (why not libvmrapl: there)
- *   vr_module.h   insmod / rmmod of vmrapl in the rig, its parameters
+ *   vr_module.h   insmod / rmmod of vmrapl in the rig
  *   vr_debugfs.h  vmrapl's and KVM's debugfs: books, VMs, plausible energy
  *   vr_mem.h      meminfo, slabinfo and settling for the leak tests
  *   vr_cpu.h      a CPU's package, CPU hotplug
  *   vr_time.h     clocks, sleeps, a task's CPU time
+ *
+ * Every test also links libvmrapl (libvmrapl.h) and libvmrapl-host
+ * (libvmrapl-host.h: runtime parameters, names of the ABI's enums, the
+ * host-wide reads).
  */
 #ifndef _VR_KVM_H
 #define _VR_KVM_H

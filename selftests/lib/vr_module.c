@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Module loading of the vmrapl selftests. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "vr_module.h"
@@ -41,21 +38,6 @@ int vr_reload(const char *params)
 	if (access("/sys/module/vmrapl", F_OK) == 0 && vr_unload())
 		return -1;
 	return vr_load(params);
-}
-
-int vr_set_param(const char *name, const char *value)
-{
-	char path[128];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/sys/module/vmrapl/parameters/%s",
-		 name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, value, strlen(value)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
 }
 
 bool vr_module_loaded(void)

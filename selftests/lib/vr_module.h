@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Loading and unloading vmrapl inside the rig (VMRAPL_KO names the module
- * file, default /vmrapl.ko) and writing its runtime parameters.
+ * file, default /vmrapl.ko).  Runtime parameters: libvmrapl-host's
+ * vmrapl_host_param_set().
  */
 #ifndef _VR_MODULE_H
 #define _VR_MODULE_H
@@ -12,8 +13,6 @@
 int vr_reload(const char *params);
 int vr_unload(void);
 int vr_load(const char *params);
-/* /sys/module/vmrapl/parameters/@name = @value; 0 or -errno. */
-int vr_set_param(const char *name, const char *value);
 /* Is vmrapl loaded (/sys/module/vmrapl)? */
 bool vr_module_loaded(void);
 

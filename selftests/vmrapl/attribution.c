@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define ESU		14		/* test source unit: 61 uJ */
@@ -284,7 +285,7 @@ static void lone_vcpu(struct __test_metadata *_metadata,
 	uint64_t t0, t1;
 	double inj;
 
-	ASSERT_EQ(0, vr_set_param("static_policy", policy));
+	ASSERT_EQ(0, vmrapl_host_param_set("static_policy", policy));
 	pin_self(pkg_cpu(0, 0));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(1, 0)));
 	vr_sleep_ms(200);
@@ -337,7 +338,7 @@ TEST(static_policies)
 	EXPECT_TRUE(near(got, want, 0.10))
 		TH_LOG("none: got %.0f want %.0f", got, want);
 
-	vr_set_param("static_policy", "occupied");
+	vmrapl_host_param_set("static_policy", "occupied");
 	vr_reload(NULL);
 }
 

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define VMM		"/bin/vmrapl-vmm"
@@ -131,9 +132,7 @@ int main(void)
 	estimated = !!(info.features & VMRAPL_INFO_F_ESTIMATED);
 	printf("\n== vmrapl loaded: ABI %u, %u packages, %u CPUs, source %s%s\n",
 	       info.abi_version, info.nr_packages, info.nr_cpus,
-	       info.source == VMRAPL_SOURCE_ESTIMATE ? "estimate" :
-	       info.source == VMRAPL_SOURCE_TEST ? "test" :
-	       info.source == VMRAPL_SOURCE_INTEL ? "intel" : "amd",
+	       vmrapl_host_source_name(info.source),
 	       estimated ?
 	       " (estimated: TCG has no RAPL; a linear model of idle + per-busy-CPU power)" :
 	       "");

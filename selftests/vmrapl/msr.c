@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -21,7 +20,6 @@ struct guest {
 	struct vrg *g;
 	struct vmrapl *dev;
 	struct vmrapl_vm *vm;
-	int fd;
 };
 
 static int guest_prepare(struct guest *gs, enum vrg_prog prog, int regset,
@@ -33,7 +31,6 @@ static int guest_prepare(struct guest *gs, enum vrg_prog prog, int regset,
 	if (vmrapl_open(NULL, &gs->dev) ||
 	    vmrapl_attach(gs->dev, vrg_kvm_fd(gs->g), 1, regset, esu, &gs->vm))
 		return -2;
-	gs->fd = vmrapl_vm_fd(gs->vm);
 	if (period_us && vmrapl_set_policy(gs->vm, VMRAPL_CHARGE_THREAD,
 					   period_us))
 		return -3;
@@ -60,16 +57,6 @@ static void guest_end(struct guest *gs)
 	vmrapl_detach(gs->vm);
 	vmrapl_close(gs->dev);
 	vrg_destroy(gs->g);
-}
-
-static int read_msr(int fd, uint32_t msr, uint64_t *val)
-{
-	struct vmrapl_msr m = { .vcpu = 0, .index = msr };
-
-	if (ioctl(fd, VMRAPL_VM_READ_MSR, &m))
-		return -errno;
-	*val = m.data;
-	return 0;
 }
 
 /* Let the guest read @msr for @ms while @watts go into package @pkg. */
@@ -122,16 +109,16 @@ TEST_F(msr, intel_registers)
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
 				 0, 1000, 1));
 	/* Unit: power 1/8 W, ESU 14 (the default), time unit 10. */
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x606, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x606, &v));
 	EXPECT_EQ(0xA0E03, v);
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x610, &v));
 	EXPECT_EQ(1ULL << 63, v);
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x614, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x614, &v));
 	EXPECT_NE(0, v & 0x7fff);
 	/* The test source has all three domains. */
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x639, &v));
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x619, &v));
-	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0xC001029B, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x639, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x619, &v));
+	EXPECT_EQ(-ENOENT, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0xC001029B, &v));
 
 	/* The guest itself: non-zero from the first read, monotonic. */
 	observe(&self->gs, 0x611, self->pkg, 5.0, 400, &log);
@@ -162,10 +149,10 @@ TEST_F(msr, amd_registers)
 
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_AMD, 16,
 				 1000, 1));
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0xC0010299, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0xC0010299, &v));
 	EXPECT_EQ(0xA1003, v);
-	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0x611, &v));
-	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0x606, &v));
+	EXPECT_EQ(-ENOENT, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x611, &v));
+	EXPECT_EQ(-ENOENT, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x606, &v));
 	observe(&self->gs, 0xC001029B, self->pkg, 5.0, 400, &log);
 	EXPECT_GT(log.reads, 10);
 	EXPECT_EQ(0, log.gp);
@@ -195,7 +182,7 @@ TEST_F(msr, writes)
 	observe(&self->gs, 0x610, self->pkg, 0, 200, &log);
 	EXPECT_GT(log.writes, 5);
 	EXPECT_EQ(0, log.gp);
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0, 0x610, &v));
 	EXPECT_EQ(1ULL << 63, v);
 	/* A write to an energy counter is #GP. */
 	observe(&self->gs, 0x611, self->pkg, 0, 200, &log);
@@ -271,7 +258,7 @@ TEST_F(msr, state_round_trip)
 	EXPECT_EQ(-EINVAL, vmrapl_set_state(dst.vm, 16, &bad, 1, &core, 1));
 	ASSERT_EQ(0, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core, 1));
 	ASSERT_EQ(0, vrg_start(dst.g));
-	ASSERT_EQ(0, read_msr(dst.fd, 0x611, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(dst.vm, 0, 0x611, &v));
 	EXPECT_GE(v, ps.energy[0] & 0xffffffff);
 	observe(&dst, 0x611, vr_cpu_package(2), 10.0, 300, &log);
 	EXPECT_EQ(0, log.backwards);

@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define CTL	"/bin/vmraplctl"
@@ -100,19 +100,11 @@ static int run_kvm_group(char *const argv[])
 }
 
 
+/* A module parameter's value, "" when it cannot be read. */
 static void param(const char *name, char *buf, size_t len)
 {
-	char path[128];
-	FILE *f;
-
 	buf[0] = 0;
-	snprintf(path, sizeof(path), "/sys/module/vmrapl/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
+	vmrapl_host_param_get(name, buf, len);
 }
 
 /* The number after "key": in the object that follows @from. */
@@ -557,7 +549,6 @@ TEST(exporter_vcpu_metrics)
 				   "--duration", "120", NULL };
 	double s0, s1, v0, v1, ovh;
 	char label[128], series[256];
-	static const char *const doms[] = { "pkg", "core", "dram" };
 	pid_t exp, vmm;
 	unsigned int d;
 	int i, nr;
@@ -586,13 +577,15 @@ TEST(exporter_vcpu_metrics)
 	EXPECT_NE(NULL, strstr(out, "vcpus=\"2\",attached=\"true\"} 1"));
 
 	/* One series per vCPU for each domain the VM series has, no other. */
-	for (d = 0; d < sizeof(doms) / sizeof(doms[0]); d++) {
+	for (d = 0; d < VMRAPL_NR_DOMAINS; d++) {
+		const char *dom = vmrapl_host_domain_name(d);
+
 		snprintf(series, sizeof(series),
 			 "vmrapl_vm_energy_joules_total{vm=\"%s\",domain=\"%s\"}",
-			 label, doms[d]);
-		vcpu_sum(label, doms[d], &nr);
+			 label, dom);
+		vcpu_sum(label, dom, &nr);
 		EXPECT_EQ(metric(series) >= 0 ? 2 : 0, nr)
-			TH_LOG("domain %s: %d vCPU series:\n%s", doms[d], nr, out);
+			TH_LOG("domain %s: %d vCPU series:\n%s", dom, nr, out);
 	}
 
 	check_vcpu_sum(_metadata, label, 2, &s0);
@@ -627,32 +620,29 @@ TEST(exporter_vcpu_metrics)
 /* vmrapl's id of the VM whose VMM is @pid, from VMRAPL_LIST_VMS. */
 static int vm_id(int fd, pid_t pid, uint64_t *id)
 {
-	struct vmrapl_vm_entry e[32];
-	struct vmrapl_vm_list l = {
-		.size = sizeof(l), .nr_vms = 32, .vms_ptr = (uintptr_t)e,
-	};
-	unsigned int i;
+	struct vmrapl_vm_entry *e;
+	int i, n = vmrapl_host_list_vms(fd, &e);
 
-	if (ioctl(fd, VMRAPL_LIST_VMS, &l))
-		return -errno;
-	for (i = 0; i < l.nr_vms && i < 32; i++)
-		if (e[i].pid == (uint32_t)pid) {
-			*id = e[i].id;
-			return 0;
-		}
-	return -ENOENT;
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && e[i].pid != (uint32_t)pid; i++)
+		;
+	if (i < n)
+		*id = e[i].id;
+	free(e);
+	return i < n ? 0 : -ENOENT;
 }
 
 /* The VM's package energy (uJ, overhead included) from VMRAPL_GET_VM_STATS. */
 static int vm_stats_uj(int fd, uint64_t id, double *uj)
 {
-	struct vmrapl_stats st = { .size = sizeof(st) };
-	struct vmrapl_vm_query q = {
-		.size = sizeof(q), .id = id, .stats_ptr = (uintptr_t)&st,
-	};
+	struct vmrapl_vcpu_stats *vcpus;
+	struct vmrapl_stats st;
+	int n = vmrapl_host_vm_stats(fd, id, &st, &vcpus);
 
-	if (ioctl(fd, VMRAPL_GET_VM_STATS, &q))
-		return -errno;
+	if (n < 0)
+		return n;
+	free(vcpus);
 	*uj = st.energy_uj[VMRAPL_DOM_PKG];
 	return 0;
 }
