@@ -59,3 +59,12 @@ int vr_cpu_set_online(int cpu, bool on)
 	close(fd);
 	return ret;
 }
+
+void vr_pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}

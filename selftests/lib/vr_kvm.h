@@ -7,8 +7,10 @@
  *   vr_module.h   insmod / rmmod of vmrapl in the rig
  *   vr_debugfs.h  vmrapl's and KVM's debugfs: books, VMs, plausible energy
  *   vr_mem.h      meminfo, slabinfo and settling for the leak tests
- *   vr_cpu.h      a CPU's package, CPU hotplug
+ *   vr_cpu.h      a CPU's package, CPU hotplug, pinning
  *   vr_time.h     clocks, sleeps, a task's CPU time
+ *   vr_cmd.h      run a command and keep its output
+ *   vr_json.h     numbers out of the tools' JSON output
  *
  * Every test also links libvmrapl (libvmrapl.h) and libvmrapl-host
  * (libvmrapl-host.h: runtime parameters, names of the ABI's enums, the
@@ -19,10 +21,12 @@
 
 #include <linux/vmrapl.h>
 
+#include "vr_cmd.h"
 #include "vr_cpu.h"
 #include "vr_debugfs.h"
 #include "vr_guest.h"
 #include "vr_ioctl.h"
+#include "vr_json.h"
 #include "vr_mem.h"
 #include "vr_module.h"
 #include "vr_time.h"

@@ -30,15 +30,6 @@ static int pkg_cpu(int pkg, int nth)
 	return -1;
 }
 
-static void pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static double units_to_uj(uint64_t u)
 {
 	return (double)u * 1e6 / (1 << ESU);
@@ -160,7 +151,7 @@ TEST_F(attr, same_package_loads)
 	struct vr_books b0, b1;
 	double inj, ra, rb;
 
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
 	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 25, pkg_cpu(0, 1)));
 	vr_sleep_ms(300);
@@ -202,7 +193,7 @@ TEST_F(attr, across_packages)
 {
 	struct vm a = { 0 }, b = { 0 };
 
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
 	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 100, pkg_cpu(1, 0)));
 	vr_sleep_ms(200);
@@ -216,7 +207,7 @@ TEST_F(attr, across_packages)
 	EXPECT_EQ(0, E(&a));
 	EXPECT_GT(E(&b), 0);
 
-	pin_self(pkg_cpu(0, 1));
+	vr_pin_self(pkg_cpu(0, 1));
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
 	inject_for(0, 20.0, 800);
@@ -244,7 +235,7 @@ TEST(idle_package)
 	 * package's own busy CPU-ns over the same window.
 	 */
 	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=10000 sample_period_us=50000"));
-	pin_self(pkg_cpu(0, 0));
+	vr_pin_self(pkg_cpu(0, 0));
 	vr_sleep_ms(100);
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &b0));
 	t0 = vr_now_ns();
@@ -286,7 +277,7 @@ static void lone_vcpu(struct __test_metadata *_metadata,
 	double inj;
 
 	ASSERT_EQ(0, vmrapl_host_param_set("static_policy", policy));
-	pin_self(pkg_cpu(0, 0));
+	vr_pin_self(pkg_cpu(0, 0));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(1, 0)));
 	vr_sleep_ms(200);
 	vr_inject(1, VMRAPL_DOM_PKG, 0, false);
@@ -350,7 +341,7 @@ TEST_F(attr, migration_between_packages)
 	double inj0, inj1;
 
 	/* Phase 1: the vCPU on package 0; we inject from package 1. */
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
 	vr_sleep_ms(200);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0a));
@@ -364,7 +355,7 @@ TEST_F(attr, migration_between_packages)
 	CPU_ZERO(&set);
 	CPU_SET(pkg_cpu(1, 0), &set);
 	ASSERT_EQ(0, sched_setaffinity(a.p.tid, sizeof(set), &set));
-	pin_self(pkg_cpu(0, 1));
+	vr_pin_self(pkg_cpu(0, 1));
 	vr_sleep_ms(150);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0b));
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1b));
@@ -394,7 +385,7 @@ TEST_F(attr, oversubscription)
 	int i;
 
 	/* Four vCPUs on one CPU share that CPU's part by runtime. */
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, vm_start(&v[i], VRG_SPIN, 100, pkg_cpu(0, 0)));
 	vr_sleep_ms(300);

@@ -157,26 +157,12 @@ TEST(kvm_group_no_perfmon)
 		       WEXITSTATUS(status));
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key));
-	if (f)
-		fclose(f);
-	return v;
-}
-
 /* Slab objects and VmallocUsed (kB), after the caches settled. */
 static void mem_now(long *slab, long *vmalloc)
 {
 	vr_mem_settle();
 	*slab = vr_slab_active_kb();
-	*vmalloc = meminfo_kb("VmallocUsed:");
+	*vmalloc = vr_meminfo_kb("VmallocUsed:");
 }
 
 /* No state: only for the longer timeout of TEST_F_TIMEOUT(). */

@@ -32,21 +32,12 @@ static int run(const char *fmt, ...)
 {
 	char cmd[512];
 	va_list ap;
-	size_t n;
-	FILE *p;
-	int st;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return vr_cmd_output(cmd, out, sizeof(out));
 }
 
 /*
@@ -105,19 +96,6 @@ static void param(const char *name, char *buf, size_t len)
 {
 	buf[0] = 0;
 	vmrapl_host_param_get(name, buf, len);
-}
-
-/* The number after "key": in the object that follows @from. */
-static double num_after(const char *from, const char *key)
-{
-	char k[64];
-	const char *s;
-
-	if (!from)
-		return -1;
-	snprintf(k, sizeof(k), "\"%s\": ", key);
-	s = strstr(from, k);
-	return s ? atof(s + strlen(k)) : -1;
 }
 
 /*
@@ -245,8 +223,8 @@ TEST(list_and_top_with_vm)
 	EXPECT_NE(NULL, vm) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"attached\": true"));
 	EXPECT_NE(NULL, strstr(out, "\"estimated\": true"));
-	EXPECT_GT(num_after(vm, "pkg"), 0) TH_LOG("%s", out);
-	EXPECT_GT(num_after(vm ? strstr(vm, "\"power_w\"") : NULL, "pkg"), 0)
+	EXPECT_GT(vr_json_num(vm, "pkg"), 0) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(vm ? strstr(vm, "\"power_w\"") : NULL, "pkg"), 0)
 		TH_LOG("%s", out);
 
 	EXPECT_EQ(0, run(CTL " list --interval 0.3")) TH_LOG("%s", out);
@@ -261,7 +239,7 @@ TEST(list_and_top_with_vm)
 	EXPECT_NE(NULL, strstr(out, "\"idle\": "));
 	EXPECT_NE(NULL, strstr(out, "\"lost\": "));
 	EXPECT_NE(NULL, strstr(out, pidkey));
-	EXPECT_GT(num_after(strstr(out, "\"power_w\""), "sampled"), 0);
+	EXPECT_GT(vr_json_num(strstr(out, "\"power_w\""), "sampled"), 0);
 
 	EXPECT_EQ(0, run(CTL " top --iterations 2 --interval 0.3"))
 		TH_LOG("%s", out);
@@ -288,14 +266,14 @@ TEST(stats)
 	/* Its spinning vCPU 0, from the host: energy, runtime and power. */
 	s = strstr(out, "\"per_vcpu\": [{\"vcpu\": 0,");
 	EXPECT_NE(NULL, s) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s, "pkg"), 0) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s, "runtime_s"), 0) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s, "busy"), 0.2) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s ? strstr(s, "\"power_w\"") : NULL, "pkg"), 0)
+	EXPECT_GT(vr_json_num(s, "pkg"), 0) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(s, "runtime_s"), 0) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(s, "busy"), 0.2) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(s ? strstr(s, "\"power_w\"") : NULL, "pkg"), 0)
 		TH_LOG("%s", out);
 	/* vCPU energy never exceeds the VM's (overhead included). */
-	EXPECT_LE(num_after(s, "pkg"),
-		  num_after(strstr(out, "\"energy_j\""), "pkg") + 1e-6)
+	EXPECT_LE(vr_json_num(s, "pkg"),
+		  vr_json_num(strstr(out, "\"energy_j\""), "pkg") + 1e-6)
 		TH_LOG("%s", out);
 	s = strstr(out, "\"id\": ");
 	ASSERT_NE(NULL, s);

@@ -39,18 +39,6 @@ static const char *msr_line(const char *msr)
 	return strstr(out, key);
 }
 
-static long long field(const char *line, const char *name)
-{
-	char key[64];
-	const char *s;
-
-	if (!line)
-		return -1;
-	snprintf(key, sizeof(key), "\"%s\": ", name);
-	s = strstr(line, key);
-	return s ? atoll(s + strlen(key)) : -1;
-}
-
 TEST(intel_rdmsr_loop)
 {
 	const char *l;
@@ -62,12 +50,12 @@ TEST(intel_rdmsr_loop)
 	EXPECT_NE(NULL, strstr(out, "\"mode\": \"kernel\"")) TH_LOG("%s", out);
 	l = msr_line("0x611");
 	ASSERT_NE(NULL, l) TH_LOG("%s", out);
-	EXPECT_GT(field(l, "count"), 10);
-	EXPECT_EQ(0, field(l, "faults"));
-	EXPECT_EQ(0, field(l, "violations"));
-	EXPECT_NE(0, field(l, "first"));
+	EXPECT_GT(vr_json_ll(l, "count"), 10);
+	EXPECT_EQ(0, vr_json_ll(l, "faults"));
+	EXPECT_EQ(0, vr_json_ll(l, "violations"));
+	EXPECT_NE(0, vr_json_ll(l, "first"));
 	l = msr_line("0x606");
-	EXPECT_EQ(0xA0E03, field(l, "first"));
+	EXPECT_EQ(0xA0E03, vr_json_ll(l, "first"));
 	vr_reload(NULL);
 }
 
@@ -82,10 +70,10 @@ TEST(amd_rdmsr_loop)
 	if (!l)
 		l = msr_line("0xC001029B");
 	ASSERT_NE(NULL, l) TH_LOG("%s", out);
-	EXPECT_GT(field(l, "count"), 10);
-	EXPECT_EQ(0, field(l, "faults"));
-	EXPECT_EQ(0, field(l, "violations"));
-	EXPECT_NE(0, field(l, "first"));
+	EXPECT_GT(vr_json_ll(l, "count"), 10);
+	EXPECT_EQ(0, vr_json_ll(l, "faults"));
+	EXPECT_EQ(0, vr_json_ll(l, "violations"));
+	EXPECT_NE(0, vr_json_ll(l, "first"));
 	vr_reload(NULL);
 }
 
@@ -102,13 +90,10 @@ TEST(spin_is_attributed)
 static long long pkg_of(const char *from, const char *key)
 {
 	char k[64];
-	const char *s;
 
-	if (!from)
-		return -1;
-	snprintf(k, sizeof(k), "\"%s\": {\"pkg\": ", key);
-	s = strstr(from, k);
-	return s ? atoll(s + strlen(k)) : -1;
+	/* vr_json_ll() quotes it into "@key": {"pkg": and reads N. */
+	snprintf(k, sizeof(k), "%s\": {\"pkg", key);
+	return vr_json_ll(from, k);
 }
 
 TEST(overhead_task_by_vcpu_count)
