@@ -128,7 +128,7 @@ struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
 	g->prog = prog;
 	g->duty = 100;
 	g->period_ms = 20;
-	g->msr = 0x611;
+	g->msr = VMRAPL_MSR_PKG_ENERGY_STATUS;
 	g->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (g->kvm < 0)
 		goto err;

@@ -30,12 +30,17 @@ static int vmm(const char *args)
 	return WEXITSTATUS(pclose(p));
 }
 
-/* The JSON line of MSR @msr. */
-static const char *msr_line(const char *msr)
+/* The JSON line of MSR @msr, its number in hex of either case. */
+static const char *msr_line(uint32_t msr)
 {
 	char key[64];
+	const char *l;
 
-	snprintf(key, sizeof(key), "\"msr\": \"%s\"", msr);
+	snprintf(key, sizeof(key), "\"msr\": \"0x%x\"", msr);
+	l = strstr(out, key);
+	if (l)
+		return l;
+	snprintf(key, sizeof(key), "\"msr\": \"0x%X\"", msr);
 	return strstr(out, key);
 }
 
@@ -48,13 +53,13 @@ TEST(intel_rdmsr_loop)
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"on\": true"));
 	EXPECT_NE(NULL, strstr(out, "\"mode\": \"kernel\"")) TH_LOG("%s", out);
-	l = msr_line("0x611");
+	l = msr_line(VMRAPL_MSR_PKG_ENERGY_STATUS);
 	ASSERT_NE(NULL, l) TH_LOG("%s", out);
 	EXPECT_GT(vr_json_ll(l, "count"), 10);
 	EXPECT_EQ(0, vr_json_ll(l, "faults"));
 	EXPECT_EQ(0, vr_json_ll(l, "violations"));
 	EXPECT_NE(0, vr_json_ll(l, "first"));
-	l = msr_line("0x606");
+	l = msr_line(VMRAPL_MSR_RAPL_POWER_UNIT);
 	EXPECT_EQ(0xA0E03, vr_json_ll(l, "first"));
 	vr_reload(NULL);
 }
@@ -66,9 +71,7 @@ TEST(amd_rdmsr_loop)
 	ASSERT_EQ(0, vr_reload("source=test"));
 	ASSERT_EQ(0, vmm("--guest rdmsr-loop:amd --rapl amd --require-vrapl --duration 1 --json"))
 		TH_LOG("%s", out);
-	l = msr_line("0xc001029b");
-	if (!l)
-		l = msr_line("0xC001029B");
+	l = msr_line(VMRAPL_MSR_AMD_PKG_ENERGY);
 	ASSERT_NE(NULL, l) TH_LOG("%s", out);
 	EXPECT_GT(vr_json_ll(l, "count"), 10);
 	EXPECT_EQ(0, vr_json_ll(l, "faults"));
