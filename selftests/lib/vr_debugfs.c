@@ -8,6 +8,15 @@
 
 #include "vr_debugfs.h"
 
+/* The number after @key in @line into *@v; *@v is left alone without @key. */
+static void vr_field_u64(const char *line, const char *key, uint64_t *v)
+{
+	const char *s = strstr(line, key);
+
+	if (s)
+		*v = strtoull(s + strlen(key), NULL, 10);
+}
+
 int vr_read_books(int pkg, const char *dom, struct vr_books *b)
 {
 	char line[1024], name[16];
@@ -36,21 +45,11 @@ int vr_read_books(int pkg, const char *dom, struct vr_books *b)
 			b->lost = v[6];
 			found = 1;
 		} else if (sscanf(line, "pkg %d source", &p) == 1 && p == pkg) {
-			s = strstr(line, " samples ");
-			if (s)
-				b->samples = strtoull(s + 9, NULL, 10);
-			s = strstr(line, " resets ");
-			if (s)
-				b->resets = strtoull(s + 8, NULL, 10);
-			s = strstr(line, " wraps ");
-			if (s)
-				b->wraps = strtoull(s + 7, NULL, 10);
-			s = strstr(line, " overruns ");
-			if (s)
-				b->overruns = strtoull(s + 10, NULL, 10);
-			s = strstr(line, " busy_ns ");
-			if (s)
-				b->busy_ns = strtoull(s + 9, NULL, 10);
+			vr_field_u64(line, " samples ", &b->samples);
+			vr_field_u64(line, " resets ", &b->resets);
+			vr_field_u64(line, " wraps ", &b->wraps);
+			vr_field_u64(line, " overruns ", &b->overruns);
+			vr_field_u64(line, " busy_ns ", &b->busy_ns);
 			s = strstr(line, " online ");
 			if (s)
 				b->online = atoi(s + 8);
