@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define ESU		14		/* test source unit: 61 uJ */
@@ -27,15 +28,6 @@ static int pkg_cpu(int pkg, int nth)
 		if (vr_cpu_package(cpu) == pkg && !nth--)
 			return cpu;
 	return -1;
-}
-
-static void pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static double units_to_uj(uint64_t u)
@@ -159,7 +151,7 @@ TEST_F(attr, same_package_loads)
 	struct vr_books b0, b1;
 	double inj, ra, rb;
 
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
 	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 25, pkg_cpu(0, 1)));
 	vr_sleep_ms(300);
@@ -201,7 +193,7 @@ TEST_F(attr, across_packages)
 {
 	struct vm a = { 0 }, b = { 0 };
 
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
 	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 100, pkg_cpu(1, 0)));
 	vr_sleep_ms(200);
@@ -215,7 +207,7 @@ TEST_F(attr, across_packages)
 	EXPECT_EQ(0, E(&a));
 	EXPECT_GT(E(&b), 0);
 
-	pin_self(pkg_cpu(0, 1));
+	vr_pin_self(pkg_cpu(0, 1));
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
 	inject_for(0, 20.0, 800);
@@ -243,7 +235,7 @@ TEST(idle_package)
 	 * package's own busy CPU-ns over the same window.
 	 */
 	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=10000 sample_period_us=50000"));
-	pin_self(pkg_cpu(0, 0));
+	vr_pin_self(pkg_cpu(0, 0));
 	vr_sleep_ms(100);
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &b0));
 	t0 = vr_now_ns();
@@ -284,8 +276,8 @@ static void lone_vcpu(struct __test_metadata *_metadata,
 	uint64_t t0, t1;
 	double inj;
 
-	ASSERT_EQ(0, vr_set_param("static_policy", policy));
-	pin_self(pkg_cpu(0, 0));
+	ASSERT_EQ(0, vmrapl_host_param_set("static_policy", policy));
+	vr_pin_self(pkg_cpu(0, 0));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(1, 0)));
 	vr_sleep_ms(200);
 	vr_inject(1, VMRAPL_DOM_PKG, 0, false);
@@ -337,7 +329,7 @@ TEST(static_policies)
 	EXPECT_TRUE(near(got, want, 0.10))
 		TH_LOG("none: got %.0f want %.0f", got, want);
 
-	vr_set_param("static_policy", "occupied");
+	vmrapl_host_param_set("static_policy", "occupied");
 	vr_reload(NULL);
 }
 
@@ -349,7 +341,7 @@ TEST_F(attr, migration_between_packages)
 	double inj0, inj1;
 
 	/* Phase 1: the vCPU on package 0; we inject from package 1. */
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
 	vr_sleep_ms(200);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0a));
@@ -363,7 +355,7 @@ TEST_F(attr, migration_between_packages)
 	CPU_ZERO(&set);
 	CPU_SET(pkg_cpu(1, 0), &set);
 	ASSERT_EQ(0, sched_setaffinity(a.p.tid, sizeof(set), &set));
-	pin_self(pkg_cpu(0, 1));
+	vr_pin_self(pkg_cpu(0, 1));
 	vr_sleep_ms(150);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0b));
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1b));
@@ -393,7 +385,7 @@ TEST_F(attr, oversubscription)
 	int i;
 
 	/* Four vCPUs on one CPU share that CPU's part by runtime. */
-	pin_self(pkg_cpu(1, 1));
+	vr_pin_self(pkg_cpu(1, 1));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, vm_start(&v[i], VRG_SPIN, 100, pkg_cpu(0, 0)));
 	vr_sleep_ms(300);

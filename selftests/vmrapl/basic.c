@@ -157,26 +157,12 @@ TEST(kvm_group_no_perfmon)
 		       WEXITSTATUS(status));
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key));
-	if (f)
-		fclose(f);
-	return v;
-}
-
 /* Slab objects and VmallocUsed (kB), after the caches settled. */
 static void mem_now(long *slab, long *vmalloc)
 {
 	vr_mem_settle();
 	*slab = vr_slab_active_kb();
-	*vmalloc = meminfo_kb("VmallocUsed:");
+	*vmalloc = vr_meminfo_kb("VmallocUsed:");
 }
 
 /* No state: only for the longer timeout of TEST_F_TIMEOUT(). */
@@ -345,16 +331,17 @@ TEST_F(attach, vm_fd_bad_input)
 	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_INFO, &st));
 	EXPECT_EQ(ENOTTY, errno);
 
-	m.vcpu = 2; m.index = 0x611;
+	m.vcpu = 2; m.index = VMRAPL_MSR_PKG_ENERGY_STATUS;
 	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
 	EXPECT_EQ(EINVAL, errno);
 	m.vcpu = 0; m.index = 0x612;
 	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
 	EXPECT_EQ(ENOENT, errno);
-	m.index = 0xC001029B;	/* AMD MSR on an Intel register set */
+	/* An AMD MSR on an Intel register set. */
+	m.index = VMRAPL_MSR_AMD_PKG_ENERGY;
 	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
 	EXPECT_EQ(ENOENT, errno);
-	m.index = 0x611; m.flags = 1;
+	m.index = VMRAPL_MSR_PKG_ENERGY_STATUS; m.flags = 1;
 	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_READ_MSR, NULL));

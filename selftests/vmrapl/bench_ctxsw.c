@@ -42,21 +42,12 @@ static volatile unsigned long long pp_live;	/* trips so far, for sub-windows */
 #define SUB_MS		100
 #define NR_SUB		(WINDOW_MS / SUB_MS)
 
-static void pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *pp_pong(void *arg)
 {
 	char c;
 
 	(void)arg;
-	pin_self(pp_cpu);
+	vr_pin_self(pp_cpu);
 	for (;;) {
 		if (read(p1[0], &c, 1) != 1 || c == 'q')
 			break;
@@ -72,7 +63,7 @@ static void *pp_ping(void *arg)
 	char c = 'p';
 
 	(void)arg;
-	pin_self(pp_cpu);
+	vr_pin_self(pp_cpu);
 	while (!pp_stop) {
 		if (write(p1[1], &c, 1) != 1 || read(p2[0], &c, 1) != 1)
 			break;
@@ -262,7 +253,7 @@ int main(void)
 		return 4;
 	}
 	pp_cpu = ncpu - 1;
-	pin_self(0);
+	vr_pin_self(0);
 	printf("BENCH ctxsw_info cpu=%d ncpus=%d vms=%d procs=%d rounds=%d window_ms=%d\n",
 	       pp_cpu, ncpu, NR_VMS, NR_PROCS, ROUNDS, WINDOW_MS);
 	printf("ok %d setup\n", ++t);

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define VMM		"/bin/vmrapl-vmm"
@@ -88,29 +89,16 @@ static char *slurp(const char *path)
 	return b;
 }
 
-/* The number after "key": in the text that follows @from, -1 if none. */
-static double num_after(const char *from, const char *key)
-{
-	char k[64];
-	const char *s;
-
-	if (!from)
-		return -1;
-	snprintf(k, sizeof(k), "\"%s\": ", key);
-	s = strstr(from, k);
-	return s ? atof(s + strlen(k)) : -1;
-}
-
 static int parse_summary(const char *json, struct result *r)
 {
 	const char *msr = strstr(json, "\"msr\": \"0x611\"");
 	const char *vm = strstr(json, "\"vm\": {");
 
-	r->duration_s = num_after(json, "duration_s");
-	r->span_s = num_after(json, "report_span_s");
-	r->reads = num_after(msr, "count");
-	r->guest_j = num_after(msr, "joules");
-	r->host_j = num_after(vm, "pkg") / 1e6;	/* energy_uj comes first */
+	r->duration_s = vr_json_num(json, "duration_s");
+	r->span_s = vr_json_num(json, "report_span_s");
+	r->reads = vr_json_num(msr, "count");
+	r->guest_j = vr_json_num(msr, "joules");
+	r->host_j = vr_json_num(vm, "pkg") / 1e6;	/* energy_uj comes first */
 	return msr && vm && r->duration_s > 0 && r->span_s > 0 &&
 	       r->guest_j >= 0 ? 0 : -1;
 }
@@ -131,9 +119,7 @@ int main(void)
 	estimated = !!(info.features & VMRAPL_INFO_F_ESTIMATED);
 	printf("\n== vmrapl loaded: ABI %u, %u packages, %u CPUs, source %s%s\n",
 	       info.abi_version, info.nr_packages, info.nr_cpus,
-	       info.source == VMRAPL_SOURCE_ESTIMATE ? "estimate" :
-	       info.source == VMRAPL_SOURCE_TEST ? "test" :
-	       info.source == VMRAPL_SOURCE_INTEL ? "intel" : "amd",
+	       vmrapl_host_source_name(info.source),
 	       estimated ?
 	       " (estimated: TCG has no RAPL; a linear model of idle + per-busy-CPU power)" :
 	       "");

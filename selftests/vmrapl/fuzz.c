@@ -250,8 +250,12 @@ static uint32_t pick_size(struct fuzzer *f, uint32_t real)
 static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 {
 	static const uint32_t msrs[] = {
-		0x606, 0x610, 0x611, 0x614, 0x619, 0x639, 0xC0010299,
-		0xC001029A, 0xC001029B, 0x612, 0, 0xffffffff,
+		VMRAPL_MSR_RAPL_POWER_UNIT, VMRAPL_MSR_PKG_POWER_LIMIT,
+		VMRAPL_MSR_PKG_ENERGY_STATUS, VMRAPL_MSR_PKG_POWER_INFO,
+		VMRAPL_MSR_DRAM_ENERGY_STATUS, VMRAPL_MSR_PP0_ENERGY_STATUS,
+		VMRAPL_MSR_AMD_RAPL_POWER_UNIT, VMRAPL_MSR_AMD_CORE_ENERGY,
+		VMRAPL_MSR_AMD_PKG_ENERGY,
+		0x612, 0, 0xffffffff,	/* not vmrapl's */
 	};
 	union {
 		struct vmrapl_attach a;

@@ -3,28 +3,12 @@
  * A CPU that was offline when the module loaded: it switches tasks before
  * its hotplug callback gives it a package, then takes part like the rest.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
-
-static int cpu_online(int cpu, int on)
-{
-	char path[64];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
-		 cpu);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -1;
-	close(fd);
-	return ret;
-}
 
 TEST(online_after_load)
 {
@@ -34,9 +18,9 @@ TEST(online_after_load)
 	struct vrp vm;
 	double e0 = 0, e1 = 0;
 
-	ASSERT_EQ(0, cpu_online(3, 0));
+	ASSERT_EQ(0, vr_cpu_set_online(3, false));
 	ASSERT_EQ(0, vr_reload(NULL));
-	ASSERT_EQ(0, cpu_online(3, 1));
+	ASSERT_EQ(0, vr_cpu_set_online(3, true));
 	vr_sleep_ms(100);
 
 	/* The late CPU accounts like the others. */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define EU_SHIFT	24
@@ -320,7 +321,7 @@ TEST_F_TIMEOUT(lc, close_vmfd_while_running, 120)
 	 * time later, which makes the exact kvm_vcpu count below racy.  This
 	 * test is about the attached VM's own release.
 	 */
-	ASSERT_EQ(0, vr_set_param("track_all", "0"));
+	ASSERT_EQ(0, vmrapl_host_param_set("track_all", "0"));
 	self->dev = vr_open_dev();
 	ASSERT_LE(0, self->dev);
 	close_while_running(_metadata, self->dev, 0, &warm);
@@ -401,7 +402,7 @@ TEST_F_TIMEOUT(lc, close_kvm_fd_first, 120)
 	 * time later, which makes the exact kvm_vcpu count below racy.  This
 	 * test is about the attached VM's own release.
 	 */
-	ASSERT_EQ(0, vr_set_param("track_all", "0"));
+	ASSERT_EQ(0, vmrapl_host_param_set("track_all", "0"));
 	self->dev = vr_open_dev();
 	ASSERT_LE(0, self->dev);
 	kvm_fd_first(_metadata, self->dev, 0, &warm);
@@ -464,7 +465,7 @@ TEST_F_TIMEOUT(lc, sigkill_vmm, 120)
 	 * time later, which makes the exact kvm_vcpu count below racy.  This
 	 * test is about the attached VM's own release.
 	 */
-	ASSERT_EQ(0, vr_set_param("track_all", "0"));
+	ASSERT_EQ(0, vmrapl_host_param_set("track_all", "0"));
 	kill_vmm(_metadata, 0, &warm);
 	ASSERT_EQ(0, wait_vms_gone(4000));
 	mem_snap(&m0);
@@ -620,7 +621,7 @@ TEST_F_TIMEOUT(lc, reload_with_unattached_vms, 90)
 	vr_sleep_ms(500);
 	EXPECT_EQ(0, vr_vms_count(NULL));
 	/* ...until it is switched on at run time. */
-	ASSERT_EQ(0, vr_set_param("track_all", "1"));
+	ASSERT_EQ(0, vmrapl_host_param_set("track_all", "1"));
 	EXPECT_EQ(0, wait_vm_listed(p[0].pid, 1, &attached, 3000));
 
 	vrp_stop(&p[0]);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -21,7 +20,6 @@ struct guest {
 	struct vrg *g;
 	struct vmrapl *dev;
 	struct vmrapl_vm *vm;
-	int fd;
 };
 
 static int guest_prepare(struct guest *gs, enum vrg_prog prog, int regset,
@@ -33,7 +31,6 @@ static int guest_prepare(struct guest *gs, enum vrg_prog prog, int regset,
 	if (vmrapl_open(NULL, &gs->dev) ||
 	    vmrapl_attach(gs->dev, vrg_kvm_fd(gs->g), 1, regset, esu, &gs->vm))
 		return -2;
-	gs->fd = vmrapl_vm_fd(gs->vm);
 	if (period_us && vmrapl_set_policy(gs->vm, VMRAPL_CHARGE_THREAD,
 					   period_us))
 		return -3;
@@ -42,7 +39,9 @@ static int guest_prepare(struct guest *gs, enum vrg_prog prog, int regset,
 	if (cpu >= 0)
 		vrg_pin(gs->g, 0, cpu);
 	/* The first MSR the guest reads is the register set's PKG counter. */
-	vrg_set_msr(gs->g, regset == VMRAPL_REGSET_AMD ? 0xC001029B : 0x611);
+	vrg_set_msr(gs->g, regset == VMRAPL_REGSET_AMD ?
+			   VMRAPL_MSR_AMD_PKG_ENERGY :
+			   VMRAPL_MSR_PKG_ENERGY_STATUS);
 	return 0;
 }
 
@@ -60,16 +59,6 @@ static void guest_end(struct guest *gs)
 	vmrapl_detach(gs->vm);
 	vmrapl_close(gs->dev);
 	vrg_destroy(gs->g);
-}
-
-static int read_msr(int fd, uint32_t msr, uint64_t *val)
-{
-	struct vmrapl_msr m = { .vcpu = 0, .index = msr };
-
-	if (ioctl(fd, VMRAPL_VM_READ_MSR, &m))
-		return -errno;
-	*val = m.data;
-	return 0;
 }
 
 /* Let the guest read @msr for @ms while @watts go into package @pkg. */
@@ -122,31 +111,41 @@ TEST_F(msr, intel_registers)
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
 				 0, 1000, 1));
 	/* Unit: power 1/8 W, ESU 14 (the default), time unit 10. */
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x606, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_RAPL_POWER_UNIT, &v));
 	EXPECT_EQ(0xA0E03, v);
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_PKG_POWER_LIMIT, &v));
 	EXPECT_EQ(1ULL << 63, v);
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x614, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_PKG_POWER_INFO, &v));
 	EXPECT_NE(0, v & 0x7fff);
 	/* The test source has all three domains. */
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x639, &v));
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x619, &v));
-	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0xC001029B, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_PP0_ENERGY_STATUS, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_DRAM_ENERGY_STATUS, &v));
+	EXPECT_EQ(-ENOENT, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+						 VMRAPL_MSR_AMD_PKG_ENERGY,
+						 &v));
 
 	/* The guest itself: non-zero from the first read, monotonic. */
-	observe(&self->gs, 0x611, self->pkg, 5.0, 400, &log);
+	observe(&self->gs, VMRAPL_MSR_PKG_ENERGY_STATUS, self->pkg, 5.0, 400,
+		&log);
 	EXPECT_GT(log.reads, 10);
 	EXPECT_EQ(0, log.gp);
 	EXPECT_NE(0, log.first);
 	EXPECT_EQ(0, log.backwards);
 	EXPECT_GT(log.changes, 0);
-	observe(&self->gs, 0x606, self->pkg, 0, 100, &log);
+	observe(&self->gs, VMRAPL_MSR_RAPL_POWER_UNIT, self->pkg, 0, 100, &log);
 	EXPECT_EQ(0xA0E03, log.last);
 	EXPECT_EQ(0, log.gp);
-	observe(&self->gs, 0x639, self->pkg, 5.0, 200, &log);
+	observe(&self->gs, VMRAPL_MSR_PP0_ENERGY_STATUS, self->pkg, 5.0, 200,
+		&log);
 	EXPECT_EQ(0, log.gp);
 	EXPECT_NE(0, log.last);
-	observe(&self->gs, 0x619, self->pkg, 5.0, 200, &log);
+	observe(&self->gs, VMRAPL_MSR_DRAM_ENERGY_STATUS, self->pkg, 5.0, 200,
+		&log);
 	EXPECT_EQ(0, log.gp);
 	/* Not virtualized, not filtered: KVM raises #GP. */
 	observe(&self->gs, 0x612, self->pkg, 0, 100, &log);
@@ -162,21 +161,29 @@ TEST_F(msr, amd_registers)
 
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_AMD, 16,
 				 1000, 1));
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0xC0010299, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_AMD_RAPL_POWER_UNIT, &v));
 	EXPECT_EQ(0xA1003, v);
-	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0x611, &v));
-	EXPECT_EQ(-ENOENT, read_msr(self->gs.fd, 0x606, &v));
-	observe(&self->gs, 0xC001029B, self->pkg, 5.0, 400, &log);
+	EXPECT_EQ(-ENOENT, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+						 VMRAPL_MSR_PKG_ENERGY_STATUS,
+						 &v));
+	EXPECT_EQ(-ENOENT, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+						 VMRAPL_MSR_RAPL_POWER_UNIT,
+						 &v));
+	observe(&self->gs, VMRAPL_MSR_AMD_PKG_ENERGY, self->pkg, 5.0, 400,
+		&log);
 	EXPECT_GT(log.reads, 10);
 	EXPECT_EQ(0, log.gp);
 	EXPECT_NE(0, log.first);
 	EXPECT_EQ(0, log.backwards);
 	EXPECT_GT(log.changes, 0);
-	observe(&self->gs, 0xC001029A, self->pkg, 5.0, 300, &log);
+	observe(&self->gs, VMRAPL_MSR_AMD_CORE_ENERGY, self->pkg, 5.0, 300,
+		&log);
 	EXPECT_EQ(0, log.gp);
 	EXPECT_NE(0, log.first);
 	EXPECT_EQ(0, log.backwards);
-	observe(&self->gs, 0xC0010299, self->pkg, 0, 100, &log);
+	observe(&self->gs, VMRAPL_MSR_AMD_RAPL_POWER_UNIT, self->pkg, 0, 100,
+		&log);
 	EXPECT_EQ(0xA1003, log.last);
 	guest_end(&self->gs);
 }
@@ -192,13 +199,15 @@ TEST_F(msr, writes)
 	 * Writes to the power limit are dropped, never reach the host.  (The
 	 * guest starts on 0x611, whose writes #GP: observe() counts deltas.)
 	 */
-	observe(&self->gs, 0x610, self->pkg, 0, 200, &log);
+	observe(&self->gs, VMRAPL_MSR_PKG_POWER_LIMIT, self->pkg, 0, 200, &log);
 	EXPECT_GT(log.writes, 5);
 	EXPECT_EQ(0, log.gp);
-	ASSERT_EQ(0, read_msr(self->gs.fd, 0x610, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_PKG_POWER_LIMIT, &v));
 	EXPECT_EQ(1ULL << 63, v);
 	/* A write to an energy counter is #GP. */
-	observe(&self->gs, 0x611, self->pkg, 0, 200, &log);
+	observe(&self->gs, VMRAPL_MSR_PKG_ENERGY_STATUS, self->pkg, 0, 200,
+		&log);
 	EXPECT_GT(log.gp, 5);
 	guest_end(&self->gs);
 }
@@ -210,7 +219,8 @@ TEST_F(msr, wraps)
 	/* ESU 31: the 32-bit guest counter wraps every 2 J. */
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
 				 31, 1000, 1));
-	observe(&self->gs, 0x611, self->pkg, 20.0, 900, &log);
+	observe(&self->gs, VMRAPL_MSR_PKG_ENERGY_STATUS, self->pkg, 20.0, 900,
+		&log);
 	EXPECT_GE(log.wraps, 2) TH_LOG("%llu wraps, %llu changes",
 				       (unsigned long long)log.wraps,
 				       (unsigned long long)log.changes);
@@ -230,7 +240,8 @@ TEST_F(msr, guest_period_and_quantization)
 	/* Default period: 100 ms. */
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
 				 0, 0, 1));
-	observe(&self->gs, 0x611, self->pkg, 10.0, 1500, &log);
+	observe(&self->gs, VMRAPL_MSR_PKG_ENERGY_STATUS, self->pkg, 10.0, 1500,
+		&log);
 	EXPECT_LE(log.changes, 17) TH_LOG("%llu changes in 1.5 s",
 					  (unsigned long long)log.changes);
 	EXPECT_GE(log.changes, 4);
@@ -256,7 +267,8 @@ TEST_F(msr, state_round_trip)
 
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_RDMSR, VMRAPL_REGSET_INTEL,
 				 0, 1000, 1));
-	observe(&self->gs, 0x611, self->pkg, 20.0, 500, &log);
+	observe(&self->gs, VMRAPL_MSR_PKG_ENERGY_STATUS, self->pkg, 20.0, 500,
+		&log);
 	vrg_stop(self->gs.g);
 	ASSERT_EQ(0, vmrapl_get_state(self->gs.vm, &state, &ps, 1, &core, 1));
 	EXPECT_GT(ps.energy[0], 1000);
@@ -271,9 +283,11 @@ TEST_F(msr, state_round_trip)
 	EXPECT_EQ(-EINVAL, vmrapl_set_state(dst.vm, 16, &bad, 1, &core, 1));
 	ASSERT_EQ(0, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core, 1));
 	ASSERT_EQ(0, vrg_start(dst.g));
-	ASSERT_EQ(0, read_msr(dst.fd, 0x611, &v));
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(dst.vm, 0,
+					   VMRAPL_MSR_PKG_ENERGY_STATUS, &v));
 	EXPECT_GE(v, ps.energy[0] & 0xffffffff);
-	observe(&dst, 0x611, vr_cpu_package(2), 10.0, 300, &log);
+	observe(&dst, VMRAPL_MSR_PKG_ENERGY_STATUS, vr_cpu_package(2), 10.0,
+		300, &log);
 	EXPECT_EQ(0, log.backwards);
 	EXPECT_GE(log.first, ps.energy[0] & 0xffffffff);
 	guest_end(&dst);

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vr_cmd.h"
+
 #define VMM		"/bin/vmrapl-vmm"
 #define EXPORTER	"/bin/vmrapl-exporter"
 
@@ -48,17 +50,8 @@ static pid_t spawn(char *const argv[])
 
 static int scrape(void)
 {
-	size_t n;
-	FILE *p;
-	int st;
-
-	p = popen("wget -q -O - http://127.0.0.1:9877/metrics 2>&1", "r");
-	if (!p)
-		return -1;
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return vr_cmd_output("wget -q -O - http://127.0.0.1:9877/metrics 2>&1",
+			     out, sizeof(out));
 }
 
 int main(void)

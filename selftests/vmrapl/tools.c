@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 #define CTL	"/bin/vmraplctl"
@@ -32,21 +32,12 @@ static int run(const char *fmt, ...)
 {
 	char cmd[512];
 	va_list ap;
-	size_t n;
-	FILE *p;
-	int st;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return vr_cmd_output(cmd, out, sizeof(out));
 }
 
 /*
@@ -100,32 +91,11 @@ static int run_kvm_group(char *const argv[])
 }
 
 
+/* A module parameter's value, "" when it cannot be read. */
 static void param(const char *name, char *buf, size_t len)
 {
-	char path[128];
-	FILE *f;
-
 	buf[0] = 0;
-	snprintf(path, sizeof(path), "/sys/module/vmrapl/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
-}
-
-/* The number after "key": in the object that follows @from. */
-static double num_after(const char *from, const char *key)
-{
-	char k[64];
-	const char *s;
-
-	if (!from)
-		return -1;
-	snprintf(k, sizeof(k), "\"%s\": ", key);
-	s = strstr(from, k);
-	return s ? atof(s + strlen(k)) : -1;
+	vmrapl_host_param_get(name, buf, len);
 }
 
 /*
@@ -253,8 +223,8 @@ TEST(list_and_top_with_vm)
 	EXPECT_NE(NULL, vm) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"attached\": true"));
 	EXPECT_NE(NULL, strstr(out, "\"estimated\": true"));
-	EXPECT_GT(num_after(vm, "pkg"), 0) TH_LOG("%s", out);
-	EXPECT_GT(num_after(vm ? strstr(vm, "\"power_w\"") : NULL, "pkg"), 0)
+	EXPECT_GT(vr_json_num(vm, "pkg"), 0) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(vm ? strstr(vm, "\"power_w\"") : NULL, "pkg"), 0)
 		TH_LOG("%s", out);
 
 	EXPECT_EQ(0, run(CTL " list --interval 0.3")) TH_LOG("%s", out);
@@ -269,7 +239,7 @@ TEST(list_and_top_with_vm)
 	EXPECT_NE(NULL, strstr(out, "\"idle\": "));
 	EXPECT_NE(NULL, strstr(out, "\"lost\": "));
 	EXPECT_NE(NULL, strstr(out, pidkey));
-	EXPECT_GT(num_after(strstr(out, "\"power_w\""), "sampled"), 0);
+	EXPECT_GT(vr_json_num(strstr(out, "\"power_w\""), "sampled"), 0);
 
 	EXPECT_EQ(0, run(CTL " top --iterations 2 --interval 0.3"))
 		TH_LOG("%s", out);
@@ -296,14 +266,14 @@ TEST(stats)
 	/* Its spinning vCPU 0, from the host: energy, runtime and power. */
 	s = strstr(out, "\"per_vcpu\": [{\"vcpu\": 0,");
 	EXPECT_NE(NULL, s) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s, "pkg"), 0) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s, "runtime_s"), 0) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s, "busy"), 0.2) TH_LOG("%s", out);
-	EXPECT_GT(num_after(s ? strstr(s, "\"power_w\"") : NULL, "pkg"), 0)
+	EXPECT_GT(vr_json_num(s, "pkg"), 0) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(s, "runtime_s"), 0) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(s, "busy"), 0.2) TH_LOG("%s", out);
+	EXPECT_GT(vr_json_num(s ? strstr(s, "\"power_w\"") : NULL, "pkg"), 0)
 		TH_LOG("%s", out);
 	/* vCPU energy never exceeds the VM's (overhead included). */
-	EXPECT_LE(num_after(s, "pkg"),
-		  num_after(strstr(out, "\"energy_j\""), "pkg") + 1e-6)
+	EXPECT_LE(vr_json_num(s, "pkg"),
+		  vr_json_num(strstr(out, "\"energy_j\""), "pkg") + 1e-6)
 		TH_LOG("%s", out);
 	s = strstr(out, "\"id\": ");
 	ASSERT_NE(NULL, s);
@@ -557,7 +527,6 @@ TEST(exporter_vcpu_metrics)
 				   "--duration", "120", NULL };
 	double s0, s1, v0, v1, ovh;
 	char label[128], series[256];
-	static const char *const doms[] = { "pkg", "core", "dram" };
 	pid_t exp, vmm;
 	unsigned int d;
 	int i, nr;
@@ -586,13 +555,15 @@ TEST(exporter_vcpu_metrics)
 	EXPECT_NE(NULL, strstr(out, "vcpus=\"2\",attached=\"true\"} 1"));
 
 	/* One series per vCPU for each domain the VM series has, no other. */
-	for (d = 0; d < sizeof(doms) / sizeof(doms[0]); d++) {
+	for (d = 0; d < VMRAPL_NR_DOMAINS; d++) {
+		const char *dom = vmrapl_host_domain_name(d);
+
 		snprintf(series, sizeof(series),
 			 "vmrapl_vm_energy_joules_total{vm=\"%s\",domain=\"%s\"}",
-			 label, doms[d]);
-		vcpu_sum(label, doms[d], &nr);
+			 label, dom);
+		vcpu_sum(label, dom, &nr);
 		EXPECT_EQ(metric(series) >= 0 ? 2 : 0, nr)
-			TH_LOG("domain %s: %d vCPU series:\n%s", doms[d], nr, out);
+			TH_LOG("domain %s: %d vCPU series:\n%s", dom, nr, out);
 	}
 
 	check_vcpu_sum(_metadata, label, 2, &s0);
@@ -627,32 +598,29 @@ TEST(exporter_vcpu_metrics)
 /* vmrapl's id of the VM whose VMM is @pid, from VMRAPL_LIST_VMS. */
 static int vm_id(int fd, pid_t pid, uint64_t *id)
 {
-	struct vmrapl_vm_entry e[32];
-	struct vmrapl_vm_list l = {
-		.size = sizeof(l), .nr_vms = 32, .vms_ptr = (uintptr_t)e,
-	};
-	unsigned int i;
+	struct vmrapl_vm_entry *e;
+	int i, n = vmrapl_host_list_vms(fd, &e);
 
-	if (ioctl(fd, VMRAPL_LIST_VMS, &l))
-		return -errno;
-	for (i = 0; i < l.nr_vms && i < 32; i++)
-		if (e[i].pid == (uint32_t)pid) {
-			*id = e[i].id;
-			return 0;
-		}
-	return -ENOENT;
+	if (n < 0)
+		return n;
+	for (i = 0; i < n && e[i].pid != (uint32_t)pid; i++)
+		;
+	if (i < n)
+		*id = e[i].id;
+	free(e);
+	return i < n ? 0 : -ENOENT;
 }
 
 /* The VM's package energy (uJ, overhead included) from VMRAPL_GET_VM_STATS. */
 static int vm_stats_uj(int fd, uint64_t id, double *uj)
 {
-	struct vmrapl_stats st = { .size = sizeof(st) };
-	struct vmrapl_vm_query q = {
-		.size = sizeof(q), .id = id, .stats_ptr = (uintptr_t)&st,
-	};
+	struct vmrapl_vcpu_stats *vcpus;
+	struct vmrapl_stats st;
+	int n = vmrapl_host_vm_stats(fd, id, &st, &vcpus);
 
-	if (ioctl(fd, VMRAPL_GET_VM_STATS, &q))
-		return -errno;
+	if (n < 0)
+		return n;
+	free(vcpus);
 	*uj = st.energy_uj[VMRAPL_DOM_PKG];
 	return 0;
 }

@@ -30,25 +30,18 @@ static int vmm(const char *args)
 	return WEXITSTATUS(pclose(p));
 }
 
-/* The JSON line of MSR @msr. */
-static const char *msr_line(const char *msr)
+/* The JSON line of MSR @msr, its number in hex of either case. */
+static const char *msr_line(uint32_t msr)
 {
 	char key[64];
+	const char *l;
 
-	snprintf(key, sizeof(key), "\"msr\": \"%s\"", msr);
+	snprintf(key, sizeof(key), "\"msr\": \"0x%x\"", msr);
+	l = strstr(out, key);
+	if (l)
+		return l;
+	snprintf(key, sizeof(key), "\"msr\": \"0x%X\"", msr);
 	return strstr(out, key);
-}
-
-static long long field(const char *line, const char *name)
-{
-	char key[64];
-	const char *s;
-
-	if (!line)
-		return -1;
-	snprintf(key, sizeof(key), "\"%s\": ", name);
-	s = strstr(line, key);
-	return s ? atoll(s + strlen(key)) : -1;
 }
 
 TEST(intel_rdmsr_loop)
@@ -60,14 +53,14 @@ TEST(intel_rdmsr_loop)
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"on\": true"));
 	EXPECT_NE(NULL, strstr(out, "\"mode\": \"kernel\"")) TH_LOG("%s", out);
-	l = msr_line("0x611");
+	l = msr_line(VMRAPL_MSR_PKG_ENERGY_STATUS);
 	ASSERT_NE(NULL, l) TH_LOG("%s", out);
-	EXPECT_GT(field(l, "count"), 10);
-	EXPECT_EQ(0, field(l, "faults"));
-	EXPECT_EQ(0, field(l, "violations"));
-	EXPECT_NE(0, field(l, "first"));
-	l = msr_line("0x606");
-	EXPECT_EQ(0xA0E03, field(l, "first"));
+	EXPECT_GT(vr_json_ll(l, "count"), 10);
+	EXPECT_EQ(0, vr_json_ll(l, "faults"));
+	EXPECT_EQ(0, vr_json_ll(l, "violations"));
+	EXPECT_NE(0, vr_json_ll(l, "first"));
+	l = msr_line(VMRAPL_MSR_RAPL_POWER_UNIT);
+	EXPECT_EQ(0xA0E03, vr_json_ll(l, "first"));
 	vr_reload(NULL);
 }
 
@@ -78,14 +71,12 @@ TEST(amd_rdmsr_loop)
 	ASSERT_EQ(0, vr_reload("source=test"));
 	ASSERT_EQ(0, vmm("--guest rdmsr-loop:amd --rapl amd --require-vrapl --duration 1 --json"))
 		TH_LOG("%s", out);
-	l = msr_line("0xc001029b");
-	if (!l)
-		l = msr_line("0xC001029B");
+	l = msr_line(VMRAPL_MSR_AMD_PKG_ENERGY);
 	ASSERT_NE(NULL, l) TH_LOG("%s", out);
-	EXPECT_GT(field(l, "count"), 10);
-	EXPECT_EQ(0, field(l, "faults"));
-	EXPECT_EQ(0, field(l, "violations"));
-	EXPECT_NE(0, field(l, "first"));
+	EXPECT_GT(vr_json_ll(l, "count"), 10);
+	EXPECT_EQ(0, vr_json_ll(l, "faults"));
+	EXPECT_EQ(0, vr_json_ll(l, "violations"));
+	EXPECT_NE(0, vr_json_ll(l, "first"));
 	vr_reload(NULL);
 }
 
@@ -102,13 +93,10 @@ TEST(spin_is_attributed)
 static long long pkg_of(const char *from, const char *key)
 {
 	char k[64];
-	const char *s;
 
-	if (!from)
-		return -1;
-	snprintf(k, sizeof(k), "\"%s\": {\"pkg\": ", key);
-	s = strstr(from, k);
-	return s ? atoll(s + strlen(k)) : -1;
+	/* vr_json_ll() quotes it into "@key": {"pkg": and reads N. */
+	snprintf(k, sizeof(k), "%s\": {\"pkg", key);
+	return vr_json_ll(from, k);
 }
 
 TEST(overhead_task_by_vcpu_count)

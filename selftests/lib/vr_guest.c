@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Shared helpers of the vmrapl selftests.  The guests are a few bytes of
+ * KVM guests of the vmrapl selftests.  The guests are a few bytes of
  * 16-bit real-mode code at 0x1000; the vCPU threads run them with KVM_RUN
  * and handle their port I/O and MSR exits.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,12 +16,12 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
 
 #include "libvmrapl.h"
-#include "vr_kvm.h"
+#include "vr_guest.h"
+#include "vr_time.h"
 
 #define GUEST_MEM	(64 * 1024)
 #define GUEST_CODE	0x1000
@@ -110,22 +109,6 @@ struct vrg {
 	struct vrg_vcpu vcpu[];
 };
 
-uint64_t vr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-void vr_sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static void vrg_sig(int sig)
 {
 	(void)sig;
@@ -145,7 +128,7 @@ struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
 	g->prog = prog;
 	g->duty = 100;
 	g->period_ms = 20;
-	g->msr = 0x611;
+	g->msr = VMRAPL_MSR_PKG_ENERGY_STATUS;
 	g->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (g->kvm < 0)
 		goto err;
@@ -439,230 +422,12 @@ uint64_t vrg_exits(struct vrg *g, int i)
 	return g->vcpu[i].exits;
 }
 
-uint64_t vr_task_runtime_ns(pid_t tid)
+int vrg_close_vm_fd(struct vrg *g)
 {
-	unsigned long long ns = 0;
-	char path[64];
-	FILE *f;
+	int fd = g->vm;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
-}
-
-int vr_open_dev(void)
-{
-	return open("/dev/vmrapl", O_RDWR | O_CLOEXEC);
-}
-
-int vr_get_info(struct vmrapl_info *info)
-{
-	int fd = vr_open_dev(), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, VMRAPL_GET_INFO, info) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-int vr_attach(int devfd, int kvm_fd, int nr_vcpus, int regset, int esu)
-{
-	struct vmrapl_attach a = {
-		.size = sizeof(a),
-		.kvm_fd = kvm_fd,
-		.nr_vcpus = nr_vcpus,
-		.regset = regset,
-		.esu = esu,
-	};
-	int fd = ioctl(devfd, VMRAPL_ATTACH_VM, &a);
-
-	return fd < 0 ? -errno : fd;
-}
-
-int vr_get_stats(int vmfd, struct vmrapl_stats *st,
-		 struct vmrapl_vcpu_stats *vcpus, int nr_vcpus)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	st->nr_vcpus = vcpus ? nr_vcpus : 0;
-	st->vcpus_ptr = (uintptr_t)vcpus;
-	return ioctl(vmfd, VMRAPL_VM_GET_STATS, st) ? -errno : 0;
-}
-
-int vr_set_policy(int vmfd, uint32_t flags, uint32_t charge,
-		  uint32_t period_us)
-{
-	struct vmrapl_policy p = {
-		.flags = flags,
-		.charge = charge,
-		.guest_period_us = period_us,
-	};
-
-	return ioctl(vmfd, VMRAPL_VM_SET_POLICY, &p) ? -errno : 0;
-}
-
-int vr_inject(int pkg, int dom, uint64_t units, bool set)
-{
-	struct vmrapl_test_inject inj = {
-		.flags = set ? VMRAPL_INJECT_F_SET : 0,
-		.package = pkg,
-		.domain = dom,
-		.value = units,
-	};
-	int fd = vr_open_dev(), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, VMRAPL_TEST_INJECT, &inj) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-static int vr_system(const char *fmt, const char *a, const char *b)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), fmt, a, b);
-	return system(cmd);
-}
-
-int vr_unload(void)
-{
-	return vr_system("rmmod vmrapl%s%s", "", "");
-}
-
-int vr_load(const char *params)
-{
-	const char *ko = getenv("VMRAPL_KO");
-	int ret;
-
-	ret = vr_system("insmod %s %s", ko ? ko : "/vmrapl.ko",
-			params ? params : "");
-	/* No udev in the rig: give the device its group as the rule does. */
-	if (!ret)
-		vr_system("chgrp kvm /dev/vmrapl%s%s && chmod 0660 /dev/vmrapl",
-			  "", "");
-	return ret;
-}
-
-int vr_reload(const char *params)
-{
-	if (access("/sys/module/vmrapl", F_OK) == 0 && vr_unload())
-		return -1;
-	return vr_load(params);
-}
-
-int vr_set_param(const char *name, const char *value)
-{
-	char path[128];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/sys/module/vmrapl/parameters/%s",
-		 name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, value, strlen(value)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-int vr_read_books(int pkg, const char *dom, struct vr_books *b)
-{
-	char line[1024], name[16];
-	int p, found = 0;
-	FILE *f;
-
-	memset(b, 0, sizeof(*b));
-	f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[7];
-		char *s;
-
-		if (sscanf(line, "pkg %d dom %15s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu",
-			   &p, name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-			   &v[6]) == 9) {
-			if (p != pkg || strcmp(name, dom))
-				continue;
-			b->sampled = v[0];
-			b->static_e = v[1];
-			b->dynamic = v[2];
-			b->tracked = v[3];
-			b->host = v[4];
-			b->idle = v[5];
-			b->lost = v[6];
-			found = 1;
-		} else if (sscanf(line, "pkg %d source", &p) == 1 && p == pkg) {
-			s = strstr(line, " samples ");
-			if (s)
-				b->samples = strtoull(s + 9, NULL, 10);
-			s = strstr(line, " resets ");
-			if (s)
-				b->resets = strtoull(s + 8, NULL, 10);
-			s = strstr(line, " wraps ");
-			if (s)
-				b->wraps = strtoull(s + 7, NULL, 10);
-			s = strstr(line, " overruns ");
-			if (s)
-				b->overruns = strtoull(s + 10, NULL, 10);
-			s = strstr(line, " busy_ns ");
-			if (s)
-				b->busy_ns = strtoull(s + 9, NULL, 10);
-			s = strstr(line, " online ");
-			if (s)
-				b->online = atoi(s + 8);
-		}
-	}
-	fclose(f);
-	return found ? 0 : -ENOENT;
-}
-
-bool vr_books_conserve(const struct vr_books *b)
-{
-	return b->tracked + b->host + b->idle + b->lost == b->sampled;
-}
-
-void vr_dump_debugfs(void)
-{
-	char line[1024];
-	FILE *f;
-
-	f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
-	while (f && fgets(line, sizeof(line), f))
-		fprintf(stderr, "# %s", line);
-	if (f)
-		fclose(f);
-	f = fopen("/sys/kernel/debug/vmrapl/vms", "r");
-	while (f && fgets(line, sizeof(line), f))
-		fprintf(stderr, "# %s", line);
-	if (f)
-		fclose(f);
-}
-
-int vr_cpu_package(int cpu)
-{
-	char path[128];
-	int id = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-		 cpu);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &id) != 1)
-		id = -1;
-	fclose(f);
-	return id;
+	g->vm = -1;
+	return fd > 0 ? close(fd) : -1;
 }
 
 static volatile sig_atomic_t vrp_term;
@@ -746,223 +511,4 @@ void vrp_stop(struct vrp *p)
 	kill(p->pid, SIGTERM);
 	waitpid(p->pid, &status, 0);
 	p->pid = 0;
-}
-
-int vrp_energy(pid_t pid, double *uj, double *ovh_uj, bool *attached)
-{
-	unsigned long long pkg, core, dram, ovh, ns, ons, id;
-	char line[512], comm[32], kind[16], charge[16];
-	unsigned int vcpus;
-	int vpid, found = -ENOENT;
-	FILE *f;
-
-	f = fopen("/sys/kernel/debug/vmrapl/vms", "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "vm %llu pid %d comm %31s %15s vcpus %u charge %15s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu",
-			   &id, &vpid, comm, kind, &vcpus, charge, &pkg, &core,
-			   &dram, &ovh, &ns, &ons) != 12 || vpid != pid)
-			continue;
-		*uj = pkg * 1e6 / (1 << 24);
-		if (ovh_uj)
-			*ovh_uj = ovh * 1e6 / (1 << 24);
-		if (attached)
-			*attached = !strcmp(kind, "attached");
-		found = 0;
-	}
-	fclose(f);
-	return found;
-}
-
-/* ---- helpers of the lifecycle, fuzz and load selftests ---- */
-
-long vr_meminfo_kb(const char *key)
-{
-	size_t n = strlen(key);
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n))
-			v = atol(line + n);
-	if (f)
-		fclose(f);
-	return v;
-}
-
-long vr_median3(long a, long b, long c)
-{
-	if ((a <= b && b <= c) || (c <= b && b <= a))
-		return b;
-	if ((b <= a && a <= c) || (c <= a && a <= b))
-		return a;
-	return c;
-}
-
-long vr_slab_active_kb(void)
-{
-	unsigned long act, num, size;
-	unsigned long long sum = 0;
-	char line[512], name[64];
-	FILE *f = fopen("/proc/slabinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lu %lu %lu", name, &act, &num,
-			   &size) == 4)
-			sum += (unsigned long long)act * size;
-	fclose(f);
-	return (long)(sum / 1024);
-}
-
-/* Give every SLUB cache's empty and per-CPU slabs back (x/shrink). */
-static void vr_slab_shrink(void)
-{
-	char path[512];
-	struct dirent *d;
-	DIR *dir;
-	int fd;
-
-	dir = opendir("/sys/kernel/slab");
-	while (dir && (d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink",
-			 d->d_name);
-		fd = open(path, O_WRONLY);
-		if (fd < 0)
-			continue;
-		/* Caches that refuse it are simply left as they are. */
-		if (write(fd, "1", 1) < 0)
-			errno = 0;
-		close(fd);
-	}
-	if (dir)
-		closedir(dir);
-}
-
-void vr_mem_settle(void)
-{
-	int fd;
-
-	/* Two grace periods' worth of deferred frees, then the caches. */
-	vr_sleep_ms(1000);
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, "3", 1) < 0)
-			perror("drop_caches");
-		close(fd);
-	}
-	/*
-	 * Without a shrink, the per-CPU partial slabs of KVM's caches
-	 * (kvm_vcpu, x86_emulator, kvm_mmu_page_header: order-3 slabs) stay
-	 * and move SUnreclaim by ~300 kB from one snapshot to the next.  The
-	 * guest hangs once blamed on this step were KVM's preempt-notifier
-	 * static key being patched under TCG as the last VM went away
-	 * (soft lockups at finish_task_switch+0x9f); the rig now keeps a VM
-	 * alive (kvm-hold), so the key no longer flips.
-	 */
-	vr_slab_shrink();
-	vr_sleep_ms(500);
-}
-
-int vrg_close_vm_fd(struct vrg *g)
-{
-	int fd = g->vm;
-
-	g->vm = -1;
-	return fd > 0 ? close(fd) : -1;
-}
-
-static int vr_cpu_online_path(int cpu, char *path, size_t len)
-{
-	return snprintf(path, len, "/sys/devices/system/cpu/cpu%d/online",
-			cpu);
-}
-
-int vr_cpu_get_online(int cpu)
-{
-	char path[96], c = 0;
-	int fd, ret;
-
-	vr_cpu_online_path(cpu, path, sizeof(path));
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	ret = read(fd, &c, 1) == 1 ? c == '1' : -EIO;
-	close(fd);
-	return ret;
-}
-
-int vr_cpu_set_online(int cpu, bool on)
-{
-	char path[96];
-	int fd, ret;
-
-	vr_cpu_online_path(cpu, path, sizeof(path));
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
-	close(fd);
-	return ret;
-}
-
-bool vr_module_loaded(void)
-{
-	return access("/sys/module/vmrapl", F_OK) == 0;
-}
-
-int vr_vms_count(const char *kind)
-{
-	char line[512], k[16];
-	unsigned long long id;
-	int pid, n = 0;
-	FILE *f;
-
-	f = fopen("/sys/kernel/debug/vmrapl/vms", "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "vm %llu pid %d comm %*s %15s", &id, &pid,
-			   k) != 3)
-			continue;
-		if (!kind || !strcmp(kind, k))
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
-int vr_read_books2(struct vr_books b[2])
-{
-	int ret = vr_read_books(0, "pkg", &b[0]);
-
-	return ret ? ret : vr_read_books(1, "pkg", &b[1]);
-}
-
-uint64_t vr_max_eu(uint64_t ns, int npkg)
-{
-	double j = 1.25 * VR_MAX_POWER_W * npkg * (double)ns / 1e9 + 1.0;
-
-	return (uint64_t)(j * (1 << 24));
-}
-
-int vr_kvm_vm_count(void)
-{
-	struct dirent *d;
-	int n = 0, a, b;
-	DIR *dir;
-
-	dir = opendir("/sys/kernel/debug/kvm");
-	if (!dir)
-		return -errno;
-	while ((d = readdir(dir)))
-		if (sscanf(d->d_name, "%d-%d", &a, &b) == 2)
-			n++;
-	closedir(dir);
-	return n;
 }
