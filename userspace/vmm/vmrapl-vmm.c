@@ -93,6 +93,7 @@ struct options {
 /* What the guest saw of one MSR in rdmsr-loop. */
 struct msr_track {
 	uint32_t index;
+	int reg;			/* VMRAPL_REG_*, -1: none */
 	bool energy;			/* a 32-bit wrapping energy counter */
 	bool seen;
 	uint64_t first, last;
@@ -662,6 +663,41 @@ static void setup_vcpu(struct vmm *m, struct vcpu *v)
 	v->page = m->mem + page;
 }
 
+/* The VMRAPL_REG_* of @msr in @regset (VMRAPL_REGISTERS), -1 if none. */
+static int msr_reg(unsigned int regset, uint32_t msr)
+{
+#define MSR_REG(set, index, reg, dom_mask) \
+	if ((set) == regset && (index) == msr) \
+		return (reg);
+	VMRAPL_REGISTERS(MSR_REG)
+#undef MSR_REG
+	return -1;
+}
+
+/* The MSR of @regset that holds @reg (VMRAPL_REGISTERS), 0 if none. */
+static uint32_t reg_msr(unsigned int regset, unsigned int reg)
+{
+#define REG_MSR(set, index, r, dom_mask) \
+	if ((set) == regset && (r) == reg) \
+		return (index);
+	VMRAPL_REGISTERS(REG_MSR)
+#undef REG_MSR
+	return 0;
+}
+
+/* Mailbox slot @i: the guest reads @msr of @regset. */
+static void mailbox_msr(struct vcpu *v, int i, unsigned int regset,
+			uint32_t msr)
+{
+	struct msr_track *t = &v->msr[i];
+
+	memcpy(v->page + MB_MSR + 4 * i, &msr, sizeof(uint32_t));
+	t->index = msr;
+	t->reg = msr_reg(regset, msr);
+	t->energy = t->reg == VMRAPL_REG_PKG || t->reg == VMRAPL_REG_CORE ||
+		    t->reg == VMRAPL_REG_DRAM;
+}
+
 /* The mailbox of rdmsr-loop and duty. */
 static void setup_mailbox(struct vmm *m, struct vcpu *v)
 {
@@ -670,34 +706,26 @@ static void setup_mailbox(struct vmm *m, struct vcpu *v)
 	int n, i;
 
 	if (m->o.prog == PROG_RDMSR) {
-		/* The guest reads DRAM too: it just faults or reads 0 without. */
+		/* Every MSR of the set, whatever the view: the guest just
+		 * faults or reads 0 on those outside it. */
 		n = vmrapl_regset_msrs(m->o.rdmsr_regset, ~0u, msrs,
 				       VMRAPL_MAX_MSRS);
 		if (n < 0 || n > MB_MAX_MSRS)
 			die(EXIT_KVM, "internal: register set");
 		v->nr_msrs = n;
 		memcpy(v->page + MB_NR_MSRS, &n, sizeof(uint32_t));
-		for (i = 0; i < n; i++) {
-			memcpy(v->page + MB_MSR + 4 * i, &msrs[i], sizeof(uint32_t));
-			v->msr[i].index = msrs[i];
-			v->msr[i].energy =
-				msrs[i] == VMRAPL_MSR_PKG_ENERGY_STATUS ||
-				msrs[i] == VMRAPL_MSR_DRAM_ENERGY_STATUS ||
-				msrs[i] == VMRAPL_MSR_PP0_ENERGY_STATUS ||
-				msrs[i] == VMRAPL_MSR_AMD_CORE_ENERGY ||
-				msrs[i] == VMRAPL_MSR_AMD_PKG_ENERGY;
-		}
+		for (i = 0; i < n; i++)
+			mailbox_msr(v, i, m->o.rdmsr_regset, msrs[i]);
 	}
 	if (m->o.report_ms) {
 		/* The unit MSR (for the ESU) and the package energy counter. */
-		bool amd = m->o.rapl == RAPL_AMD;
+		unsigned int regset = m->o.rapl == RAPL_AMD ?
+				      VMRAPL_REGSET_AMD : VMRAPL_REGSET_INTEL;
 		uint64_t ticks = (uint64_t)m->tsc_khz * m->o.report_ms;
 		uint32_t t;
 
-		msrs[0] = amd ? VMRAPL_MSR_AMD_RAPL_POWER_UNIT :
-				VMRAPL_MSR_RAPL_POWER_UNIT;
-		msrs[1] = amd ? VMRAPL_MSR_AMD_PKG_ENERGY :
-				VMRAPL_MSR_PKG_ENERGY_STATUS;
+		msrs[0] = reg_msr(regset, VMRAPL_REG_UNIT);
+		msrs[1] = reg_msr(regset, VMRAPL_REG_PKG);
 		n = 2;
 		/* The guest compares 32-bit TSC deltas. */
 		if (ticks == 0 || ticks >= 0x80000000ull)
@@ -708,11 +736,8 @@ static void setup_mailbox(struct vmm *m, struct vcpu *v)
 		v->nr_msrs = n;
 		memcpy(v->page + MB_NR_MSRS, &n, sizeof(uint32_t));
 		memcpy(v->page + MB_RTICKS, &t, sizeof(t));
-		for (i = 0; i < n; i++) {
-			memcpy(v->page + MB_MSR + 4 * i, &msrs[i], sizeof(uint32_t));
-			v->msr[i].index = msrs[i];
-			v->msr[i].energy = i == 1;
-		}
+		for (i = 0; i < n; i++)
+			mailbox_msr(v, i, regset, msrs[i]);
 	}
 	if (m->o.prog == PROG_DUTY) {
 		uint32_t c;
@@ -1271,9 +1296,7 @@ static int guest_esu(const struct vcpu *v)
 	int i;
 
 	for (i = 0; i < v->nr_msrs; i++)
-		if ((v->msr[i].index == VMRAPL_MSR_RAPL_POWER_UNIT ||
-		     v->msr[i].index == VMRAPL_MSR_AMD_RAPL_POWER_UNIT) &&
-		    v->msr[i].seen)
+		if (v->msr[i].reg == VMRAPL_REG_UNIT && v->msr[i].seen)
 			return (int)((v->msr[i].last >> 8) & 0x1f);
 	return -1;
 }
