@@ -53,6 +53,17 @@ int fake_vrapl_init(struct fake_vrapl *f, unsigned int regset,
 	return 0;
 }
 
+int fake_vrapl_attach(struct fake_vrapl *f, unsigned int regset,
+		      unsigned int nr_vcpus, struct vmrapl_vm **out)
+{
+	int r = fake_vrapl_init(f, regset, nr_vcpus);
+
+	if (r == 0)
+		r = vmrapl_vm_from_page(f->page, nr_vcpus, regset,
+					f->page->domains, out);
+	return r;
+}
+
 /* Energy in counts of 2^-FAKE_ESU J for @ns of CPU time at @watts. */
 static uint64_t counts(uint64_t ns, unsigned int watts)
 {
