@@ -332,8 +332,7 @@ int vmrapl_host_param_check(const char *name, const char *value,
 		return 0;
 	}
 	if (!strcmp(name, "static_policy")) {
-		if (strcmp(value, "occupied") && strcmp(value, "busy") &&
-		    strcmp(value, "none")) {
+		if (vmrapl_host_policy_value(value) < 0) {
 			*why = "must be occupied, busy or none";
 			return -EINVAL;
 		}
@@ -384,43 +383,80 @@ double vmrapl_host_load_time(const struct vmrapl_info *info)
 		info->load_boottime_ns / 1e9);
 }
 
+/*
+ * The names of the ABI's enums, each table once for every tool: indexed
+ * by value, a NULL hole is a value without a name.
+ */
+static const char *const source_names[] = {
+	[VMRAPL_SOURCE_INTEL] = "intel",
+	[VMRAPL_SOURCE_AMD] = "amd",
+	[VMRAPL_SOURCE_ESTIMATE] = "estimate",
+	[VMRAPL_SOURCE_TEST] = "test",
+};
+
+static const char *const policy_names[] = {
+	[VMRAPL_STATIC_OCCUPIED] = "occupied",
+	[VMRAPL_STATIC_BUSY] = "busy",
+	[VMRAPL_STATIC_NONE] = "none",
+};
+
+static const char *const domain_names[VMRAPL_NR_DOMAINS] = {
+	[VMRAPL_DOM_PKG] = "pkg",
+	[VMRAPL_DOM_CORE] = "core",
+	[VMRAPL_DOM_DRAM] = "dram",
+};
+
+static const char *const charge_names[] = {
+	[VMRAPL_CHARGE_THREAD] = "thread",
+	[VMRAPL_CHARGE_GUEST] = "guest",
+};
+
+#define NAMES(t)	t, sizeof(t) / sizeof(t[0])
+
+/* @names[@v], or @unknown when @v has no name. */
+static const char *name_of(const char *const *names, size_t n, uint32_t v,
+			   const char *unknown)
+{
+	return v < n && names[v] ? names[v] : unknown;
+}
+
+/* The value named @name, or -EINVAL. */
+static int value_of(const char *const *names, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return (int)i;
+	return -EINVAL;
+}
+
 const char *vmrapl_host_source_name(uint32_t source)
 {
-	switch (source) {
-	case VMRAPL_SOURCE_INTEL:	return "intel";
-	case VMRAPL_SOURCE_AMD:		return "amd";
-	case VMRAPL_SOURCE_ESTIMATE:	return "estimate";
-	case VMRAPL_SOURCE_TEST:	return "test";
-	}
-	return "unknown";
+	return name_of(NAMES(source_names), source, "unknown");
 }
 
 const char *vmrapl_host_policy_name(uint32_t policy)
 {
-	switch (policy) {
-	case VMRAPL_STATIC_OCCUPIED:	return "occupied";
-	case VMRAPL_STATIC_BUSY:	return "busy";
-	case VMRAPL_STATIC_NONE:	return "none";
-	}
-	return "unknown";
+	return name_of(NAMES(policy_names), policy, "unknown");
+}
+
+int vmrapl_host_policy_value(const char *name)
+{
+	return value_of(NAMES(policy_names), name);
 }
 
 const char *vmrapl_host_domain_name(unsigned int dom)
 {
-	static const char *const names[VMRAPL_NR_DOMAINS] = {
-		[VMRAPL_DOM_PKG] = "pkg",
-		[VMRAPL_DOM_CORE] = "core",
-		[VMRAPL_DOM_DRAM] = "dram",
-	};
-
-	return dom < VMRAPL_NR_DOMAINS ? names[dom] : NULL;
+	return name_of(NAMES(domain_names), dom, NULL);
 }
 
 const char *vmrapl_host_charge_name(uint32_t charge)
 {
-	switch (charge) {
-	case VMRAPL_CHARGE_THREAD:	return "thread";
-	case VMRAPL_CHARGE_GUEST:	return "guest";
-	}
-	return "unknown";
+	return name_of(NAMES(charge_names), charge, "unknown");
+}
+
+int vmrapl_host_charge_value(const char *name)
+{
+	return value_of(NAMES(charge_names), name);
 }

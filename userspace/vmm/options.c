@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libvmrapl-host.h"
 #include "vmm.h"
 
 static const char *const prog_names[] = {
@@ -236,11 +237,8 @@ void parse_options(struct options *o, int argc, char **argv)
 				VMRAPL_GUEST_PERIOD_MIN_US / 1000,
 				VMRAPL_GUEST_PERIOD_MAX_US / 1000);
 		} else if (VAL("--charge")) {
-			if (!strcmp(val, "thread"))
-				o->charge = VMRAPL_CHARGE_THREAD;
-			else if (!strcmp(val, "guest"))
-				o->charge = VMRAPL_CHARGE_GUEST;
-			else
+			o->charge = vmrapl_host_charge_value(val);
+			if (o->charge < 0)
 				die(EXIT_USAGE, "--charge: thread or guest");
 		} else if (VAL("--vpkgs")) {
 			n = parse_list(opt, val, tmp, MAX_VCPUS,

@@ -9,18 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
+#include "libvmrapl-host.h"
 #include "vmm.h"
-
-static const char *source_name(uint32_t s)
-{
-	switch (s) {
-	case VMRAPL_SOURCE_INTEL: return "intel";
-	case VMRAPL_SOURCE_AMD: return "amd";
-	case VMRAPL_SOURCE_ESTIMATE: return "estimate";
-	case VMRAPL_SOURCE_TEST: return "test";
-	default: return "unknown";
-	}
-}
 
 /* After vmrapl_open(): what the module says about itself (text mode). */
 void report_vrapl_info(const struct vmm *m, const struct vmrapl_info *info)
@@ -28,25 +19,9 @@ void report_vrapl_info(const struct vmm *m, const struct vmrapl_info *info)
 	if (!m->o.json)
 		printf("vRAPL: abi %u, source %s, %u package(s), domains 0x%x, "
 		       "host esu %u, features 0x%" PRIx64 "\n",
-		       info->abi_version, source_name(info->source),
+		       info->abi_version, vmrapl_host_source_name(info->source),
 		       info->nr_packages, info->domains, info->host_esu,
 		       (uint64_t)info->features);
-}
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 static const char *guest_desc(const struct options *o, char *buf, size_t len)
@@ -77,11 +52,16 @@ static double report_span_s(const struct vcpu *v)
 	return (double)(v->last_report_ns - v->first_report_ns) / 1e9;
 }
 
+/* "key": {"pkg": N, "core": N, "dram": N} */
 static void json_energy(const char *key, const __u64 *e)
 {
-	printf("\"%s\": {\"pkg\": %" PRIu64 ", \"core\": %" PRIu64
-	       ", \"dram\": %" PRIu64 "}", key, (uint64_t)e[VMRAPL_DOM_PKG],
-	       (uint64_t)e[VMRAPL_DOM_CORE], (uint64_t)e[VMRAPL_DOM_DRAM]);
+	unsigned int d;
+
+	printf("\"%s\": {", key);
+	for (d = 0; d < VMRAPL_NR_DOMAINS; d++)
+		printf("%s\"%s\": %" PRIu64, d ? ", " : "",
+		       vmrapl_host_domain_name(d), (uint64_t)e[d]);
+	printf("}");
 }
 
 static bool have_stats(const struct vmm *m)
@@ -96,7 +76,7 @@ void print_json(const struct vmm *m, int code)
 	int j;
 
 	printf("{\n  \"name\": ");
-	json_str(m->o.name);
+	json_str(stdout, m->o.name);
 	printf(",\n  \"guest\": \"%s\",\n", guest_desc(&m->o, buf, sizeof(buf)));
 	printf("  \"nr_vcpus\": %u,\n  \"duration_s\": %.6f,\n",
 	       m->o.nr_vcpus, m->wall_s);
@@ -114,14 +94,14 @@ void print_json(const struct vmm *m, int code)
 		       ", \"stats_error\": ", m->xc.rdmsr, m->xc.rdmsr_page,
 		       m->xc.wrmsr_dropped, m->xc.gp);
 		if (m->stats_rc)
-			json_str(strerror(-m->stats_rc));
+			json_str(stdout, strerror(-m->stats_rc));
 		else if (m->mode == VRAPL_FAKE)
 			printf("\"no kernel stats in fake mode\"");
 		else
 			printf("null");
 	} else {
 		printf("\"reason\": ");
-		json_str(m->vrapl_off_reason);
+		json_str(stdout, m->vrapl_off_reason);
 	}
 	printf("},\n  \"vcpus\": [\n");
 	for (i = 0; i < m->o.nr_vcpus; i++) {
@@ -178,7 +158,7 @@ void print_json(const struct vmm *m, int code)
 		}
 		printf(",\n     \"error\": ");
 		if (v->failed)
-			json_str(v->err);
+			json_str(stdout, v->err);
 		else
 			printf("null");
 		printf("}%s\n", i + 1 < m->o.nr_vcpus ? "," : "");
@@ -223,7 +203,7 @@ void print_json(const struct vmm *m, int code)
 	else if (m->after_close_rc == 0)
 		printf("\"ok\"");
 	else
-		json_str(strerror(-m->after_close_rc));
+		json_str(stdout, strerror(-m->after_close_rc));
 	printf(",\n  \"exit_code\": %d\n}\n", code);
 }
 

@@ -28,6 +28,7 @@
 #include <linux/capability.h>
 
 #include "libvmrapl-host.h"
+#include "json.h"
 
 #define VMRAPLCTL_VERSION	"1.0"
 
@@ -104,28 +105,6 @@ static void sleep_s(double s)
 	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '"':  fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (c < 0x20)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-	}
-	fputc('"', f);
 }
 
 /* Printable copy of a name for the table (control characters -> '?'). */
