@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,27 +64,56 @@ static int host_fill_array(int devfd, host_fill_fn fill, void *ctx,
 	return -EAGAIN;
 }
 
-static int fill_vms(int devfd, void *ctx, void *buf, unsigned int room,
-		    unsigned int *count)
+/*
+ * LIST_VMS and GET_PKG_STATS take lists of the same layout (size, flags,
+ * count, reserved0, pointer), so one filler serves both: @ctx points at
+ * the ioctl request.
+ */
+_Static_assert(sizeof(struct vmrapl_vm_list) ==
+	       sizeof(struct vmrapl_pkg_list) &&
+	       offsetof(struct vmrapl_vm_list, nr_vms) ==
+	       offsetof(struct vmrapl_pkg_list, nr_pkgs) &&
+	       offsetof(struct vmrapl_vm_list, vms_ptr) ==
+	       offsetof(struct vmrapl_pkg_list, pkgs_ptr),
+	       "LIST_VMS and GET_PKG_STATS lists differ");
+
+static int fill_list(int devfd, void *ctx, void *buf, unsigned int room,
+		     unsigned int *count)
 {
+	const unsigned long *req = ctx;
 	struct vmrapl_vm_list l = {
 		.size = sizeof(l), .nr_vms = room, .vms_ptr = (uintptr_t)buf,
 	};
 
-	(void)ctx;
-	if (ioctl(devfd, VMRAPL_LIST_VMS, &l) < 0)
+	if (ioctl(devfd, *req, &l) < 0)
 		return -errno;
 	*count = l.nr_vms;
 	return 0;
 }
 
-int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+/* A LIST_VMS or GET_PKG_STATS list (@req) into *@n entries; NULL if none. */
+static void *host_list(int devfd, unsigned long req, size_t elem,
+		       unsigned int room, unsigned int slack, int *n)
 {
 	void *p;
-	int n = host_fill_array(devfd, fill_vms, NULL, sizeof(**out), 16, 16,
-				&p);
 
-	*out = p;
+	*n = host_fill_array(devfd, fill_list, &req, elem, room, slack, &p);
+	return p;
+}
+
+int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+{
+	int n;
+
+	*out = host_list(devfd, VMRAPL_LIST_VMS, sizeof(**out), 16, 16, &n);
+	return n;
+}
+
+int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
+{
+	int n;
+
+	*out = host_list(devfd, VMRAPL_GET_PKG_STATS, sizeof(**out), 8, 0, &n);
 	return n;
 }
 
@@ -117,30 +147,6 @@ int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 	/* The first call learns the vCPU count; a VM's count never changes. */
 	n = host_fill_array(devfd, fill_vcpus, &q, sizeof(**vcpus), 0, 0, &p);
 	*vcpus = p;
-	return n;
-}
-
-static int fill_pkgs(int devfd, void *ctx, void *buf, unsigned int room,
-		     unsigned int *count)
-{
-	struct vmrapl_pkg_list l = {
-		.size = sizeof(l), .nr_pkgs = room, .pkgs_ptr = (uintptr_t)buf,
-	};
-
-	(void)ctx;
-	if (ioctl(devfd, VMRAPL_GET_PKG_STATS, &l) < 0)
-		return -errno;
-	*count = l.nr_pkgs;
-	return 0;
-}
-
-int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
-{
-	void *p;
-	int n = host_fill_array(devfd, fill_pkgs, NULL, sizeof(**out), 8, 0,
-				&p);
-
-	*out = p;
 	return n;
 }
 
@@ -459,4 +465,30 @@ const char *vmrapl_host_charge_name(uint32_t charge)
 int vmrapl_host_charge_value(const char *name)
 {
 	return value_of(NAMES(charge_names), name);
+}
+
+static const char *const book_names[VMRAPL_HOST_NR_BOOKS] = {
+	[VMRAPL_HOST_BOOK_SAMPLED] = "sampled",
+	[VMRAPL_HOST_BOOK_TRACKED] = "tracked",
+	[VMRAPL_HOST_BOOK_HOST] = "host",
+	[VMRAPL_HOST_BOOK_IDLE] = "idle",
+	[VMRAPL_HOST_BOOK_LOST] = "lost",
+};
+
+const char *vmrapl_host_book_name(unsigned int book)
+{
+	return name_of(NAMES(book_names), book, NULL);
+}
+
+const __u64 *vmrapl_host_book(const struct vmrapl_pkg_stats *p,
+			      unsigned int book)
+{
+	switch (book) {
+	case VMRAPL_HOST_BOOK_SAMPLED:	return p->sampled_uj;
+	case VMRAPL_HOST_BOOK_TRACKED:	return p->tracked_uj;
+	case VMRAPL_HOST_BOOK_HOST:	return p->host_uj;
+	case VMRAPL_HOST_BOOK_IDLE:	return p->idle_uj;
+	case VMRAPL_HOST_BOOK_LOST:	return p->lost_uj;
+	}
+	return NULL;
 }

@@ -102,6 +102,25 @@ const char *vmrapl_host_domain_name(unsigned int dom);
 const char *vmrapl_host_charge_name(uint32_t charge);
 int vmrapl_host_charge_value(const char *name);
 
+/*
+ * The books of struct vmrapl_pkg_stats, in its order: sampled (every dE
+ * read), tracked (charged to VMs), host, idle and lost (the unattributed
+ * kinds, from VMRAPL_HOST_BOOK_HOST on).
+ */
+enum {
+	VMRAPL_HOST_BOOK_SAMPLED,
+	VMRAPL_HOST_BOOK_TRACKED,
+	VMRAPL_HOST_BOOK_HOST,
+	VMRAPL_HOST_BOOK_IDLE,
+	VMRAPL_HOST_BOOK_LOST,
+	VMRAPL_HOST_NR_BOOKS
+};
+/* "sampled", "tracked", "host", "idle", "lost"; NULL beyond. */
+const char *vmrapl_host_book_name(unsigned int book);
+/* The per-domain microjoules of @book in @p, NULL beyond. */
+const __u64 *vmrapl_host_book(const struct vmrapl_pkg_stats *p,
+			      unsigned int book);
+
 #ifdef __cplusplus
 }
 #endif
