@@ -283,12 +283,36 @@ static const __u64 *vm_overhead(const struct snapshot *s, int i)
 	return s->vms[i].overhead_uj;
 }
 
+/*
+ * One sample per domain the host measures:
+ * NAME{[vm="VM",]LABELSdomain="D"} joules, @labels empty or ending in ','.
+ */
+static void dom_samples(struct buf *b, const struct snapshot *s,
+			const char *name, const char *vm, const char *labels,
+			const __u64 *uj)
+{
+	unsigned int dom;
+
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		if (!(s->info.domains & (1u << dom)))
+			continue;
+		bprintf(b, "%s{", name);
+		if (vm) {
+			bprintf(b, "vm=\"");
+			blabel(b, vm);
+			bprintf(b, "\",");
+		}
+		bprintf(b, "%sdomain=\"%s\"} %.6f\n", labels,
+			vmrapl_host_domain_name(dom), uj[dom] / 1e6);
+	}
+}
+
 static void metrics(struct buf *b)
 {
-	static const char *const kinds[] = { "host", "idle", "lost" };
+	char labels[48];
 	struct snapshot s;
-	unsigned int dom;
-	int err, i, k, v;
+	unsigned int k;
+	int err, i, v;
 
 	err = snapshot_take(&s, opt_vcpu);
 	if (err == -EPERM && !perm_said) {
@@ -326,15 +350,8 @@ static void metrics(struct buf *b)
 	header(b, "vmrapl_vm_energy_joules_total", "counter",
 	       "Energy attributed to a VM, overhead included, per RAPL domain.");
 	for (i = 0; i < s.nr_vms; i++)
-		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
-			if (!(s.info.domains & (1u << dom)))
-				continue;
-			bprintf(b, "vmrapl_vm_energy_joules_total{vm=\"");
-			blabel(b, s.names[i]);
-			bprintf(b, "\",domain=\"%s\"} %.6f\n",
-				vmrapl_host_domain_name(dom),
-				vm_energy(&s, i)[dom] / 1e6);
-		}
+		dom_samples(b, &s, "vmrapl_vm_energy_joules_total", s.names[i],
+			    "", vm_energy(&s, i));
 
 	header(b, "vmrapl_vm_overhead_energy_joules_total", "counter",
 	       "Package energy of a VM's overhead (VMM I/O threads, vhost workers), included in vmrapl_vm_energy_joules_total.");
@@ -348,16 +365,12 @@ static void metrics(struct buf *b)
 		header(b, "vmrapl_vm_vcpu_energy_joules_total", "counter",
 		       "Energy attributed to one vCPU of a VM, per RAPL domain, overhead excluded (--vcpu-metrics).");
 		for (i = 0; i < s.nr_vms; i++)
-			for (v = 0; v < s.detail[i].nr_vcpus; v++)
-				for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
-					if (!(s.info.domains & (1u << dom)))
-						continue;
-					bprintf(b, "vmrapl_vm_vcpu_energy_joules_total{vm=\"");
-					blabel(b, s.names[i]);
-					bprintf(b, "\",vcpu=\"%d\",domain=\"%s\"} %.6f\n",
-						v, vmrapl_host_domain_name(dom),
-						s.detail[i].vcpus[v].energy_uj[dom] / 1e6);
-				}
+			for (v = 0; v < s.detail[i].nr_vcpus; v++) {
+				snprintf(labels, sizeof(labels), "vcpu=\"%d\",", v);
+				dom_samples(b, &s, "vmrapl_vm_vcpu_energy_joules_total",
+					    s.names[i], labels,
+					    s.detail[i].vcpus[v].energy_uj);
+			}
 	}
 
 	header(b, "vmrapl_vm_info", "gauge",
@@ -373,26 +386,19 @@ static void metrics(struct buf *b)
 
 	header(b, "vmrapl_package_energy_joules_total", "counter",
 	       "Energy read from a host package's counter, per RAPL domain.");
-	for (i = 0; i < s.nr_pkgs; i++)
-		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
-			if (!(s.info.domains & (1u << dom)))
-				continue;
-			bprintf(b, "vmrapl_package_energy_joules_total{package=\"%d\",domain=\"%s\"} %.6f\n",
-				i, vmrapl_host_domain_name(dom),
-				s.pkgs[i].sampled_uj[dom] / 1e6);
-		}
+	for (i = 0; i < s.nr_pkgs; i++) {
+		snprintf(labels, sizeof(labels), "package=\"%d\",", i);
+		dom_samples(b, &s, "vmrapl_package_energy_joules_total", NULL,
+			    labels, s.pkgs[i].sampled_uj);
+	}
 
 	header(b, "vmrapl_package_unattributed_energy_joules_total", "counter",
 	       "Package energy charged to no VM: host (untracked busy time), idle (unoccupied CPU time), lost (unknown intervals).");
 	for (i = 0; i < s.nr_pkgs; i++)
-		for (k = 0; k < 3; k++) {
-			const __u64 *v = k == 0 ? s.pkgs[i].host_uj :
-					 k == 1 ? s.pkgs[i].idle_uj :
-						  s.pkgs[i].lost_uj;
-
+		for (k = VMRAPL_HOST_BOOK_HOST; k < VMRAPL_HOST_NR_BOOKS; k++)
 			bprintf(b, "vmrapl_package_unattributed_energy_joules_total{package=\"%d\",kind=\"%s\"} %.6f\n",
-				i, kinds[k], v[VMRAPL_DOM_PKG] / 1e6);
-		}
+				i, vmrapl_host_book_name(k),
+				vmrapl_host_book(&s.pkgs[i], k)[VMRAPL_DOM_PKG] / 1e6);
 	snapshot_free(&s);
 }
 

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,27 +64,56 @@ static int host_fill_array(int devfd, host_fill_fn fill, void *ctx,
 	return -EAGAIN;
 }
 
-static int fill_vms(int devfd, void *ctx, void *buf, unsigned int room,
-		    unsigned int *count)
+/*
+ * LIST_VMS and GET_PKG_STATS take lists of the same layout (size, flags,
+ * count, reserved0, pointer), so one filler serves both: @ctx points at
+ * the ioctl request.
+ */
+_Static_assert(sizeof(struct vmrapl_vm_list) ==
+	       sizeof(struct vmrapl_pkg_list) &&
+	       offsetof(struct vmrapl_vm_list, nr_vms) ==
+	       offsetof(struct vmrapl_pkg_list, nr_pkgs) &&
+	       offsetof(struct vmrapl_vm_list, vms_ptr) ==
+	       offsetof(struct vmrapl_pkg_list, pkgs_ptr),
+	       "LIST_VMS and GET_PKG_STATS lists differ");
+
+static int fill_list(int devfd, void *ctx, void *buf, unsigned int room,
+		     unsigned int *count)
 {
+	const unsigned long *req = ctx;
 	struct vmrapl_vm_list l = {
 		.size = sizeof(l), .nr_vms = room, .vms_ptr = (uintptr_t)buf,
 	};
 
-	(void)ctx;
-	if (ioctl(devfd, VMRAPL_LIST_VMS, &l) < 0)
+	if (ioctl(devfd, *req, &l) < 0)
 		return -errno;
 	*count = l.nr_vms;
 	return 0;
 }
 
-int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+/* A LIST_VMS or GET_PKG_STATS list (@req) into *@n entries; NULL if none. */
+static void *host_list(int devfd, unsigned long req, size_t elem,
+		       unsigned int room, unsigned int slack, int *n)
 {
 	void *p;
-	int n = host_fill_array(devfd, fill_vms, NULL, sizeof(**out), 16, 16,
-				&p);
 
-	*out = p;
+	*n = host_fill_array(devfd, fill_list, &req, elem, room, slack, &p);
+	return p;
+}
+
+int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out)
+{
+	int n;
+
+	*out = host_list(devfd, VMRAPL_LIST_VMS, sizeof(**out), 16, 16, &n);
+	return n;
+}
+
+int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
+{
+	int n;
+
+	*out = host_list(devfd, VMRAPL_GET_PKG_STATS, sizeof(**out), 8, 0, &n);
 	return n;
 }
 
@@ -117,30 +147,6 @@ int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 	/* The first call learns the vCPU count; a VM's count never changes. */
 	n = host_fill_array(devfd, fill_vcpus, &q, sizeof(**vcpus), 0, 0, &p);
 	*vcpus = p;
-	return n;
-}
-
-static int fill_pkgs(int devfd, void *ctx, void *buf, unsigned int room,
-		     unsigned int *count)
-{
-	struct vmrapl_pkg_list l = {
-		.size = sizeof(l), .nr_pkgs = room, .pkgs_ptr = (uintptr_t)buf,
-	};
-
-	(void)ctx;
-	if (ioctl(devfd, VMRAPL_GET_PKG_STATS, &l) < 0)
-		return -errno;
-	*count = l.nr_pkgs;
-	return 0;
-}
-
-int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
-{
-	void *p;
-	int n = host_fill_array(devfd, fill_pkgs, NULL, sizeof(**out), 8, 0,
-				&p);
-
-	*out = p;
 	return n;
 }
 
@@ -332,8 +338,7 @@ int vmrapl_host_param_check(const char *name, const char *value,
 		return 0;
 	}
 	if (!strcmp(name, "static_policy")) {
-		if (strcmp(value, "occupied") && strcmp(value, "busy") &&
-		    strcmp(value, "none")) {
+		if (vmrapl_host_policy_value(value) < 0) {
 			*why = "must be occupied, busy or none";
 			return -EINVAL;
 		}
@@ -384,43 +389,106 @@ double vmrapl_host_load_time(const struct vmrapl_info *info)
 		info->load_boottime_ns / 1e9);
 }
 
+/*
+ * The names of the ABI's enums, each table once for every tool: indexed
+ * by value, a NULL hole is a value without a name.
+ */
+static const char *const source_names[] = {
+	[VMRAPL_SOURCE_INTEL] = "intel",
+	[VMRAPL_SOURCE_AMD] = "amd",
+	[VMRAPL_SOURCE_ESTIMATE] = "estimate",
+	[VMRAPL_SOURCE_TEST] = "test",
+};
+
+static const char *const policy_names[] = {
+	[VMRAPL_STATIC_OCCUPIED] = "occupied",
+	[VMRAPL_STATIC_BUSY] = "busy",
+	[VMRAPL_STATIC_NONE] = "none",
+};
+
+static const char *const domain_names[VMRAPL_NR_DOMAINS] = {
+	[VMRAPL_DOM_PKG] = "pkg",
+	[VMRAPL_DOM_CORE] = "core",
+	[VMRAPL_DOM_DRAM] = "dram",
+};
+
+static const char *const charge_names[] = {
+	[VMRAPL_CHARGE_THREAD] = "thread",
+	[VMRAPL_CHARGE_GUEST] = "guest",
+};
+
+#define NAMES(t)	t, sizeof(t) / sizeof(t[0])
+
+/* @names[@v], or @unknown when @v has no name. */
+static const char *name_of(const char *const *names, size_t n, uint32_t v,
+			   const char *unknown)
+{
+	return v < n && names[v] ? names[v] : unknown;
+}
+
+/* The value named @name, or -EINVAL. */
+static int value_of(const char *const *names, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return (int)i;
+	return -EINVAL;
+}
+
 const char *vmrapl_host_source_name(uint32_t source)
 {
-	switch (source) {
-	case VMRAPL_SOURCE_INTEL:	return "intel";
-	case VMRAPL_SOURCE_AMD:		return "amd";
-	case VMRAPL_SOURCE_ESTIMATE:	return "estimate";
-	case VMRAPL_SOURCE_TEST:	return "test";
-	}
-	return "unknown";
+	return name_of(NAMES(source_names), source, "unknown");
 }
 
 const char *vmrapl_host_policy_name(uint32_t policy)
 {
-	switch (policy) {
-	case VMRAPL_STATIC_OCCUPIED:	return "occupied";
-	case VMRAPL_STATIC_BUSY:	return "busy";
-	case VMRAPL_STATIC_NONE:	return "none";
-	}
-	return "unknown";
+	return name_of(NAMES(policy_names), policy, "unknown");
+}
+
+int vmrapl_host_policy_value(const char *name)
+{
+	return value_of(NAMES(policy_names), name);
 }
 
 const char *vmrapl_host_domain_name(unsigned int dom)
 {
-	static const char *const names[VMRAPL_NR_DOMAINS] = {
-		[VMRAPL_DOM_PKG] = "pkg",
-		[VMRAPL_DOM_CORE] = "core",
-		[VMRAPL_DOM_DRAM] = "dram",
-	};
-
-	return dom < VMRAPL_NR_DOMAINS ? names[dom] : NULL;
+	return name_of(NAMES(domain_names), dom, NULL);
 }
 
 const char *vmrapl_host_charge_name(uint32_t charge)
 {
-	switch (charge) {
-	case VMRAPL_CHARGE_THREAD:	return "thread";
-	case VMRAPL_CHARGE_GUEST:	return "guest";
+	return name_of(NAMES(charge_names), charge, "unknown");
+}
+
+int vmrapl_host_charge_value(const char *name)
+{
+	return value_of(NAMES(charge_names), name);
+}
+
+static const char *const book_names[VMRAPL_HOST_NR_BOOKS] = {
+	[VMRAPL_HOST_BOOK_SAMPLED] = "sampled",
+	[VMRAPL_HOST_BOOK_TRACKED] = "tracked",
+	[VMRAPL_HOST_BOOK_HOST] = "host",
+	[VMRAPL_HOST_BOOK_IDLE] = "idle",
+	[VMRAPL_HOST_BOOK_LOST] = "lost",
+};
+
+const char *vmrapl_host_book_name(unsigned int book)
+{
+	return name_of(NAMES(book_names), book, NULL);
+}
+
+const __u64 *vmrapl_host_book(const struct vmrapl_pkg_stats *p,
+			      unsigned int book)
+{
+	switch (book) {
+	case VMRAPL_HOST_BOOK_SAMPLED:	return p->sampled_uj;
+	case VMRAPL_HOST_BOOK_TRACKED:	return p->tracked_uj;
+	case VMRAPL_HOST_BOOK_HOST:	return p->host_uj;
+	case VMRAPL_HOST_BOOK_IDLE:	return p->idle_uj;
+	case VMRAPL_HOST_BOOK_LOST:	return p->lost_uj;
 	}
-	return "unknown";
+	return NULL;
 }

@@ -3,8 +3,9 @@
  * libvmrapl-host - host-side helpers for the vmrapl tools (vmraplctl,
  * vmrapl-exporter): the host-wide ioctls (GET_PKG_STATS, LIST_VMS,
  * GET_VM_STATS), VM names from /proc, the runtime module parameters and
- * names of the ABI's enums.  Built as a static archive (libvmrapl-host.a) next to libvmrapl;
- * it is not part of libvmrapl.so's ABI.
+ * names of the ABI's enums.  Built as a static archive (libvmrapl-host.a)
+ * next to libvmrapl, also linked into vmrapl-vmm for the names; it is not
+ * part of libvmrapl.so's ABI.
  *
  * Conventions as libvmrapl: int returns are 0 (or a count) on success and
  * a negative errno value on failure.  The host-wide reads need CAP_PERFMON
@@ -79,20 +80,46 @@ int vmrapl_host_param_check(const char *name, const char *value,
  */
 int vmrapl_host_param_set(const char *name, const char *value);
 
-/* Names: "intel", "amd", "estimate", "test", "unknown". */
 /*
  * When the module was loaded (VMRAPL_INFO_F_LOAD_TIME), as Unix time in
  * seconds: every energy total counts from then.  0 when not announced.
  */
 double vmrapl_host_load_time(const struct vmrapl_info *info);
 
+/*
+ * Names of the ABI's enums: every tool prints and parses them through
+ * these, so each name table exists once.  The *_value() functions map a
+ * name back to its value, -EINVAL for a name they do not know.
+ */
+/* VMRAPL_SOURCE_*: "intel", "amd", "estimate", "test", "unknown". */
 const char *vmrapl_host_source_name(uint32_t source);
-/* "occupied", "busy", "none", "unknown". */
+/* VMRAPL_STATIC_* (static_policy): "occupied", "busy", "none", "unknown". */
 const char *vmrapl_host_policy_name(uint32_t policy);
+int vmrapl_host_policy_value(const char *name);
 /* "pkg", "core", "dram" for VMRAPL_DOM_*, NULL beyond. */
 const char *vmrapl_host_domain_name(unsigned int dom);
-/* "thread", "guest", "unknown". */
+/* VMRAPL_CHARGE_*: "thread", "guest", "unknown". */
 const char *vmrapl_host_charge_name(uint32_t charge);
+int vmrapl_host_charge_value(const char *name);
+
+/*
+ * The books of struct vmrapl_pkg_stats, in its order: sampled (every dE
+ * read), tracked (charged to VMs), host, idle and lost (the unattributed
+ * kinds, from VMRAPL_HOST_BOOK_HOST on).
+ */
+enum {
+	VMRAPL_HOST_BOOK_SAMPLED,
+	VMRAPL_HOST_BOOK_TRACKED,
+	VMRAPL_HOST_BOOK_HOST,
+	VMRAPL_HOST_BOOK_IDLE,
+	VMRAPL_HOST_BOOK_LOST,
+	VMRAPL_HOST_NR_BOOKS
+};
+/* "sampled", "tracked", "host", "idle", "lost"; NULL beyond. */
+const char *vmrapl_host_book_name(unsigned int book);
+/* The per-domain microjoules of @book in @p, NULL beyond. */
+const __u64 *vmrapl_host_book(const struct vmrapl_pkg_stats *p,
+			      unsigned int book);
 
 #ifdef __cplusplus
 }

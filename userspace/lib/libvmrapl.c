@@ -24,11 +24,9 @@ struct vmrapl_vm {
 	int fd;				/* vmrapl VM fd, -1 for a fake handle */
 	unsigned int nr_vcpus;
 	unsigned int regset;
-	uint32_t domains;		/* decides whether 0x619 is filtered */
+	uint32_t domains;		/* the guest's view: see reg_in_view() */
 	const struct vmrapl_page *page;	/* NULL: ioctl path only */
 	size_t map_len;			/* 0 when @page is not ours to unmap */
-	int nr_msrs;
-	uint32_t msrs[VMRAPL_MAX_MSRS];
 	uint8_t bitmaps[VMRAPL_MAX_RANGES][VMRAPL_RANGE_BITMAP_BYTES];
 	struct vmrapl_exit_counters cnt;	/* updated atomically */
 };
@@ -132,54 +130,85 @@ const char *vmrapl_open_strerror(int err)
 
 /* ---- register sets ------------------------------------------------------ */
 
-static const uint32_t intel_msrs[] = {
-	VMRAPL_MSR_RAPL_POWER_UNIT, VMRAPL_MSR_PKG_POWER_LIMIT,
-	VMRAPL_MSR_PKG_ENERGY_STATUS, VMRAPL_MSR_PKG_POWER_INFO,
-	VMRAPL_MSR_DRAM_ENERGY_STATUS, VMRAPL_MSR_PP0_ENERGY_STATUS,
+/*
+ * One row of the uapi's VMRAPL_REGISTERS table: every register set, MSR
+ * and page field the library knows comes from there.
+ */
+struct reg_desc {
+	unsigned int regset;
+	uint32_t msr;
+	unsigned int reg;		/* VMRAPL_REG_* */
+	uint32_t dom_mask;		/* 0: in every guest view */
 };
 
-static const uint32_t amd_msrs[] = {
-	VMRAPL_MSR_AMD_RAPL_POWER_UNIT, VMRAPL_MSR_AMD_CORE_ENERGY,
-	VMRAPL_MSR_AMD_PKG_ENERGY,
-};
+#define REG_ROW(regset, msr, reg, dom_mask) { regset, msr, reg, dom_mask },
+static const struct reg_desc registers[] = { VMRAPL_REGISTERS(REG_ROW) };
+#undef REG_ROW
+
+#define NR_REGISTERS	(sizeof(registers) / sizeof(registers[0]))
+
+/* VMRAPL_MAX_MSRS is public: no register set may outgrow it. */
+#define COUNT_INTEL(regset, msr, reg, dom_mask) \
+	+((regset) == VMRAPL_REGSET_INTEL)
+#define COUNT_AMD(regset, msr, reg, dom_mask) \
+	+((regset) == VMRAPL_REGSET_AMD)
+_Static_assert(0 VMRAPL_REGISTERS(COUNT_INTEL) <= VMRAPL_MAX_MSRS,
+	       "VMRAPL_MAX_MSRS is too small for the Intel register set");
+_Static_assert(0 VMRAPL_REGISTERS(COUNT_AMD) <= VMRAPL_MAX_MSRS,
+	       "VMRAPL_MAX_MSRS is too small for the AMD register set");
+#undef COUNT_INTEL
+#undef COUNT_AMD
+
+/*
+ * The guest's view: a register is virtualized when it belongs to every
+ * view (dom_mask 0) or the VM has one of its domains.  The others are
+ * left alone: not in the filter, not answered.
+ */
+static int reg_in_view(const struct reg_desc *r, uint32_t domains)
+{
+	return !r->dom_mask || (domains & r->dom_mask);
+}
+
+/* The row of MSR @index in @regset, or NULL. */
+static const struct reg_desc *find_reg(unsigned int regset, uint32_t index)
+{
+	size_t i;
+
+	for (i = 0; i < NR_REGISTERS; i++)
+		if (registers[i].regset == regset && registers[i].msr == index)
+			return &registers[i];
+	return NULL;
+}
+
+static int regset_known(unsigned int regset)
+{
+	size_t i;
+
+	for (i = 0; i < NR_REGISTERS; i++)
+		if (registers[i].regset == regset)
+			return 1;
+	return 0;
+}
 
 int vmrapl_regset_msrs(unsigned int regset, uint32_t domains, uint32_t *msrs,
 		       unsigned int max)
 {
-	const uint32_t *set;
-	unsigned int i, n, len;
+	unsigned int n = 0;
+	size_t i;
 
-	switch (regset) {
-	case VMRAPL_REGSET_INTEL:
-		set = intel_msrs;
-		len = sizeof(intel_msrs) / sizeof(intel_msrs[0]);
-		break;
-	case VMRAPL_REGSET_AMD:
-		set = amd_msrs;
-		len = sizeof(amd_msrs) / sizeof(amd_msrs[0]);
-		break;
-	default:
+	if (!regset_known(regset))
 		return fail(EINVAL);
-	}
-	for (i = 0, n = 0; i < len; i++) {
-		if (set[i] == VMRAPL_MSR_DRAM_ENERGY_STATUS &&
-		    !(domains & (1u << VMRAPL_DOM_DRAM)))
+	/* The table lists each set's MSRs in increasing order. */
+	for (i = 0; i < NR_REGISTERS; i++) {
+		const struct reg_desc *r = &registers[i];
+
+		if (r->regset != regset || !reg_in_view(r, domains))
 			continue;
 		if (n == max)
 			return fail(ENOSPC);
-		msrs[n++] = set[i];
+		msrs[n++] = r->msr;
 	}
 	return (int)n;
-}
-
-static int vm_has_msr(const struct vmrapl_vm *vm, uint32_t index)
-{
-	int i;
-
-	for (i = 0; i < vm->nr_msrs; i++)
-		if (vm->msrs[i] == index)
-			return 1;
-	return 0;
 }
 
 /* ---- attach ------------------------------------------------------------- */
@@ -195,17 +224,6 @@ size_t vmrapl_page_size(unsigned int nr_vcpus)
 	return (len + (size_t)ps - 1) & ~((size_t)ps - 1);
 }
 
-static int vm_init_msrs(struct vmrapl_vm *vm)
-{
-	int n = vmrapl_regset_msrs(vm->regset, vm->domains, vm->msrs,
-				   VMRAPL_MAX_MSRS);
-
-	if (n < 0)
-		return n;
-	vm->nr_msrs = n;
-	return 0;
-}
-
 int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd, unsigned int nr_vcpus,
 		  unsigned int regset, unsigned int esu, struct vmrapl_vm **out)
 {
@@ -216,8 +234,7 @@ int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd, unsigned int nr_vcpus,
 
 	*out = NULL;
 	if (kvm_vm_fd < 0 || nr_vcpus == 0 || nr_vcpus > VMRAPL_MAX_VCPUS ||
-	    (regset != VMRAPL_REGSET_INTEL && regset != VMRAPL_REGSET_AMD) ||
-	    esu > 31)
+	    !regset_known(regset) || esu > 31)
 		return fail(EINVAL);
 
 	vm = calloc(1, sizeof(*vm));
@@ -255,11 +272,6 @@ int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd, unsigned int nr_vcpus,
 						      __ATOMIC_RELAXED);
 	}
 
-	err = vm_init_msrs(vm);
-	if (err < 0) {
-		vmrapl_detach(vm);
-		return fail(-err);
-	}
 	*out = vm;
 	return 0;
 }
@@ -269,10 +281,10 @@ int vmrapl_vm_from_page(const struct vmrapl_page *page, unsigned int nr_vcpus,
 			struct vmrapl_vm **out)
 {
 	struct vmrapl_vm *vm;
-	int err;
 
 	*out = NULL;
-	if (nr_vcpus == 0 || nr_vcpus > VMRAPL_MAX_VCPUS)
+	if (nr_vcpus == 0 || nr_vcpus > VMRAPL_MAX_VCPUS ||
+	    !regset_known(regset))
 		return fail(EINVAL);
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
@@ -282,11 +294,6 @@ int vmrapl_vm_from_page(const struct vmrapl_page *page, unsigned int nr_vcpus,
 	vm->regset = regset;
 	vm->domains = domains;
 	vm->page = page;
-	err = vm_init_msrs(vm);
-	if (err < 0) {
-		free(vm);
-		return fail(-err);
-	}
 	*out = vm;
 	return 0;
 }
@@ -471,57 +478,37 @@ int vmrapl_page_read(const struct vmrapl_page *page, unsigned int vcpu,
 
 /*
  * The value of @index from a page snapshot.  Returns 0 and sets *data, or
- * -ENOENT when the page cannot answer (the ioctl decides then).
+ * -ENOENT when the page cannot answer (the ioctl decides then): the MSR is
+ * not in @regset or not in the view the page describes.
  */
 static int snap_value(const struct vmrapl_page_snapshot *s,
 		      unsigned int regset, uint32_t index, uint64_t *data)
 {
-#define DOM(d) (s->domains & (1u << (d)))
-	if (regset == VMRAPL_REGSET_INTEL) {
-		switch (index) {
-		case VMRAPL_MSR_RAPL_POWER_UNIT:
-			*data = s->unit;
-			return 0;
-		case VMRAPL_MSR_PKG_POWER_LIMIT:
-			*data = s->power_limit;
-			return 0;
-		case VMRAPL_MSR_PKG_POWER_INFO:
-			*data = s->power_info;
-			return 0;
-		case VMRAPL_MSR_PKG_ENERGY_STATUS:
-			if (!DOM(VMRAPL_DOM_PKG))
-				break;
-			*data = s->pkg;
-			return 0;
-		case VMRAPL_MSR_PP0_ENERGY_STATUS:
-			if (!DOM(VMRAPL_DOM_CORE))
-				break;
-			*data = s->core;
-			return 0;
-		case VMRAPL_MSR_DRAM_ENERGY_STATUS:
-			if (!DOM(VMRAPL_DOM_DRAM))
-				break;
-			*data = s->dram;
-			return 0;
-		}
-	} else if (regset == VMRAPL_REGSET_AMD) {
-		switch (index) {
-		case VMRAPL_MSR_AMD_RAPL_POWER_UNIT:
-			*data = s->unit;
-			return 0;
-		case VMRAPL_MSR_AMD_CORE_ENERGY:
-			if (!DOM(VMRAPL_DOM_CORE))
-				break;
-			*data = s->core;
-			return 0;
-		case VMRAPL_MSR_AMD_PKG_ENERGY:
-			if (!DOM(VMRAPL_DOM_PKG))
-				break;
-			*data = s->pkg;
-			return 0;
-		}
+	const struct reg_desc *r = find_reg(regset, index);
+
+	if (!r || !reg_in_view(r, s->domains))
+		return -ENOENT;
+	switch (r->reg) {
+	case VMRAPL_REG_UNIT:
+		*data = s->unit;
+		return 0;
+	case VMRAPL_REG_POWER_INFO:
+		*data = s->power_info;
+		return 0;
+	case VMRAPL_REG_POWER_LIMIT:
+		*data = s->power_limit;		/* all 64 bits */
+		return 0;
+	/* The energy status registers are 32-bit counters. */
+	case VMRAPL_REG_PKG:
+		*data = (uint32_t)s->pkg;
+		return 0;
+	case VMRAPL_REG_CORE:
+		*data = (uint32_t)s->core;
+		return 0;
+	case VMRAPL_REG_DRAM:
+		*data = (uint32_t)s->dram;
+		return 0;
 	}
-#undef DOM
 	return -ENOENT;
 }
 
@@ -682,20 +669,20 @@ int vmrapl_enable_user_msr(int kvm_fd, int kvm_vm_fd, uint32_t extra_reasons)
 int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 		       unsigned int vcpu)
 {
-	uint32_t index;
+	const struct reg_desc *r;
 	uint64_t data = 0;
 	int from_page, saved_errno;
 
 	if (run->exit_reason != KVM_EXIT_X86_RDMSR &&
 	    run->exit_reason != KVM_EXIT_X86_WRMSR)
 		return 0;
-	index = run->msr.index;
-	if (!vm_has_msr(vm, index))
+	/* Only the guest's view is filtered: anything else is the VMM's. */
+	r = find_reg(vm->regset, run->msr.index);
+	if (!r || !reg_in_view(r, vm->domains))
 		return 0;
 
 	if (run->exit_reason == KVM_EXIT_X86_WRMSR) {
-		if (vm->regset == VMRAPL_REGSET_INTEL &&
-		    index == VMRAPL_MSR_PKG_POWER_LIMIT) {
+		if (r->reg == VMRAPL_REG_POWER_LIMIT) {
 			/* Power limits are the host's business: drop. */
 			run->msr.error = 0;
 			count(&vm->cnt.wrmsr_dropped);
@@ -707,7 +694,7 @@ int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 	}
 
 	saved_errno = errno;
-	if (read_msr(vm, vcpu, index, &data, &from_page) == 0) {
+	if (read_msr(vm, vcpu, r->msr, &data, &from_page) == 0) {
 		run->msr.data = data;
 		run->msr.error = 0;
 		count(&vm->cnt.rdmsr);

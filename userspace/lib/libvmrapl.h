@@ -54,7 +54,13 @@ struct vmrapl_vm;	/* one attached KVM VM */
 
 #define VMRAPL_DEFAULT_PATH	"/dev/" VMRAPL_DEVICE_NAME
 
-/* The RAPL MSR numbers (VMRAPL_MSR_*) and VMRAPL_REGISTERS are in the uapi. */
+/*
+ * The RAPL MSR numbers (VMRAPL_MSR_*) and the register table
+ * VMRAPL_REGISTERS are in the uapi; the library follows that table.  The
+ * guest's view: a register is virtualized when its dom_mask is 0 (unit,
+ * power info and limit) or names one of the VM's domains (the page's
+ * domains); the others are neither filtered nor answered.
+ */
 /* Most MSRs in a register set, and most filter ranges one set needs. */
 #define VMRAPL_MAX_MSRS		6
 #define VMRAPL_MAX_RANGES	5
@@ -107,7 +113,7 @@ VMRAPL_API const struct vmrapl_page *vmrapl_vm_page(const struct vmrapl_vm *vm);
  * A handle with no kernel behind it, reading from @page (which the caller
  * owns and keeps alive).  For unit tests and for VMMs that want to inject
  * their own page; its ioctl fallback fails with -ENODEV.  @domains is the
- * VMRAPL_DOM_* mask used to decide whether 0x619 is part of the filter.
+ * VMRAPL_DOM_* mask of the guest's view (which MSRs are filtered).
  */
 VMRAPL_API int vmrapl_vm_from_page(const struct vmrapl_page *page,
 				   unsigned int nr_vcpus, unsigned int regset,
@@ -190,9 +196,13 @@ VMRAPL_API int vmrapl_page_read(const struct vmrapl_page *page,
 /* ---- KVM MSR filter ---------------------------------------------------- */
 
 /*
- * The MSRs of @regset, in increasing order, into @msrs (up to @max).
- * 0x619 is included only when @domains has VMRAPL_DOM_DRAM.  Returns the
- * number of MSRs, -EINVAL for an unknown regset, -ENOSPC if @max is short.
+ * The MSRs of @regset in the guest's view, in increasing order, into @msrs
+ * (up to @max).  An energy status MSR is included only when @domains has
+ * its domain: 0x611 and 0xC001029B VMRAPL_DOM_PKG, 0x639 (PP0) and
+ * 0xC001029A VMRAPL_DOM_CORE, 0x619 VMRAPL_DOM_DRAM; the unit, power info
+ * and power limit MSRs always are.  (Earlier versions left out only 0x619;
+ * 0x639 without VMRAPL_DOM_CORE is now left out too.)  Returns the number
+ * of MSRs, -EINVAL for an unknown regset, -ENOSPC if @max is short.
  */
 VMRAPL_API int vmrapl_regset_msrs(unsigned int regset, uint32_t domains,
 				  uint32_t *msrs, unsigned int max);
@@ -210,8 +220,8 @@ VMRAPL_API int vmrapl_build_msr_filter(unsigned int regset, uint32_t domains,
 				       size_t storage_len);
 /*
  * The same for an attached VM, bitmaps owned by the handle (valid until
- * vmrapl_detach()).  The DRAM decision uses the page's domains, or
- * GET_INFO's when there is no page.
+ * vmrapl_detach()).  The view is the page's domains, or GET_INFO's when
+ * there is no page.
  */
 VMRAPL_API int vmrapl_msr_filter_ranges(struct vmrapl_vm *vm,
 					struct kvm_msr_filter_range *ranges,
@@ -246,7 +256,7 @@ VMRAPL_API int vmrapl_enable_user_msr(int kvm_fd, int kvm_vm_fd,
 
 /*
  * Handle a KVM_RUN exit of vCPU @vcpu.  Returns 1 when it was a
- * KVM_EXIT_X86_RDMSR/WRMSR of one of vmrapl's MSRs (run->msr.data and
+ * KVM_EXIT_X86_RDMSR/WRMSR of an MSR in the VM's view (run->msr.data and
  * run->msr.error are filled: reads answer the virtual value, writes to
  * 0x610 are dropped, other writes and unavailable values get error = 1,
  * i.e. #GP), and 0 when the exit is not vmrapl's (untouched).

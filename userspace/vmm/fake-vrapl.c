@@ -8,6 +8,18 @@
 
 #include "fake-vrapl.h"
 
+/*
+ * The fake measures every domain its register set has a register for
+ * (VMRAPL_REGISTERS): Intel pkg, core and DRAM, AMD pkg and core.
+ */
+static uint32_t regset_domains(unsigned int regset)
+{
+#define REG_DOMS(set, msr, reg, dom_mask) \
+	| ((set) == regset ? (uint32_t)(dom_mask) : 0u)
+	return 0u VMRAPL_REGISTERS(REG_DOMS);
+#undef REG_DOMS
+}
+
 int fake_vrapl_init(struct fake_vrapl *f, unsigned int regset,
 		    unsigned int nr_vcpus)
 {
@@ -34,12 +46,22 @@ int fake_vrapl_init(struct fake_vrapl *f, unsigned int regset,
 	p->unit = (10u << 16) | (FAKE_ESU << 8) | 3u;
 	p->power_info = 8u * 100;		/* "TDP" 100 W */
 	p->power_limit = (1u << 15) | 8u * 100;	/* enabled, 100 W */
-	p->domains = (1u << VMRAPL_DOM_PKG) | (1u << VMRAPL_DOM_CORE) |
-		     (regset == VMRAPL_REGSET_INTEL ? 1u << VMRAPL_DOM_DRAM : 0);
+	p->domains = regset_domains(regset);
 	for (i = 0; i < nr_vcpus; i++)
 		p->vcpu[i].pkg = p->vcpu[i].core = p->vcpu[i].dram = FAKE_START;
 	f->page = p;
 	return 0;
+}
+
+int fake_vrapl_attach(struct fake_vrapl *f, unsigned int regset,
+		      unsigned int nr_vcpus, struct vmrapl_vm **out)
+{
+	int r = fake_vrapl_init(f, regset, nr_vcpus);
+
+	if (r == 0)
+		r = vmrapl_vm_from_page(f->page, nr_vcpus, regset,
+					f->page->domains, out);
+	return r;
 }
 
 /* Energy in counts of 2^-FAKE_ESU J for @ns of CPU time at @watts. */

@@ -35,6 +35,9 @@ struct fake_vrapl {
 /* Allocate and fill the page; the writer is not running yet. */
 int fake_vrapl_init(struct fake_vrapl *f, unsigned int regset,
 		    unsigned int nr_vcpus);
+/* fake_vrapl_init() and a libvmrapl handle that reads the fake's page. */
+int fake_vrapl_attach(struct fake_vrapl *f, unsigned int regset,
+		      unsigned int nr_vcpus, struct vmrapl_vm **out);
 /* Start updating from the CPU time of @threads (the vCPU threads). */
 int fake_vrapl_start(struct fake_vrapl *f, const pthread_t *threads);
 void fake_vrapl_destroy(struct fake_vrapl *f);

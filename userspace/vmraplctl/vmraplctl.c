@@ -28,6 +28,7 @@
 #include <linux/capability.h>
 
 #include "libvmrapl-host.h"
+#include "json.h"
 
 #define VMRAPLCTL_VERSION	"1.0"
 
@@ -104,28 +105,6 @@ static void sleep_s(double s)
 	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '"':  fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (c < 0x20)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-	}
-	fputc('"', f);
 }
 
 /* Printable copy of a name for the table (control characters -> '?'). */
@@ -600,21 +579,16 @@ out:
 	return rc;
 }
 
-static const char *const book_names[] = {
-	"sampled", "tracked", "host", "idle", "lost"
-};
-
+/* Package power of each book (VMRAPL_HOST_BOOK_*) from @a to @b. */
 static void pkg_power(const struct vmrapl_pkg_stats *a,
-		      const struct vmrapl_pkg_stats *b, double dt, double w[5])
+		      const struct vmrapl_pkg_stats *b, double dt,
+		      double w[VMRAPL_HOST_NR_BOOKS])
 {
-	const __u64 *fa[5] = { a->sampled_uj, a->tracked_uj, a->host_uj,
-			       a->idle_uj, a->lost_uj };
-	const __u64 *fb[5] = { b->sampled_uj, b->tracked_uj, b->host_uj,
-			       b->idle_uj, b->lost_uj };
 	int k;
 
-	for (k = 0; k < 5; k++)
-		w[k] = delta_w(fa[k][VMRAPL_DOM_PKG], fb[k][VMRAPL_DOM_PKG], dt);
+	for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++)
+		w[k] = delta_w(vmrapl_host_book(a, k)[VMRAPL_DOM_PKG],
+			       vmrapl_host_book(b, k)[VMRAPL_DOM_PKG], dt);
 }
 
 static int cmd_top(int argc, char **argv)
@@ -659,16 +633,16 @@ static int cmd_top(int argc, char **argv)
 			       it + 1, dt, vmrapl_host_source_name(d.info.source),
 			       estimated(&d) ? "true" : "false");
 			for (p = 0; p < cur.nr_pkgs; p++) {
-				double w[5] = { 0 };
+				double w[VMRAPL_HOST_NR_BOOKS] = { 0 };
 
 				if (p < prev.nr_pkgs)
 					pkg_power(&prev.pkgs[p], &cur.pkgs[p], dt, w);
 				printf("%s{\"package\": %d, \"cpus\": %u, \"p_static_w\": %.3f, \"power_w\": {",
 				       p ? ", " : "", p, cur.pkgs[p].nr_cpus,
 				       cur.pkgs[p].p_static_uw / 1e6);
-				for (k = 0; k < 5; k++)
+				for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++)
 					printf("%s\"%s\": %.3f", k ? ", " : "",
-					       book_names[k], w[k]);
+					       vmrapl_host_book_name(k), w[k]);
 				printf("}}");
 			}
 			printf("], \"vms\": [");
@@ -685,12 +659,16 @@ static int cmd_top(int argc, char **argv)
 			       estimated(&d) ? " *estimated*" : "", dt,
 			       cur.nr_vms);
 			for (p = 0; p < cur.nr_pkgs; p++) {
-				double w[5] = { 0 };
+				double w[VMRAPL_HOST_NR_BOOKS] = { 0 };
 
 				if (p < prev.nr_pkgs)
 					pkg_power(&prev.pkgs[p], &cur.pkgs[p], dt, w);
 				printf("pkg %d: %7.2f W  VMs %7.2f W  host %7.2f W  idle %7.2f W  lost %6.2f W  (%u CPUs, static %.2f W)\n",
-				       p, w[0], w[1], w[2], w[3], w[4],
+				       p, w[VMRAPL_HOST_BOOK_SAMPLED],
+				       w[VMRAPL_HOST_BOOK_TRACKED],
+				       w[VMRAPL_HOST_BOOK_HOST],
+				       w[VMRAPL_HOST_BOOK_IDLE],
+				       w[VMRAPL_HOST_BOOK_LOST],
 				       cur.pkgs[p].nr_cpus,
 				       cur.pkgs[p].p_static_uw / 1e6);
 			}

@@ -107,10 +107,16 @@ static int t_regset_intel(void)
 	CHECK(n == 5);
 	CHECK(m[0] == 0x606 && m[1] == 0x610 && m[2] == 0x611 &&
 	      m[3] == 0x614 && m[4] == 0x639);
+	/* The view rule: 0x639 (PP0) only with the CORE domain. */
 	n = vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG,
 			       VMRAPL_DOM_DRAM), m, VMRAPL_MAX_MSRS);
+	CHECK(n == 5 && m[4] == 0x619);
+	n = vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, ~0u, m, VMRAPL_MAX_MSRS);
 	CHECK(n == 6 && m[4] == 0x619 && m[5] == 0x639);
 	CHECK(vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, ~0u, m, 5) == -ENOSPC);
+	/* Registers of every view stay without any domain. */
+	n = vmrapl_regset_msrs(VMRAPL_REGSET_INTEL, 0, m, VMRAPL_MAX_MSRS);
+	CHECK(n == 3 && m[0] == 0x606 && m[1] == 0x610 && m[2] == 0x614);
 	return 1;
 }
 
@@ -121,6 +127,9 @@ static int t_regset_amd(void)
 
 	CHECK(n == 3);
 	CHECK(m[0] == 0xC0010299 && m[1] == 0xC001029A && m[2] == 0xC001029B);
+	n = vmrapl_regset_msrs(VMRAPL_REGSET_AMD, DOMS(VMRAPL_DOM_PKG), m,
+			       VMRAPL_MAX_MSRS);
+	CHECK(n == 2 && m[0] == 0xC0010299 && m[1] == 0xC001029B);
 	CHECK(vmrapl_regset_msrs(0, 0, m, 6) == -EINVAL && errno == EINVAL);
 	CHECK(vmrapl_regset_msrs(99, 0, m, 6) == -EINVAL);
 	return 1;
@@ -194,11 +203,13 @@ static int t_filter_nospace(void)
 	struct kvm_msr_filter_range r[VMRAPL_MAX_RANGES];
 	uint8_t st[VMRAPL_MAX_RANGES * VMRAPL_RANGE_BITMAP_BYTES];
 
-	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, 0, r, 3, st,
+	uint32_t doms = DOMS(VMRAPL_DOM_PKG, VMRAPL_DOM_CORE);	/* 4 ranges */
+
+	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, doms, r, 3, st,
 				      sizeof(st)) == -ENOSPC);
-	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, 0, r, 5, st,
+	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, doms, r, 5, st,
 				      3 * 8 + 7) == -ENOSPC);
-	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, 0, r, 5, st,
+	CHECK(vmrapl_build_msr_filter(VMRAPL_REGSET_INTEL, doms, r, 5, st,
 				      4 * 8) == 4);
 	return 1;
 }
@@ -223,15 +234,16 @@ static int t_filter_merge(void)
 		.flags = KVM_MSR_FILTER_WRITE, .nmsrs = 1, .base = 0x4b564d00,
 		.bitmap = vmm_bm[1] };
 	n = vmrapl_msr_filter_merge(vm, &f);
-	CHECK(n == 6);
+	/* PKG only: no 0x619, and no 0x639 without the CORE domain. */
+	CHECK(n == 5);
 	CHECK(range_ok(&f.ranges[0], 0x606, 1));
-	CHECK(range_ok(&f.ranges[3], 0x639, 1));
-	CHECK(f.ranges[4].base == 0x10 && f.ranges[4].bitmap == vmm_bm[0]);
-	CHECK(f.ranges[5].base == 0x4b564d00);
-	CHECK(f.ranges[6].nmsrs == 0 && f.ranges[15].nmsrs == 0);
+	CHECK(range_ok(&f.ranges[2], 0x614, 1));
+	CHECK(f.ranges[3].base == 0x10 && f.ranges[3].bitmap == vmm_bm[0]);
+	CHECK(f.ranges[4].base == 0x4b564d00);
+	CHECK(f.ranges[5].nmsrs == 0 && f.ranges[15].nmsrs == 0);
 	/* Merging twice does not duplicate vmrapl's ranges. */
-	CHECK(vmrapl_msr_filter_merge(vm, &f) == 6);
-	CHECK(f.ranges[4].base == 0x10 && f.ranges[6].nmsrs == 0);
+	CHECK(vmrapl_msr_filter_merge(vm, &f) == 5);
+	CHECK(f.ranges[3].base == 0x10 && f.ranges[5].nmsrs == 0);
 	/* A full filter is left alone. */
 	for (n = 0; n < KVM_MSR_FILTER_MAX_RANGES; n++)
 		f.ranges[n] = (struct kvm_msr_filter_range){
@@ -375,8 +387,17 @@ static int t_exit_intel(void)
 	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x614, 0);
 	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
 	CHECK(run.msr.error == 0 && run.msr.data == 0x3C0);
+	/* Energy registers are 32-bit counters; 0x610 keeps all 64 bits. */
+	fk.page.vcpu[2].pkg = 0x100000005ull;
+	fk.page.power_limit = 0x8000000000008000ull;
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 2) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 5);
+	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x610, 0);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
+	CHECK(run.msr.error == 0 && run.msr.data == 0x8000000000008000ull);
 	vmrapl_exit_counters(vm, &c);
-	CHECK(c.rdmsr == 6 && c.rdmsr_page == 6 && c.gp == 0);
+	CHECK(c.rdmsr == 8 && c.rdmsr_page == 8 && c.gp == 0);
 	vmrapl_detach(vm);
 	return 1;
 }
@@ -436,12 +457,12 @@ static int t_exit_gp(void)
 	struct kvm_run run;
 	struct fake fk;
 
-	/* PKG only on the page: core has no page value and no ioctl. */
+	/* PKG only: 0x639 is outside the view, so not ours (not filtered). */
 	fake_init(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG));
 	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL,
 				  DOMS(VMRAPL_DOM_PKG), &vm) == 0);
 	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x639, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
 	/* vCPU index out of range. */
 	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
 	CHECK(vmrapl_handle_exit(vm, &run, NR) == 1 && run.msr.error == 1);
@@ -514,8 +535,8 @@ int main(void)
 		const char *name;
 		int (*fn)(void);
 	} tests[] = {
-		{ "regset: intel MSRs, DRAM only with the DRAM domain", t_regset_intel },
-		{ "regset: amd MSRs, unknown regset", t_regset_amd },
+		{ "regset: intel MSRs follow the view (0x619 DRAM, 0x639 CORE)", t_regset_intel },
+		{ "regset: amd MSRs follow the view, unknown regset", t_regset_amd },
 		{ "filter: intel without DRAM is 4 exact ranges", t_filter_intel_nodram },
 		{ "filter: intel with DRAM adds 0x619", t_filter_intel_dram },
 		{ "filter: amd is one range of 3", t_filter_amd },
