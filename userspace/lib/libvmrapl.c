@@ -131,46 +131,27 @@ const char *vmrapl_open_strerror(int err)
 /* ---- register sets ------------------------------------------------------ */
 
 /*
- * One row of the uapi's VMRAPL_REGISTERS table: every register set, MSR
- * and page field the library knows comes from there.
+ * The uapi's table of guest-visible registers: every register set, MSR
+ * and page field the library knows comes from there.  VMRAPL_MAX_MSRS is
+ * public; vmrapl_regset_msrs() answers ENOSPC rather than outgrow it, and
+ * the library's tests check that every register set fits.
  */
-struct reg_desc {
-	unsigned int regset;
-	uint32_t msr;
-	unsigned int reg;		/* VMRAPL_REG_* */
-	uint32_t dom_mask;		/* 0: in every guest view */
-};
-
-#define REG_ROW(regset, msr, reg, dom_mask) { regset, msr, reg, dom_mask },
-static const struct reg_desc registers[] = { VMRAPL_REGISTERS(REG_ROW) };
-#undef REG_ROW
+static const struct vmrapl_reg registers[] = VMRAPL_REGISTERS;
 
 #define NR_REGISTERS	(sizeof(registers) / sizeof(registers[0]))
-
-/* VMRAPL_MAX_MSRS is public: no register set may outgrow it. */
-#define COUNT_INTEL(regset, msr, reg, dom_mask) \
-	+((regset) == VMRAPL_REGSET_INTEL)
-#define COUNT_AMD(regset, msr, reg, dom_mask) \
-	+((regset) == VMRAPL_REGSET_AMD)
-_Static_assert(0 VMRAPL_REGISTERS(COUNT_INTEL) <= VMRAPL_MAX_MSRS,
-	       "VMRAPL_MAX_MSRS is too small for the Intel register set");
-_Static_assert(0 VMRAPL_REGISTERS(COUNT_AMD) <= VMRAPL_MAX_MSRS,
-	       "VMRAPL_MAX_MSRS is too small for the AMD register set");
-#undef COUNT_INTEL
-#undef COUNT_AMD
 
 /*
  * The guest's view: a register is virtualized when it belongs to every
  * view (dom_mask 0) or the VM has one of its domains.  The others are
  * left alone: not in the filter, not answered.
  */
-static int reg_in_view(const struct reg_desc *r, uint32_t domains)
+static int reg_in_view(const struct vmrapl_reg *r, uint32_t domains)
 {
 	return !r->dom_mask || (domains & r->dom_mask);
 }
 
 /* The row of MSR @index in @regset, or NULL. */
-static const struct reg_desc *find_reg(unsigned int regset, uint32_t index)
+static const struct vmrapl_reg *find_reg(unsigned int regset, uint32_t index)
 {
 	size_t i;
 
@@ -200,7 +181,7 @@ int vmrapl_regset_msrs(unsigned int regset, uint32_t domains, uint32_t *msrs,
 		return fail(EINVAL);
 	/* The table lists each set's MSRs in increasing order. */
 	for (i = 0; i < NR_REGISTERS; i++) {
-		const struct reg_desc *r = &registers[i];
+		const struct vmrapl_reg *r = &registers[i];
 
 		if (r->regset != regset || !reg_in_view(r, domains))
 			continue;
@@ -484,7 +465,7 @@ int vmrapl_page_read(const struct vmrapl_page *page, unsigned int vcpu,
 static int snap_value(const struct vmrapl_page_snapshot *s,
 		      unsigned int regset, uint32_t index, uint64_t *data)
 {
-	const struct reg_desc *r = find_reg(regset, index);
+	const struct vmrapl_reg *r = find_reg(regset, index);
 
 	if (!r || !reg_in_view(r, s->domains))
 		return -ENOENT;
@@ -669,7 +650,7 @@ int vmrapl_enable_user_msr(int kvm_fd, int kvm_vm_fd, uint32_t extra_reasons)
 int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 		       unsigned int vcpu)
 {
-	const struct reg_desc *r;
+	const struct vmrapl_reg *r;
 	uint64_t data = 0;
 	int from_page, saved_errno;
 

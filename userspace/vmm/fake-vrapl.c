@@ -14,10 +14,14 @@
  */
 static uint32_t regset_domains(unsigned int regset)
 {
-#define REG_DOMS(set, msr, reg, dom_mask) \
-	| ((set) == regset ? (uint32_t)(dom_mask) : 0u)
-	return 0u VMRAPL_REGISTERS(REG_DOMS);
-#undef REG_DOMS
+	static const struct vmrapl_reg registers[] = VMRAPL_REGISTERS;
+	uint32_t doms = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(registers) / sizeof(registers[0]); i++)
+		if (registers[i].regset == regset)
+			doms |= registers[i].dom_mask;
+	return doms;
 }
 
 int fake_vrapl_init(struct fake_vrapl *f, unsigned int regset,

@@ -218,25 +218,28 @@ void setup_vcpu(struct vmm *m, struct vcpu *v)
 	v->page = m->mem + page;
 }
 
-/* The VMRAPL_REG_* of @msr in @regset (VMRAPL_REGISTERS), -1 if none. */
+/* The uapi's table of guest-visible registers. */
+static const struct vmrapl_reg registers[] = VMRAPL_REGISTERS;
+
+/* The VMRAPL_REG_* of @msr in @regset, -1 if none. */
 static int msr_reg(unsigned int regset, uint32_t msr)
 {
-#define MSR_REG(set, index, reg, dom_mask) \
-	if ((set) == regset && (index) == msr) \
-		return (reg);
-	VMRAPL_REGISTERS(MSR_REG)
-#undef MSR_REG
+	size_t i;
+
+	for (i = 0; i < sizeof(registers) / sizeof(registers[0]); i++)
+		if (registers[i].regset == regset && registers[i].msr == msr)
+			return (int)registers[i].reg;
 	return -1;
 }
 
-/* The MSR of @regset that holds @reg (VMRAPL_REGISTERS), 0 if none. */
+/* The MSR of @regset that holds @reg, 0 if none. */
 static uint32_t reg_msr(unsigned int regset, unsigned int reg)
 {
-#define REG_MSR(set, index, r, dom_mask) \
-	if ((set) == regset && (r) == reg) \
-		return (index);
-	VMRAPL_REGISTERS(REG_MSR)
-#undef REG_MSR
+	size_t i;
+
+	for (i = 0; i < sizeof(registers) / sizeof(registers[0]); i++)
+		if (registers[i].regset == regset && registers[i].reg == reg)
+			return registers[i].msr;
 	return 0;
 }
 
