@@ -10,9 +10,9 @@
 #include <linux/topology.h>
 
 /*
- * The window itself: Kbuild compares the kernel's VERSION.PATCHLEVEL with
- * the supported series (the same list as dkms.conf) and defines
- * VMRAPL_KERNEL_SUPPORTED inside it.
+ * The window itself: Kbuild matches the kernel's version against
+ * dkms.conf's BUILD_EXCLUSIVE_KERNEL, the one place the window is written,
+ * and defines VMRAPL_KERNEL_SUPPORTED inside it.
  */
 #ifndef VMRAPL_KERNEL_SUPPORTED
 #error "vmrapl supports Linux 6.1 to 6.12; this kernel is outside that window"

@@ -17,12 +17,6 @@
 
 static struct dentry *vr_debugfs_dir;
 
-static const char *const vr_dom_names[VR_NDOM] = { "pkg", "core", "dram" };
-
-static const char *const vr_policy_names[VR_STATIC_NR] = {
-	"occupied", "busy", "none"
-};
-
 static const char *const vr_origin_names[] = {
 	"unknown", "param", "learned", "model"
 };

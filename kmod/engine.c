@@ -162,6 +162,12 @@ void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi)
 	}
 }
 
+/* The package index of a CPU that has one. */
+static inline unsigned int vr_cpu_pkg_id(const struct vr_cpu *c)
+{
+	return container_of(c->pkg, struct vr_hpkg, core)->id;
+}
+
 static inline void vr_maybe_close(struct vr_cpu *c, u64 now)
 {
 	if (unlikely(vr_pkg_stale(c->pkg, now)))
@@ -186,16 +192,18 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 	if (unlikely(!READ_ONCE(c->pkg)))
 		return;
 	if (busy)
-		a = vr_vmops->task_acct(next, container_of(c->pkg, struct vr_hpkg,
-							core)->id);
+		a = vr_vmops->task_acct(next, vr_cpu_pkg_id(c));
 	now = local_clock();
 	if (vr_cpu_event_needed(c, busy, a))
 		vr_cpu_event(c, now, busy, a);
 	vr_maybe_close(c, now);
 }
 
-/* kvm_entry: the vCPU thread enters guest mode on this CPU. */
-static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
+/* kvm_entry or kvm_exit: tell the VM layer, and close a stale epoch. */
+static void vr_probe_guest(struct kvm_vcpu *vcpu,
+			   void (*event)(struct kvm_vcpu *vcpu,
+					 struct vr_cpu *c, u64 now,
+					 unsigned int pkg))
 {
 	struct vr_cpu *c;
 	unsigned long flags;
@@ -207,30 +215,22 @@ static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
 	if (unlikely(!READ_ONCE(c->pkg)))
 		goto out;
 	now = local_clock();
-	vr_vmops->guest_entry(vcpu, c, now,
-			   container_of(c->pkg, struct vr_hpkg, core)->id);
+	event(vcpu, c, now, vr_cpu_pkg_id(c));
 	vr_maybe_close(c, now);
 out:
 	local_irq_restore(flags);
 }
 
+/* kvm_entry: the vCPU thread enters guest mode on this CPU. */
+static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
+{
+	vr_probe_guest(vcpu, vr_vmops->guest_entry);
+}
+
 /* kvm_exit: back from guest mode (entry/exit close stale epochs too). */
 static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
-	struct vr_cpu *c;
-	unsigned long flags;
-	u64 now;
-
-	local_irq_save(flags);
-	c = this_cpu_ptr(&vr_pcpu);
-	if (unlikely(!READ_ONCE(c->pkg)))
-		goto out;
-	now = local_clock();
-	vr_vmops->guest_exit(vcpu, c, now,
-			  container_of(c->pkg, struct vr_hpkg, core)->id);
-	vr_maybe_close(c, now);
-out:
-	local_irq_restore(flags);
+	vr_probe_guest(vcpu, vr_vmops->guest_exit);
 }
 
 /* Safety and freshness timer of a package. */

@@ -80,13 +80,9 @@ static const struct kernel_param_ops vr_period_ops = {
 module_param_cb(sample_period_us, &vr_period_ops, &sample_period_us, 0644);
 MODULE_PARM_DESC(sample_period_us, "Epoch length in us, 100..1000000");
 
-static const char *const vr_policies[VR_STATIC_NR] = {
-	"occupied", "busy", "none"
-};
-
 static int vr_set_policy(const char *val, const struct kernel_param *kp)
 {
-	int i = sysfs_match_string(vr_policies, val);
+	int i = sysfs_match_string(vr_policy_names, val);
 
 	if (i < 0)
 		return -EINVAL;
@@ -96,7 +92,7 @@ static int vr_set_policy(const char *val, const struct kernel_param *kp)
 
 static int vr_get_policy(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%s\n", vr_policies[vr_engine_policy()]);
+	return sysfs_emit(buf, "%s\n", vr_policy_names[vr_engine_policy()]);
 }
 
 static const struct kernel_param_ops vr_policy_ops = {

@@ -11,6 +11,11 @@
 #define VR_HW_STEP_NS	1000000ULL		/* RAPL update interval */
 #define VR_LEARN_NS	(100 * VR_HW_STEP_NS)	/* idle run to learn from */
 
+const char *const vr_dom_names[VR_NDOM] = { "pkg", "core", "dram" };
+const char *const vr_policy_names[VR_STATIC_NR] = {
+	"occupied", "busy", "none"
+};
+
 void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 		 u64 period_ns, u64 max_power_uw)
 {

@@ -25,21 +25,29 @@
 #ifndef _VMRAPL_CORE_H
 #define _VMRAPL_CORE_H
 
+#include <linux/vmrapl.h>
+
 #include "vr_shim.h"
 
 #define VR_EU_SHIFT	24
-#define VR_NDOM		3	/* PKG, CORE (PP0), DRAM: VMRAPL_DOM_* */
-#define VR_DOM_PKG	0
+/* The domains are the uapi's: PKG, CORE (PP0), DRAM. */
+#define VR_NDOM		VMRAPL_NR_DOMAINS
+#define VR_DOM_PKG	VMRAPL_DOM_PKG
 
 #define VR_NSEC_PER_SEC	1000000000ULL
 #define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */
 
+/* The static power policies are the uapi's (vmrapl_info.static_policy). */
 enum vr_static_policy {
-	VR_STATIC_OCCUPIED = 0,	/* static per occupied CPU-ns (default) */
-	VR_STATIC_BUSY = 1,	/* all of dE over busy time (naive) */
-	VR_STATIC_NONE = 2,	/* dynamic only; static goes to idle */
+	VR_STATIC_OCCUPIED = VMRAPL_STATIC_OCCUPIED,	/* per occupied CPU-ns */
+	VR_STATIC_BUSY = VMRAPL_STATIC_BUSY,	/* all of dE over busy time */
+	VR_STATIC_NONE = VMRAPL_STATIC_NONE,	/* dynamic only; static: idle */
 	VR_STATIC_NR,
 };
+
+/* Names, as the module parameters and debugfs spell them. */
+extern const char *const vr_dom_names[VR_NDOM];
+extern const char *const vr_policy_names[VR_STATIC_NR];
 
 /* How vr_pkg.p_static_uw was obtained. */
 enum vr_static_origin {

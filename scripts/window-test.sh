@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The supported kernel window (Kbuild's VMRAPL_SERIES, kmod/compat.h's
-# #error): builds the module against KDIR in a scratch mirror while
-# pretending the kernel is 6.0 and 6.13, and expects both to stop at the
-# #error; the real series must build.  TAP output.
+# The supported kernel window (dkms.conf's BUILD_EXCLUSIVE_KERNEL, which
+# Kbuild applies, and kmod/compat.h's #error): builds the module against
+# KDIR in a scratch mirror while pretending the kernel is 6.0 and 6.13, and
+# with no dkms.conf to read, and expects each to stop at the #error; the
+# real series must build.  TAP output.
 #
 # Usage: scripts/window-test.sh KDIR
 set -u
@@ -36,6 +37,8 @@ try() { # description, expect (pass|error), extra make args...
 }
 try "a 6.0 kernel stops at compat.h's #error" error PATCHLEVEL=0
 try "a 6.13 kernel stops at compat.h's #error" error PATCHLEVEL=13
+try "without dkms.conf the build stops at the #error" error \
+	VMRAPL_SRCTREE="$work"
 try "the real kernel builds" pass
 echo "1..$n"
 [[ $fail == 0 ]]

@@ -222,7 +222,6 @@ static void run(const struct src_cfg *s, u8 policy, bool vcpu, bool hosttask,
 	res->bad_tracked = h.bad_tracked;
 }
 
-static const char *pol_name[] = { "occupied", "busy", "none" };
 
 int main(void)
 {
@@ -255,50 +254,50 @@ int main(void)
 			run(s, pol, true, false, dur, &r);
 			vt_diag("%s, %s: vCPU %.6f W, host %.6f W, idle %.6f W,"
 				" sampled %.6f W over %.3f s, %llu closes",
-				s->name, pol_name[pol], r.vcpu_w, r.host_w,
+				s->name, vr_policy_names[pol], r.vcpu_w, r.host_w,
 				r.idle_w, r.sampled_w, r.window_s,
 				(unsigned long long)r.closes);
 			vt_near(r.vcpu_w, exp_w[pol], tol,
 				"%s, lone vCPU, %s: charged %.1f W", s->name,
-				pol_name[pol], exp_w[pol]);
+				vr_policy_names[pol], exp_w[pol]);
 			vt_near(r.idle_w, 45.0 - exp_w[pol], tol,
 				"%s, lone vCPU, %s: idle gets the rest",
-				s->name, pol_name[pol]);
+				s->name, vr_policy_names[pol]);
 			vt_near(r.host_w, 0, 1e-9,
 				"%s, lone vCPU, %s: nothing to host", s->name,
-				pol_name[pol]);
+				vr_policy_names[pol]);
 			vt_near(r.sampled_w, 45.0, tol,
 				"%s, lone vCPU, %s: sampled 45 W", s->name,
-				pol_name[pol]);
+				vr_policy_names[pol]);
 			vt_eq(r.bad_conservation, 0,
 			      "%s, lone vCPU, %s: conservation after every close",
-			      s->name, pol_name[pol]);
+			      s->name, vr_policy_names[pol]);
 			vt_eq(r.bad_tracked, 0,
 			      "%s, lone vCPU, %s: account == tracked", s->name,
-			      pol_name[pol]);
+			      vr_policy_names[pol]);
 			if (s->dram) {
 				/* DRAM follows the PKG split: 5 W x share */
 				double share = exp_w[pol] / 45.0;
 
 				vt_near(r.dram_w, 5.0, tol,
 					"%s, %s: DRAM sampled 5 W", s->name,
-					pol_name[pol]);
+					vr_policy_names[pol]);
 				vt_near(r.dram_vcpu_w, 5.0 * share, tol,
 					"%s, %s: DRAM share follows the PKG split",
-					s->name, pol_name[pol]);
+					s->name, vr_policy_names[pol]);
 			}
 
 			/* idle package: everything to idle */
 			run(s, pol, false, false, dur, &r);
 			vt_near(r.idle_w, 40.0, tol,
 				"%s, idle package, %s: all 40 W to idle",
-				s->name, pol_name[pol]);
+				s->name, vr_policy_names[pol]);
 			vt_ok(r.vcpu_w == 0 && r.host_w == 0,
 			      "%s, idle package, %s: nothing charged",
-			      s->name, pol_name[pol]);
+			      s->name, vr_policy_names[pol]);
 			vt_eq(r.bad_conservation, 0,
 			      "%s, idle package, %s: conservation", s->name,
-			      pol_name[pol]);
+			      vr_policy_names[pol]);
 		}
 
 		/*

@@ -52,6 +52,45 @@ static void test_layout(void)
 	vt_eq(sizeof(struct vmrapl_vm_query), 40, "vm_query is 40 bytes");
 	vt_eq(OFF(vmrapl_vm_query, id), 8, "vm_query.id at 8");
 	vt_eq(OFF(vmrapl_vm_query, stats_ptr), 16, "vm_query.stats_ptr at 16");
+	vt_eq(sizeof(struct vmrapl_reg), 16, "vmrapl_reg is 16 bytes");
+	vt_eq(OFF(vmrapl_reg, dom_mask), 12, "vmrapl_reg.dom_mask at 12");
+}
+
+/*
+ * The register table: each register set in increasing MSR order, each
+ * register's field and domain valid, the energy registers tied to their
+ * domain, and the MSRs the register-set comments name.
+ */
+static void test_registers(void)
+{
+	static const struct vmrapl_reg regs[] = VMRAPL_REGISTERS;
+	unsigned int i, n_intel = 0, n_amd = 0, bad = 0;
+
+	for (i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+		const struct vmrapl_reg *r = &regs[i];
+
+		n_intel += r->regset == VMRAPL_REGSET_INTEL;
+		n_amd += r->regset == VMRAPL_REGSET_AMD;
+		if (r->regset != VMRAPL_REGSET_INTEL &&
+		    r->regset != VMRAPL_REGSET_AMD)
+			bad++;
+		if (i && regs[i - 1].regset == r->regset &&
+		    regs[i - 1].msr >= r->msr)
+			bad++;
+		if (r->reg > VMRAPL_REG_DRAM ||
+		    r->dom_mask >= 1u << VMRAPL_NR_DOMAINS)
+			bad++;
+		if ((r->reg == VMRAPL_REG_PKG &&
+		     r->dom_mask != 1u << VMRAPL_DOM_PKG) ||
+		    (r->reg == VMRAPL_REG_CORE &&
+		     r->dom_mask != 1u << VMRAPL_DOM_CORE) ||
+		    (r->reg == VMRAPL_REG_DRAM &&
+		     r->dom_mask != 1u << VMRAPL_DOM_DRAM))
+			bad++;
+	}
+	vt_eq(n_intel, 6, "Intel register set: 0x606 0x610 0x611 0x614 0x619 0x639");
+	vt_eq(n_amd, 3, "AMD register set: 0xC0010299 0xC001029A 0xC001029B");
+	vt_eq(bad, 0, "register table: ordered, valid fields and domains");
 }
 
 static const struct {
@@ -158,6 +197,7 @@ int main(void)
 {
 	vt_start("vmrapl uapi header");
 	test_layout();
+	test_registers();
 	test_numbers();
 	test_documented();
 	return vt_done();

@@ -504,7 +504,7 @@ struct vmrapl_page {
 };
 
 /*
- * Test source only (module parameter test_source=1, CAP_SYS_ADMIN): make
+ * Test source only (module parameter source=test, CAP_SYS_ADMIN): make
  * the test energy counter of a package advance by, or jump to, @value in
  * units of the test source.
  */
