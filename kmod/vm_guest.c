@@ -375,6 +375,19 @@ out_free_map:
 	return ret;
 }
 
+/* Copy in a struct vmrapl_state and check what GET and SET share. */
+static int vr_state_in(struct vmrapl_state *s, void __user *argp)
+{
+	int ret = vr_copy_sized(s, sizeof(*s), argp);
+
+	if (ret)
+		return ret;
+	if (s->flags || !vr_zero(s->reserved, ARRAY_SIZE(s->reserved)) ||
+	    !s->vpkgs_ptr || !s->vcpus_ptr)
+		return -EINVAL;
+	return 0;
+}
+
 /* VMRAPL_VM_GET_STATE, under vm->lock. */
 long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
 {
@@ -386,13 +399,10 @@ long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
 	int ret;
 
 	lockdep_assert_held(&vm->lock);
-	ret = vr_copy_sized(&s, sizeof(s), argp);
+	ret = vr_state_in(&s, argp);
 	if (ret)
 		return ret;
-	if (s.flags || !vr_zero(s.reserved, ARRAY_SIZE(s.reserved)))
-		return -EINVAL;
-	if (s.nr_vpkgs < vm->nr_vpkgs || s.nr_vcpus < vm->nr_vcpus ||
-	    !s.vpkgs_ptr || !s.vcpus_ptr)
+	if (s.nr_vpkgs < vm->nr_vpkgs || s.nr_vcpus < vm->nr_vcpus)
 		return -EINVAL;
 
 	vr_close_all();
@@ -440,13 +450,11 @@ long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
 	int ret;
 
 	lockdep_assert_held(&vm->lock);
-	ret = vr_copy_sized(&s, sizeof(s), argp);
+	ret = vr_state_in(&s, argp);
 	if (ret)
 		return ret;
-	if (s.flags || !vr_zero(s.reserved, ARRAY_SIZE(s.reserved)) ||
-	    s.version != VMRAPL_STATE_VERSION || s.esu != vm->esu ||
-	    s.nr_vpkgs != vm->nr_vpkgs || s.nr_vcpus != vm->nr_vcpus ||
-	    !s.vpkgs_ptr || !s.vcpus_ptr)
+	if (s.version != VMRAPL_STATE_VERSION || s.esu != vm->esu ||
+	    s.nr_vpkgs != vm->nr_vpkgs || s.nr_vcpus != vm->nr_vcpus)
 		return -EINVAL;
 
 	len = vr_gv_len(vm);
