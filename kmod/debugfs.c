@@ -32,7 +32,7 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 		struct vr_pkg *p = &hp->core;
 
 		vr_pkg_read_stats(p, st, VR_NDOM);
-		seq_printf(m, "pkg %u source %s estimated %d esu %u width %u cpus %u online %u period_ns %llu policy %s p_static_uw %llu static_origin %s samples %llu epochs_idle %llu busy_ns %llu wraps %llu resets %llu overruns %llu safety_reads %llu remote_closes %llu\n",
+		seq_printf(m, "pkg %u source %s estimated %d esu %u width %u cpus %u online %u period_ns %llu policy %s p_static_uw %llu static_origin %s samples %llu epochs_idle %llu busy_ns %llu wraps %llu resets %llu overruns %llu over_max %llu safety_reads %llu remote_closes %llu\n",
 			   i, vr_src->name, vr_src->estimated,
 			   p->src[VR_DOM_PKG].esu, p->src[VR_DOM_PKG].width,
 			   p->nr_cpus, READ_ONCE(p->nr_online),
@@ -43,6 +43,7 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 			   READ_ONCE(p->samples), READ_ONCE(p->epochs_idle),
 			   READ_ONCE(p->busy_ns), READ_ONCE(p->wraps),
 			   READ_ONCE(p->resets), READ_ONCE(p->overruns),
+			   READ_ONCE(p->over_max),
 			   READ_ONCE(hp->safety_reads),
 			   READ_ONCE(hp->remote_closes));
 		for (d = 0; d < VR_NDOM; d++) {

@@ -251,6 +251,12 @@ static void vr_pkg_timer_fn(struct timer_list *t)
 	}
 	if (vr_pkg_stale(&hp->core, local_clock()))
 		vr_close_pkg_local(hp, true);
+	if (READ_ONCE(hp->core.over_max) != hp->timer_over_max) {
+		hp->timer_over_max = READ_ONCE(hp->core.over_max);
+		pr_warn_ratelimited("package %u drew more than max_power_w=%u W (%llu epochs): energy is charged, but raise max_power_w so that counter resets are told apart\n",
+				    hp->id, vr_max_power_w,
+				    hp->timer_over_max);
+	}
 	/* Busy packages stay fresh; idle ones only need the wrap guard. */
 	busy = READ_ONCE(hp->core.busy_ns) != hp->timer_busy_ns;
 	hp->timer_busy_ns = READ_ONCE(hp->core.busy_ns);

@@ -46,6 +46,7 @@ int vr_topo_pkg_of(unsigned int cpu);
  * @est: estimate source model, under core.close_lock.
  * @test: test source counters (eu of the test unit), atomic.
  * @timer_busy_ns: core.busy_ns when the timer last ran (timer only).
+ * @timer_over_max: core.over_max when the timer last warned (timer only).
  * @safety_reads: closes done by the timer.
  * @remote_closes: closes requested from process context.
  * @cpus: CPUs of the package ever seen online (core.cpus points here).
@@ -58,6 +59,7 @@ struct vr_hpkg {
 	struct vr_estimate est;
 	atomic64_t test[VR_NDOM];
 	u64 timer_busy_ns;
+	u64 timer_over_max;
 	u64 safety_reads;
 	u64 remote_closes;
 	struct vr_cpu *cpus[];

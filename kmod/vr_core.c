@@ -92,8 +92,16 @@ static bool vr_dom_delta(struct vr_pkg *p, unsigned int d, u64 raw, u64 dt,
 		p->overruns++;
 		*lost = true;
 	} else if (*eu > max_eu) {
-		/* More than the package can draw: a backward jump. */
-		goto reset;
+		/*
+		 * More than the package can draw.  A register that stepped
+		 * back (numerically, or by more than half its range, which
+		 * no epoch can cover: the timer reads well within a quarter
+		 * of it) was reset.  Forward, the bound is too low: the
+		 * energy is real, so it is charged, and the engine warns.
+		 */
+		if (raw < p->raw[d] || delta >= 1ULL << (s->width - 1))
+			goto reset;
+		p->over_max++;
 	} else if (raw < p->raw[d] && d == VR_DOM_PKG) {
 		p->wraps++;
 	}

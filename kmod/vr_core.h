@@ -160,7 +160,9 @@ struct vr_dom_src {
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
  * Totals, written under @close_lock inside @stat_seq, read under it:
- * @st, @samples, @epochs_idle, @wraps, @resets, @overruns, @busy_ns.
+ * @st, @samples, @epochs_idle, @wraps, @resets, @overruns, @over_max,
+ * @busy_ns.  @over_max counts the deltas larger than @max_power_uw allows
+ * (charged all the same): the bound is set too low.
  */
 struct vr_pkg {
 	u64 last_close;
@@ -202,6 +204,7 @@ struct vr_pkg {
 	u64 wraps;
 	u64 resets;
 	u64 overruns;
+	u64 over_max;
 	u64 busy_ns;
 };
 

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regression test: a package that draws more than max_power_w keeps its
+ * energy.
+ *
+ * vr_dom_delta() used to class any delta larger than max_power_w could
+ * draw in the epoch as a counter reset: the whole raw register was then
+ * counted as sampled and lost, and the VMs were charged nothing for the
+ * epoch.  With 100 ms epochs (a legal sample_period_us, and what the busy
+ * timer gives an exit-less nohz_full CPU) and a 600 W package under the
+ * default 500 W bound, 18 of 19 closes were "resets" and the vCPU got 0 J.
+ * Only a backward step is a reset now; a forward delta above the bound is
+ * split and charged like any other, and counted in over_max (the engine
+ * warns about it, naming max_power_w).
+ */
+#include "vt_host.h"
+
+int main(void)
+{
+	static struct bh h;
+	struct vr_pkg_stats st;
+	const u64 t0 = 0, len = 2 * VT_SEC;
+	double span;
+	u64 t_first;
+
+	vt_start("vmrapl core: a package above max_power_w keeps its energy");
+	vt_seed(3);
+
+	/* 500 W bound, 560 W static + a 40 W vCPU, 100 ms epochs */
+	bh_init(&h, t0, 14, 32, 976563, 50000, 100 * VT_MS, 500000000ULL,
+		560000000ULL, VR_STATIC_PARAM, VR_STATIC_OCCUPIED);
+	h.vcpu_uw = 40000000ULL;
+	h.ctr.offset = 1ULL << 31;	/* 131 kJ since boot */
+	/* The first close only takes the baseline. */
+	bh_run(&h, t0, t0 + 150 * VT_MS, true, 20000, 200000);
+	t_first = h.p.t_last;
+	bh_run(&h, t0 + 150 * VT_MS, t0 + len, true, 20000, 200000);
+	span = (double)(h.p.t_last - t_first) / VT_SEC;
+	vr_pkg_read_stats(&h.p, &st, 1);
+	vt_diag("%llu closes, %llu resets, %llu over max_power, lost %.3f J "
+		"of %.3f J sampled, vCPU %.3f J",
+		(unsigned long long)h.p.samples,
+		(unsigned long long)h.p.resets,
+		(unsigned long long)h.p.over_max, vt_eu_j(st.lost),
+		vt_eu_j(st.sampled), vt_eu_j(h.vcpu.energy[0]));
+	vt_eq(h.p.resets, 0, "600 W under a 500 W bound: no resets");
+	vt_ok(h.p.over_max > 0, "the epochs above the bound are counted");
+	vt_near(vt_eu_j(st.sampled), 600.0 * span, 6.0 * span,
+		"sampled == 600 W over the %.1f s sampled within 1%% (got "
+		"%.0f J)", span, vt_eu_j(st.sampled));
+	vt_eq(st.lost, 0, "nothing lost");
+	/* occupied: its 40 W + 560 W / 16 of static */
+	vt_near(vt_eu_j(h.vcpu.energy[0]), 75.0 * span, 0.75 * span,
+		"the vCPU is charged 40 W + 560 W / 16 within 1%% (got "
+		"%.1f J)", vt_eu_j(h.vcpu.energy[0]));
+
+	/* a counter that steps back is still a reset */
+	bh_init(&h, t0, 14, 32, 976563, 50000, 100 * VT_MS, 500000000ULL,
+		100000000ULL, VR_STATIC_PARAM, VR_STATIC_OCCUPIED);
+	h.ctr.offset = 1ULL << 31;
+	bh_run(&h, t0, t0 + len / 2, false, 20000, 200000);
+	vrm_reset(&h.ctr, 0);	/* the register restarts from zero */
+	bh_run(&h, t0 + len / 2, t0 + len, false, 20000, 200000);
+	vt_eq(h.p.resets, 1, "a backward step is one reset");
+	vt_eq(h.p.over_max, 0, "and not an epoch above the bound");
+	return vt_done();
+}
