@@ -177,7 +177,6 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 {
 	struct vr_vm *vm = file->private_data;
 	void __user *argp = (void __user *)arg;
-	long ret;
 
 	switch (cmd) {
 	case VMRAPL_VM_ADD_TASK:
@@ -189,22 +188,14 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 	case VMRAPL_VM_GET_STATS:
 		return vr_vm_get_stats(vm, argp);
 	case VMRAPL_VM_SET_TOPOLOGY:
+		return vr_vm_set_topology(vm, argp);
 	case VMRAPL_VM_GET_STATE:
+		return vr_vm_get_state(vm, argp);
 	case VMRAPL_VM_SET_STATE:
-		break;
+		return vr_vm_set_state(vm, argp);
 	default:
 		return -ENOTTY;
 	}
-
-	mutex_lock(&vm->lock);
-	if (cmd == VMRAPL_VM_SET_TOPOLOGY)
-		ret = vr_vm_set_topology(vm, argp);
-	else if (cmd == VMRAPL_VM_GET_STATE)
-		ret = vr_vm_get_state(vm, argp);
-	else
-		ret = vr_vm_set_state(vm, argp);
-	mutex_unlock(&vm->lock);
-	return ret;
 }
 
 static void vr_vm_free(struct vr_vm *vm)
@@ -222,6 +213,7 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
 	if (!vm)
 		return NULL;
+	kref_init(&vm->ref);
 	INIT_LIST_HEAD(&vm->tasks);
 	mutex_init(&vm->lock);
 	vm->kvm = kvm;
@@ -272,12 +264,14 @@ static void vr_vm_unlink(struct vr_vm *vm)
 }
 
 /*
- * Finish an unlinked VM: wait until no probe can reach it, take its
- * accounts off every CPU, close each package once so that nothing of it
- * stays pending, then free it.  Its energy stays in the package totals.
+ * Finish an unlinked VM once its last reference is gone: wait until no
+ * probe can reach it, take its accounts off every CPU, close each package
+ * once so that nothing of it stays pending, then free it.  Its energy
+ * stays in the package totals.  Process context, no vmrapl lock held.
  */
-static void vr_vm_finish(struct vr_vm *vm)
+static void vr_vm_finish(struct kref *ref)
 {
+	struct vr_vm *vm = container_of(ref, struct vr_vm, ref);
 	struct vr_task *vt, *tmp;
 
 	synchronize_rcu();
@@ -294,6 +288,16 @@ static void vr_vm_finish(struct vr_vm *vm)
 	vr_vm_free(vm);
 }
 
+/*
+ * Drop a reference: the list's (after vr_vm_unlink()) or a reader's
+ * (vr_get_vm_stats()).  Process context, no vmrapl lock held.
+ */
+void vr_vm_put(struct vr_vm *vm)
+{
+	might_sleep();
+	kref_put(&vm->ref, vr_vm_finish);
+}
+
 static int vr_vm_release(struct inode *inode, struct file *file)
 {
 	struct vr_vm *vm = file->private_data;
@@ -301,7 +305,7 @@ static int vr_vm_release(struct inode *inode, struct file *file)
 	mutex_lock(&vr_vm_mutex);
 	vr_vm_unlink(vm);
 	mutex_unlock(&vr_vm_mutex);
-	vr_vm_finish(vm);
+	vr_vm_put(vm);
 	return 0;
 }
 
@@ -377,7 +381,7 @@ long vr_attach_vm(void __user *argp)
 	vr_vm_link(vm);
 	mutex_unlock(&vr_vm_mutex);
 	if (old)
-		vr_vm_finish(old);
+		vr_vm_put(old);
 
 	fd = anon_inode_getfd("[vmrapl-vm]", &vr_vm_fops, vm,
 			      O_RDWR | O_CLOEXEC);
@@ -385,7 +389,7 @@ long vr_attach_vm(void __user *argp)
 		mutex_lock(&vr_vm_mutex);
 		vr_vm_unlink(vm);
 		mutex_unlock(&vr_vm_mutex);
-		vr_vm_finish(vm);	/* drops the file too */
+		vr_vm_put(vm);	/* drops the file too */
 		return fd;
 	}
 	return fd;
@@ -460,7 +464,7 @@ static void vr_track_workfn(struct work_struct *w)
 	}
 	mutex_unlock(&vr_vm_mutex);
 	list_for_each_entry_safe(vm, tmp, &dead, list)
-		vr_vm_finish(vm);
+		vr_vm_put(vm);
 
 	/* Let go of a finished VM soon: our reference keeps its memory. */
 	if (any && !READ_ONCE(vr_vm_stopping))
@@ -493,7 +497,7 @@ void vr_vm_exit(void)
 	}
 	mutex_unlock(&vr_vm_mutex);
 	list_for_each_entry_safe(vm, tmp, &dead, list)
-		vr_vm_finish(vm);
+		vr_vm_put(vm);
 }
 
 /* After the probes are gone: drop the references they left behind. */

@@ -17,9 +17,11 @@
  *   vm.c         lifecycle in ioctl and workqueue context: attach,
  *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
  *
- * Lock order: vr_vm_mutex -> vr_vm.lock -> vr_vm.gv_lock (raw) ->
- * the engine's close_lock (raw; only through vr_close_all() and
- * vr_engine_release(), which are never called under gv_lock).
+ * Locks: vr_vm_mutex and vr_vm.lock are never nested (GET_VM_STATS takes
+ * a reference under the first, drops it, then takes the second), and
+ * neither is held across a copy from or to userspace.  vr_vm.lock ->
+ * vr_vm.gv_lock (raw).  The engine's close_lock is only taken through
+ * vr_close_all() and vr_engine_release(), never under gv_lock.
  *
  * The engine knows none of this: it calls the layer through the
  * struct vr_vm_ops that vm_probe.c defines (vmrapl.h).
@@ -28,6 +30,7 @@
 #define _VMRAPL_VM_H
 
 #include <linux/hashtable.h>
+#include <linux/kref.h>
 #include <linux/kvm_host.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -70,6 +73,9 @@ struct vr_task {
  *	reference pins it until the reaper sees that only we hold it.
  * @kvm_file: the VM's file (attached VMs).
  * @k_kvm, @k_mm: lookup entries (the VM's vCPUs, the VMM's threads).
+ * @ref: the list's reference until vr_vm_unlink(), and those of readers
+ *	that looked the VM up under vr_vm_mutex and dropped it
+ *	(GET_VM_STATS).  The last vr_vm_put() frees the VM.
  * @list: in vr_vms, under vr_vm_mutex.
  * @tasks: registered overhead tasks, under vr_vm_mutex.
  * @charge: VMRAPL_CHARGE_*, read locklessly by the probes.
@@ -78,13 +84,15 @@ struct vr_task {
  *	VM's overhead.
  * @lock: serializes the ioctls that read or replace the topology arrays
  *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE, and the host's
- *	GET_VM_STATS, which takes it inside vr_vm_mutex).
+ *	GET_VM_STATS).  Never held across a copy from or to userspace, and
+ *	never taken under vr_vm_mutex.
  * @gv_lock: guest view; protects everything below it.  Raw: taken from the
  *	kvm_exit probe with interrupts disabled.
  */
 struct vr_vm {
 	struct kvm *kvm;
 	struct file *kvm_file;
+	struct kref ref;
 	struct vr_key k_kvm;
 	struct vr_key k_mm;
 	struct list_head list;
@@ -144,7 +152,8 @@ int vr_vm_mmap(struct file *file, struct vm_area_struct *vma);
 /* vm_stats.c */
 long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);
 
-/* vm.c: helpers of the ioctls. */
+/* vm.c: references, and a helper of the ioctls. */
+void vr_vm_put(struct vr_vm *vm);
 int vr_copy_sized(void *dst, size_t ksize, void __user *argp);
 
 static inline bool vr_zero(const u64 *r, unsigned int n)

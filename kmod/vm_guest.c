@@ -241,33 +241,51 @@ long vr_vm_read_msr(struct vr_vm *vm, void __user *argp)
 	return 0;
 }
 
-/* Guest view arrays for @nr_vpkgs virtual packages. */
-static int vr_gv_alloc(struct vr_vm *vm, u32 nr_vpkgs, u64 **gv, u64 **off,
-		       u64 **tmp, u32 **cnt)
+/* The arrays of a guest view with some number of virtual packages. */
+struct vr_gv_set {
+	u64 *gv;	/* per vpkg x domain, then per vCPU core */
+	u64 *off;	/* same layout: SET_STATE offsets */
+	u64 *tmp;	/* per vpkg x domain: scratch */
+	u32 *cnt;	/* vCPUs per vpkg */
+};
+
+static void vr_gv_set_free(struct vr_gv_set *g)
+{
+	kfree(g->gv);
+	kfree(g->off);
+	kfree(g->tmp);
+	kfree(g->cnt);
+}
+
+/* All or nothing: on failure nothing is left allocated and @g is as was. */
+static int vr_gv_set_alloc(struct vr_vm *vm, u32 nr_vpkgs,
+			   struct vr_gv_set *g)
 {
 	size_t n = (size_t)nr_vpkgs * VR_NDOM + vm->nr_vcpus;
+	struct vr_gv_set a;
 
-	*gv = kcalloc(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
-	*off = kcalloc(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
-	*tmp = kcalloc((size_t)nr_vpkgs * VR_NDOM, sizeof(u64),
-		       GFP_KERNEL_ACCOUNT);
-	*cnt = kcalloc(nr_vpkgs, sizeof(u32), GFP_KERNEL_ACCOUNT);
-	if (*gv && *off && *tmp && *cnt)
-		return 0;
-	kfree(*gv);
-	kfree(*off);
-	kfree(*tmp);
-	kfree(*cnt);
-	return -ENOMEM;
+	a.gv = kcalloc(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	a.off = kcalloc(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	a.tmp = kcalloc((size_t)nr_vpkgs * VR_NDOM, sizeof(u64),
+			GFP_KERNEL_ACCOUNT);
+	a.cnt = kcalloc(nr_vpkgs, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!a.gv || !a.off || !a.tmp || !a.cnt) {
+		vr_gv_set_free(&a);
+		return -ENOMEM;
+	}
+	*g = a;
+	return 0;
 }
 
 /*
  * A new VM's guest view: one virtual package, and the page, non-zero
  * before the first publication (perf hides a 0 counter).  Before the VM
- * is visible to anyone.  On failure the caller frees with vr_gv_free().
+ * is visible to anyone.  On failure the caller frees with vr_gv_free(),
+ * which frees what was allocated, once.
  */
 int vr_gv_init(struct vr_vm *vm)
 {
+	struct vr_gv_set g;
 	u32 i;
 
 	raw_spin_lock_init(&vm->gv_lock);
@@ -279,10 +297,12 @@ int vr_gv_init(struct vr_vm *vm)
 	vm->vpkg = kcalloc(vm->nr_vcpus, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	vm->page_size = struct_size(vm->page, vcpu, vm->nr_vcpus);
 	vm->page = vmalloc_user(PAGE_ALIGN(vm->page_size));
-	if (!vm->vpkg || !vm->page ||
-	    vr_gv_alloc(vm, 1, &vm->gv, &vm->gv_off, &vm->gv_tmp,
-			&vm->vpkg_vcpus))
+	if (!vm->vpkg || !vm->page || vr_gv_set_alloc(vm, 1, &g))
 		return -ENOMEM;
+	vm->gv = g.gv;
+	vm->gv_off = g.off;
+	vm->gv_tmp = g.tmp;
+	vm->vpkg_vcpus = g.cnt;
 	vm->vpkg_vcpus[0] = vm->nr_vcpus;
 	vm->page->abi_version = VMRAPL_ABI_VERSION;
 	vm->page->nr_vcpus = vm->nr_vcpus;
@@ -306,16 +326,18 @@ void vr_gv_free(struct vr_vm *vm)
 	kfree(vm->vpkg_vcpus);
 }
 
-/* VMRAPL_VM_SET_TOPOLOGY, under vm->lock. */
+/*
+ * VMRAPL_VM_SET_TOPOLOGY: the map is copied in and checked, and the new
+ * arrays allocated, before vm->lock is taken.
+ */
 long vr_vm_set_topology(struct vr_vm *vm, void __user *argp)
 {
-	u64 *gv, *off, *tmp, *ogv, *ooff, *otmp;
 	struct vmrapl_topology t;
-	u32 *map, *omap, *cnt, *ocnt, i, nr = 0;
+	struct vr_gv_set g, old;
+	u32 *map, i, nr = 0;
 	unsigned long flags;
 	int ret;
 
-	lockdep_assert_held(&vm->lock);
 	ret = vr_copy_sized(&t, sizeof(t), argp);
 	if (ret)
 		return ret;
@@ -335,41 +357,31 @@ long vr_vm_set_topology(struct vr_vm *vm, void __user *argp)
 		}
 		nr = max(nr, map[i] + 1);
 	}
-	ret = vr_gv_alloc(vm, nr, &gv, &off, &tmp, &cnt);
+	ret = vr_gv_set_alloc(vm, nr, &g);
 	if (ret)
 		goto out_free_map;
 	for (i = 0; i < t.nr_vcpus; i++)
-		cnt[map[i]]++;
+		g.cnt[map[i]]++;
 
+	mutex_lock(&vm->lock);
 	raw_spin_lock_irqsave(&vm->gv_lock, flags);
 	if (vm->gv_started) {
 		/* The guest has seen values: regrouping could lower them. */
-		raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
-		kfree(gv);
-		kfree(off);
-		kfree(tmp);
-		kfree(cnt);
+		old = g;
 		ret = -EBUSY;
-		goto out_free_map;
+	} else {
+		old = (struct vr_gv_set){ vm->gv, vm->gv_off, vm->gv_tmp,
+					  vm->vpkg_vcpus };
+		swap(vm->vpkg, map);
+		vm->gv = g.gv;
+		vm->gv_off = g.off;
+		vm->gv_tmp = g.tmp;
+		vm->vpkg_vcpus = g.cnt;
+		vm->nr_vpkgs = nr;
 	}
-	swap(vm->vpkg, map);
-	omap = map;
-	ogv = vm->gv;
-	ooff = vm->gv_off;
-	otmp = vm->gv_tmp;
-	ocnt = vm->vpkg_vcpus;
-	vm->gv = gv;
-	vm->gv_off = off;
-	vm->gv_tmp = tmp;
-	vm->vpkg_vcpus = cnt;
-	vm->nr_vpkgs = nr;
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
-	kfree(ogv);
-	kfree(ooff);
-	kfree(otmp);
-	kfree(ocnt);
-	map = omap;
-	ret = 0;
+	mutex_unlock(&vm->lock);
+	vr_gv_set_free(&old);
 out_free_map:
 	kfree(map);
 	return ret;
@@ -388,50 +400,60 @@ static int vr_state_in(struct vmrapl_state *s, void __user *argp)
 	return 0;
 }
 
-/* VMRAPL_VM_GET_STATE, under vm->lock. */
+/*
+ * VMRAPL_VM_GET_STATE: publish now and snapshot under vm->lock, copy the
+ * snapshot out after it.
+ */
 long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
 {
 	struct vmrapl_vpkg_state ps;
 	struct vmrapl_state s;
 	unsigned long flags;
+	u32 i, v, nvp, len;
 	u64 *snap;
-	u32 i, v, len;
 	int ret;
 
-	lockdep_assert_held(&vm->lock);
 	ret = vr_state_in(&s, argp);
 	if (ret)
 		return ret;
-	if (s.nr_vpkgs < vm->nr_vpkgs || s.nr_vcpus < vm->nr_vcpus)
-		return -EINVAL;
 
 	vr_close_all();
+	mutex_lock(&vm->lock);
+	nvp = vm->nr_vpkgs;
+	if (s.nr_vpkgs < nvp || s.nr_vcpus < vm->nr_vcpus) {
+		mutex_unlock(&vm->lock);
+		return -EINVAL;
+	}
 	len = vr_gv_len(vm);
 	snap = kcalloc(len, sizeof(*snap), GFP_KERNEL);
-	if (!snap)
+	if (!snap) {
+		mutex_unlock(&vm->lock);
 		return -ENOMEM;
+	}
 	raw_spin_lock_irqsave(&vm->gv_lock, flags);
 	/* Migration: the guest is stopped, publish now whatever the period. */
 	vr_gv_publish_locked(vm, local_clock());
 	memcpy(snap, vm->gv, len * sizeof(*snap));
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+	mutex_unlock(&vm->lock);
 
+	/* The snapshot's layout: nvp x domains, then one per vCPU. */
 	ret = -EFAULT;
-	for (v = 0; v < vm->nr_vpkgs; v++) {
+	for (v = 0; v < nvp; v++) {
 		memset(&ps, 0, sizeof(ps));
-		memcpy(ps.energy, vr_gv_pkg(vm, snap, v, 0), sizeof(ps.energy));
+		memcpy(ps.energy, &snap[v * VR_NDOM], sizeof(ps.energy));
 		if (copy_to_user(u64_to_user_ptr(s.vpkgs_ptr) + v * sizeof(ps),
 				 &ps, sizeof(ps)))
 			goto out_free;
 	}
 	for (i = 0; i < vm->nr_vcpus; i++)
-		if (put_user(*vr_gv_core(vm, snap, i),
+		if (put_user(snap[nvp * VR_NDOM + i],
 			     (u64 __user *)u64_to_user_ptr(s.vcpus_ptr) + i))
 			goto out_free;
 	s.size = sizeof(s);
 	s.version = VMRAPL_STATE_VERSION;
 	s.esu = vm->esu;
-	s.nr_vpkgs = vm->nr_vpkgs;
+	s.nr_vpkgs = nvp;
 	s.nr_vcpus = vm->nr_vcpus;
 	ret = copy_to_user(argp, &s, sizeof(s)) ? -EFAULT : 0;
 out_free:
@@ -439,7 +461,10 @@ out_free:
 	return ret;
 }
 
-/* VMRAPL_VM_SET_STATE, under vm->lock. */
+/*
+ * VMRAPL_VM_SET_STATE: the saved values are copied in and checked before
+ * vm->lock is taken; under it the view continues from them.
+ */
 long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
 {
 	struct vmrapl_vpkg_state ps;
@@ -449,20 +474,21 @@ long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
 	u32 i, v, len;
 	int ret;
 
-	lockdep_assert_held(&vm->lock);
 	ret = vr_state_in(&s, argp);
 	if (ret)
 		return ret;
+	/* nr_vpkgs is checked again under vm->lock. */
 	if (s.version != VMRAPL_STATE_VERSION || s.esu != vm->esu ||
-	    s.nr_vpkgs != vm->nr_vpkgs || s.nr_vcpus != vm->nr_vcpus)
+	    s.nr_vpkgs != READ_ONCE(vm->nr_vpkgs) ||
+	    s.nr_vcpus != vm->nr_vcpus)
 		return -EINVAL;
 
-	len = vr_gv_len(vm);
+	len = s.nr_vpkgs * VR_NDOM + s.nr_vcpus;
 	want = kcalloc(len, sizeof(*want), GFP_KERNEL);
 	if (!want)
 		return -ENOMEM;
 	ret = -EFAULT;
-	for (v = 0; v < vm->nr_vpkgs; v++) {
+	for (v = 0; v < s.nr_vpkgs; v++) {
 		if (copy_from_user(&ps, u64_to_user_ptr(s.vpkgs_ptr) +
 				   v * sizeof(ps), sizeof(ps)))
 			goto out_free;
@@ -470,13 +496,21 @@ long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
 			ret = -EINVAL;
 			goto out_free;
 		}
-		memcpy(vr_gv_pkg(vm, want, v, 0), ps.energy, sizeof(ps.energy));
+		memcpy(&want[v * VR_NDOM], ps.energy, sizeof(ps.energy));
 	}
-	for (i = 0; i < vm->nr_vcpus; i++)
-		if (get_user(*vr_gv_core(vm, want, i),
+	for (i = 0; i < s.nr_vcpus; i++)
+		if (get_user(want[s.nr_vpkgs * VR_NDOM + i],
 			     (u64 __user *)u64_to_user_ptr(s.vcpus_ptr) + i))
 			goto out_free;
+	/* 1 + units + offset must never wrap: the counter would freeze. */
+	ret = -EINVAL;
+	for (i = 0; i < len; i++)
+		if (want[i] >= VMRAPL_STATE_MAX)
+			goto out_free;
 
+	mutex_lock(&vm->lock);
+	if (s.nr_vpkgs != vm->nr_vpkgs)
+		goto out_unlock;
 	raw_spin_lock_irqsave(&vm->gv_lock, flags);
 	vr_gv_compute(vm);
 	cur = vm->gv;
@@ -493,6 +527,8 @@ long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
 	vm->gv_time = local_clock();
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
 	ret = 0;
+out_unlock:
+	mutex_unlock(&vm->lock);
 out_free:
 	kfree(want);
 	return ret;

@@ -5,7 +5,7 @@
  *
  * Context: process context (ioctl, debugfs read).  Each reader closes the
  * stale packages first (vr_close_all(), no lock held), then fills kernel
- * memory under vr_vm_mutex and/or vr_vm.lock (that order), and copies to
+ * memory under vr_vm_mutex or vr_vm.lock (never both), and copies to
  * userspace only after every lock is dropped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -47,8 +47,8 @@ static int vr_stats_in(struct vr_stats_req *r, void __user *argp)
 }
 
 /*
- * Fill @r from @vm's accounts.  The caller keeps @vm alive (its fd, or
- * vr_vm_mutex); vm->lock keeps the topology still.
+ * Fill @r from @vm's accounts.  The caller keeps @vm alive (its fd, or a
+ * reference); vm->lock keeps the topology still.
  */
 static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
 {
@@ -216,10 +216,10 @@ long vr_list_vms(void __user *argp)
 /* VMRAPL_GET_VM_STATS: GET_STATS of any tracked VM, by its id. */
 long vr_get_vm_stats(void __user *argp)
 {
+	struct vr_vm *vm, *found = NULL;
 	struct vmrapl_vm_query q;
 	struct vr_stats_req r;
 	void __user *sp;
-	struct vr_vm *vm;
 	int ret;
 
 	ret = vr_copy_sized(&q, sizeof(q), argp);
@@ -234,16 +234,21 @@ long vr_get_vm_stats(void __user *argp)
 		return ret;
 
 	vr_close_all();
-	ret = -ENOENT;
-	/* Listed VMs stay alive while vr_vm_mutex is held. */
+	/* Pin the VM, then let go of the list before taking its lock. */
 	mutex_lock(&vr_vm_mutex);
 	list_for_each_entry(vm, &vr_vms, list) {
 		if (vm->id == q.id) {
-			ret = vr_stats_fill(vm, &r);
+			kref_get(&vm->ref);
+			found = vm;
 			break;
 		}
 	}
 	mutex_unlock(&vr_vm_mutex);
+	ret = -ENOENT;
+	if (found) {
+		ret = vr_stats_fill(found, &r);
+		vr_vm_put(found);
+	}
 	if (!ret)
 		ret = vr_stats_out(&r, sp);
 	vr_stats_free(&r);

@@ -294,4 +294,37 @@ TEST_F(msr, state_round_trip)
 	guest_end(&self->gs);
 }
 
+/*
+ * Regression: SET_STATE with a value near U64_MAX used to be accepted,
+ * and 1 + units + offset then wrapped, so the guest's counter froze for
+ * good.  Such values are EINVAL, and the counter keeps counting.
+ */
+TEST_F(msr, state_too_large)
+{
+	struct vmrapl_vpkg_state ps = { 0 };
+	struct guest dst = { 0 };
+	struct vrg_msr_log log;
+	uint64_t core = 1;
+
+	ASSERT_EQ(0, guest_prepare(&dst, VRG_RDMSR, VMRAPL_REGSET_INTEL, 0,
+				   1000, 2));
+	ps.energy[0] = UINT64_MAX - 5;
+	EXPECT_EQ(-EINVAL, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core,
+					    1));
+	ps.energy[0] = 1;
+	core = VMRAPL_STATE_MAX;
+	EXPECT_EQ(-EINVAL, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core,
+					    1));
+	/* the largest accepted values, low 32 bits 0: no wrap while observed */
+	ps.energy[0] = VMRAPL_STATE_MAX - (1ULL << 32);
+	core = 1;
+	ASSERT_EQ(0, vmrapl_set_state(dst.vm, TEST_ESU, &ps, 1, &core, 1));
+	ASSERT_EQ(0, vrg_start(dst.g));
+	observe(&dst, VMRAPL_MSR_PKG_ENERGY_STATUS, vr_cpu_package(2), 10.0,
+		300, &log);
+	EXPECT_GT(log.changes, 0);
+	EXPECT_EQ(0, log.backwards);
+	guest_end(&dst);
+}
+
 TEST_HARNESS_MAIN

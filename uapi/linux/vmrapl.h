@@ -440,6 +440,8 @@ struct vmrapl_policy {
 #define VMRAPL_VM_SET_POLICY	_IOW(VMRAPL_IO, 0x14, struct vmrapl_policy)
 
 #define VMRAPL_STATE_VERSION	1
+/* SET_STATE takes counter values below this (EINVAL otherwise). */
+#define VMRAPL_STATE_MAX	_BITULL(62)
 
 /* Guest-visible counters of one virtual package, 64-bit, in guest ESU. */
 struct vmrapl_vpkg_state {
@@ -461,7 +463,8 @@ struct vmrapl_vpkg_state {
  *
  * SET_STATE makes the guest-visible counters continue from the saved
  * values; call it on the migration destination before any vCPU runs.  It
- * never moves a counter backwards.
+ * never moves a counter backwards.  A value of VMRAPL_STATE_MAX or more is
+ * EINVAL: the counter must have room to grow.
  */
 struct vmrapl_state {
 	__u32 size;
