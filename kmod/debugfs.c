@@ -7,6 +7,8 @@
  *             obtained, samples, and per domain the totals in eu (2^-24 J):
  *             sampled = tracked + host + idle + lost, exactly.
  *   vms       per tracked VM: energy, overhead and runtime.
+ *   objects   the module's live objects by kind ("vms 0"), for the leak
+ *             checks: all zero once every VM is gone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,6 +18,16 @@
 #include "vmrapl.h"
 
 static struct dentry *vr_debugfs_dir;
+
+atomic_long_t vr_objects[VR_OBJ_NR];
+const char *const vr_obj_names[VR_OBJ_NR] = {
+	[VR_OBJ_VMS] = "vms",
+	[VR_OBJ_ACCTS] = "accts",
+	[VR_OBJ_GV_PAGES] = "gv_pages",
+	[VR_OBJ_TASKS] = "tasks",
+	[VR_OBJ_KEYS] = "keys",
+	[VR_OBJ_KVM_REFS] = "kvm_refs",
+};
 
 static const char *const vr_origin_names[] = {
 	"unknown", "param", "learned", "model"
@@ -67,6 +79,17 @@ static int vr_vms_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(vr_vms);
 
+static int vr_objects_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	for (i = 0; i < VR_OBJ_NR; i++)
+		seq_printf(m, "%s %ld\n", vr_obj_names[i],
+			   atomic_long_read(&vr_objects[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vr_objects);
+
 void vr_debugfs_init(void)
 {
 	/* debugfs is optional: failures only cost the observability. */
@@ -74,6 +97,8 @@ void vr_debugfs_init(void)
 	debugfs_create_file("packages", 0400, vr_debugfs_dir, NULL,
 			    &vr_packages_fops);
 	debugfs_create_file("vms", 0400, vr_debugfs_dir, NULL, &vr_vms_fops);
+	debugfs_create_file("objects", 0400, vr_debugfs_dir, NULL,
+			    &vr_objects_fops);
 }
 
 void vr_debugfs_exit(void)

@@ -318,6 +318,19 @@ err_topo:
 	return ret;
 }
 
+/* Every VM and every reference is gone: anything left is a leak. */
+static void vr_check_objects(void)
+{
+	unsigned int i;
+	long n;
+
+	for (i = 0; i < VR_OBJ_NR; i++) {
+		n = atomic_long_read(&vr_objects[i]);
+		if (n)
+			pr_err("leaked %ld %s at unload\n", n, vr_obj_names[i]);
+	}
+}
+
 static void __exit vmrapl_exit(void)
 {
 	misc_deregister(&vr_miscdev);
@@ -325,6 +338,7 @@ static void __exit vmrapl_exit(void)
 	vr_vm_exit();
 	vr_engine_stop();
 	vr_vm_drain_seen();
+	vr_check_objects();
 	vr_engine_exit();
 	vr_topo_exit();
 }

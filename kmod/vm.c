@@ -47,6 +47,21 @@ static void vr_key_add(struct vr_key *k, const void *key, u32 kind,
 	k->vm = vm;
 	set_bit(hash_ptr((void *)key, VR_HASH_BITS), vr_filter);
 	hash_add_rcu(vr_keys, &k->node, (unsigned long)key);
+	vr_obj_get(VR_OBJ_KEYS);
+}
+
+static void vr_key_del(struct vr_key *k)
+{
+	lockdep_assert_held(&vr_vm_mutex);
+	hash_del_rcu(&k->node);
+	vr_obj_put(VR_OBJ_KEYS);
+}
+
+/* Drop a reference on a KVM VM that vmrapl took (kvm_get_kvm_safe()). */
+void vr_kvm_put(struct kvm *kvm)
+{
+	kvm_put_kvm(kvm);
+	vr_obj_put(VR_OBJ_KVM_REFS);
 }
 
 /* Clear the filter bits no key uses any more, never a live one. */
@@ -158,6 +173,7 @@ static long vr_vm_add_task(struct vr_vm *vm, void __user *argp)
 		ret = -ENOSPC;
 	if (!ret) {
 		vt->task = t;
+		vr_obj_get(VR_OBJ_TASKS);
 		list_add(&vt->list, &vm->tasks);
 		vm->nr_tasks++;
 		WRITE_ONCE(vr_nr_tasks, vr_nr_tasks + 1);
@@ -201,8 +217,11 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 static void vr_vm_free(struct vr_vm *vm)
 {
 	vr_gv_free(vm);
+	if (vm->acct)
+		vr_obj_put(VR_OBJ_ACCTS);
 	kvfree(vm->acct);
 	kfree(vm);
+	vr_obj_put(VR_OBJ_VMS);
 }
 
 static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
@@ -213,6 +232,7 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
 	if (!vm)
 		return NULL;
+	vr_obj_get(VR_OBJ_VMS);
 	kref_init(&vm->ref);
 	INIT_LIST_HEAD(&vm->tasks);
 	mutex_init(&vm->lock);
@@ -222,6 +242,8 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 	vm->esu = esu;
 	vm->acct = kvcalloc((size_t)(nr_vcpus + 1) * vr_npk(),
 			    sizeof(*vm->acct), GFP_KERNEL_ACCOUNT);
+	if (vm->acct)
+		vr_obj_get(VR_OBJ_ACCTS);
 	if (!vm->acct || vr_gv_init(vm)) {
 		vr_vm_free(vm);
 		return NULL;
@@ -253,12 +275,12 @@ static void vr_vm_unlink(struct vr_vm *vm)
 
 	lockdep_assert_held(&vr_vm_mutex);
 	list_del(&vm->list);
-	hash_del_rcu(&vm->k_kvm.node);
+	vr_key_del(&vm->k_kvm);
 	if (vm->k_mm.key)
-		hash_del_rcu(&vm->k_mm.node);
+		vr_key_del(&vm->k_mm);
 	vm->k_mm.key = NULL;
 	list_for_each_entry(vt, &vm->tasks, list)
-		hash_del_rcu(&vt->key.node);
+		vr_key_del(&vt->key);
 	WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - vm->nr_tasks);
 	vr_filter_rebuild();
 }
@@ -279,12 +301,15 @@ static void vr_vm_finish(struct kref *ref)
 			  vm->acct + (size_t)(vm->nr_vcpus + 1) * vr_npk());
 	list_for_each_entry_safe(vt, tmp, &vm->tasks, list) {
 		put_task_struct(vt->task);
+		vr_obj_put(VR_OBJ_TASKS);
 		kfree(vt);
 	}
-	if (vm->kvm_file)
+	if (vm->kvm_file) {
 		fput(vm->kvm_file);
-	else
-		kvm_put_kvm(vm->kvm);
+		vr_obj_put(VR_OBJ_KVM_REFS);
+	} else {
+		vr_kvm_put(vm->kvm);
+	}
 	vr_vm_free(vm);
 }
 
@@ -354,6 +379,7 @@ long vr_attach_vm(void __user *argp)
 	f = fget(a.kvm_fd);
 	if (!f)
 		return -EBADF;
+	vr_obj_get(VR_OBJ_KVM_REFS);
 	if (!file_is_kvm(f)) {
 		ret = -EINVAL;
 		goto err_put_file;
@@ -398,6 +424,7 @@ err_free_vm:
 	vr_vm_free(vm);
 err_put_file:
 	fput(f);
+	vr_obj_put(VR_OBJ_KVM_REFS);
 	return ret;
 }
 
@@ -411,14 +438,14 @@ static void vr_track_kvm(struct kvm *kvm)
 	mutex_lock(&vr_vm_mutex);
 	if (vr_vm_find(kvm) || vr_vm_stopping) {
 		mutex_unlock(&vr_vm_mutex);
-		kvm_put_kvm(kvm);
+		vr_kvm_put(kvm);
 		return;
 	}
 	vm = vr_vm_alloc(kvm, max(1, READ_ONCE(kvm->created_vcpus)),
 			 VMRAPL_REGSET_INTEL, VMRAPL_DEFAULT_ESU);
 	if (!vm) {
 		mutex_unlock(&vr_vm_mutex);
-		kvm_put_kvm(kvm);
+		vr_kvm_put(kvm);
 		return;
 	}
 	vm->pid = kvm->userspace_pid;
@@ -511,7 +538,7 @@ void vr_vm_drain_seen(void)
 	for_each_possible_cpu(cpu) {
 		kvm = xchg(per_cpu_ptr(&vr_seen_kvm, cpu), NULL);
 		if (kvm)
-			kvm_put_kvm(kvm);
+			vr_kvm_put(kvm);
 	}
 }
 

@@ -154,6 +154,7 @@ long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);
 
 /* vm.c: references, and a helper of the ioctls. */
 void vr_vm_put(struct vr_vm *vm);
+void vr_kvm_put(struct kvm *kvm);
 int vr_copy_sized(void *dst, size_t ksize, void __user *argp);
 
 static inline bool vr_zero(const u64 *r, unsigned int n)

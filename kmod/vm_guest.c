@@ -297,6 +297,8 @@ int vr_gv_init(struct vr_vm *vm)
 	vm->vpkg = kcalloc(vm->nr_vcpus, sizeof(u32), GFP_KERNEL_ACCOUNT);
 	vm->page_size = struct_size(vm->page, vcpu, vm->nr_vcpus);
 	vm->page = vmalloc_user(PAGE_ALIGN(vm->page_size));
+	if (vm->page)
+		vr_obj_get(VR_OBJ_GV_PAGES);
 	if (!vm->vpkg || !vm->page || vr_gv_set_alloc(vm, 1, &g))
 		return -ENOMEM;
 	vm->gv = g.gv;
@@ -318,6 +320,8 @@ int vr_gv_init(struct vr_vm *vm)
 
 void vr_gv_free(struct vr_vm *vm)
 {
+	if (vm->page)
+		vr_obj_put(VR_OBJ_GV_PAGES);
 	vfree(vm->page);
 	kfree(vm->gv);
 	kfree(vm->gv_off);

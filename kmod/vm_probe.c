@@ -95,6 +95,7 @@ static void vr_vm_note(struct kvm *kvm)
 		return;
 	if (!kvm_get_kvm_safe(kvm))
 		return;
+	vr_obj_get(VR_OBJ_KVM_REFS);
 	this_cpu_write(vr_seen_kvm, kvm);
 	mod_delayed_work(system_wq, &vr_track_work, 0);
 }

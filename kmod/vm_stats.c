@@ -48,13 +48,18 @@ static int vr_stats_in(struct vr_stats_req *r, void __user *argp)
 
 /*
  * Fill @r from @vm's accounts.  The caller keeps @vm alive (its fd, or a
- * reference); vm->lock keeps the topology still.
+ * reference); vm->lock keeps the topology still.  The accounts go on
+ * growing meanwhile, so each row (a vCPU, or the overhead) is read once,
+ * into @snap, and every figure of the answer comes from that one read:
+ * the vCPUs add up to their virtual packages, the packages' overhead
+ * shares to the VM's overhead, and everything to the VM's total.
  */
 static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
 {
 	struct vmrapl_stats *st = &r->st;
+	u32 i, v, rows = vm->nr_vcpus + 1;
+	u64 (*snap)[VR_NDOM + 1], *ovh;
 	unsigned int d;
-	u32 i, v;
 
 	r->nvs = min(st->nr_vcpus, vm->nr_vcpus);
 	r->nps = min_t(u32, st->nr_vpkgs, VMRAPL_MAX_VPKGS);
@@ -68,37 +73,55 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
 		if (!r->ps)
 			return -ENOMEM;
 	}
+	/* Per row: the energy of each domain, then the busy ns. */
+	snap = kvcalloc(rows, sizeof(*snap), GFP_KERNEL_ACCOUNT);
+	if (!snap)
+		return -ENOMEM;
+	for (i = 0; i < rows; i++) {
+		for (d = 0; d < VR_NDOM; d++)
+			snap[i][d] = vr_row_energy(vm, i, d);
+		snap[i][VR_NDOM] = vr_row_ns(vm, i);
+	}
+	ovh = snap[vm->nr_vcpus];
 
 	mutex_lock(&vm->lock);
 	r->nps = min(r->nps, vm->nr_vpkgs);
 	for (i = 0; i < r->nvs; i++) {
 		for (d = 0; d < VR_NDOM; d++)
-			r->vs[i].energy_uj[d] =
-				vr_eu_to_uj(vr_vcpu_energy(vm, i, d));
-		r->vs[i].runtime_ns = vr_vcpu_ns(vm, i);
+			r->vs[i].energy_uj[d] = vr_eu_to_uj(snap[i][d]);
+		r->vs[i].runtime_ns = snap[i][VR_NDOM];
 	}
 	for (v = 0; v < r->nps; v++) {
 		r->ps[v].nr_vcpus = vm->vpkg_vcpus[v];
 		for (d = 0; d < VR_NDOM; d++) {
-			u64 e = vr_vpkg_ovh(vm, v, d);
+			/* The overhead share of a vpkg: by its vCPU count. */
+			u64 e = vr_mul_div(ovh[d], vm->vpkg_vcpus[v],
+					   vm->nr_vcpus);
 
 			r->ps[v].overhead_uj[d] = vr_eu_to_uj(e);
 			for (i = 0; i < vm->nr_vcpus; i++)
 				if (vm->vpkg[i] == v)
-					e += vr_vcpu_energy(vm, i, d);
+					e += snap[i][d];
 			r->ps[v].energy_uj[d] = vr_eu_to_uj(e);
 		}
 	}
+	st->runtime_ns = 0;
+	for (i = 0; i < vm->nr_vcpus; i++)
+		st->runtime_ns += snap[i][VR_NDOM];
 	for (d = 0; d < VR_NDOM; d++) {
-		st->energy_uj[d] = vr_eu_to_uj(vr_vm_energy(vm, d));
-		st->overhead_uj[d] = vr_eu_to_uj(vr_ovh_energy(vm, d));
+		u64 e = 0;
+
+		for (i = 0; i < rows; i++)
+			e += snap[i][d];
+		st->energy_uj[d] = vr_eu_to_uj(e);
+		st->overhead_uj[d] = vr_eu_to_uj(ovh[d]);
 	}
-	st->runtime_ns = vr_vm_runtime_ns(vm);
-	st->overhead_ns = vr_ovh_ns(vm);
+	st->overhead_ns = ovh[VR_NDOM];
 	st->nr_vcpus = vm->nr_vcpus;
 	st->nr_vpkgs = vm->nr_vpkgs;
 	st->size = sizeof(*st);
 	mutex_unlock(&vm->lock);
+	kvfree(snap);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #ifndef _VMRAPL_H
 #define _VMRAPL_H
 
+#include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/kvm_host.h>
 #include <linux/rcupdate.h>
@@ -151,6 +152,34 @@ long vr_list_vms(void __user *argp);			/* vm_stats.c */
 long vr_get_vm_stats(void __user *argp);
 struct seq_file;
 void vr_vm_debugfs_show(struct seq_file *m);
+
+/*
+ * The module's own live objects, by kind, for the leak checks: debugfs
+ * "objects" shows them, and module exit reports any that is not zero.
+ * Every allocation or reference that outlives a call counts here.
+ */
+enum vr_obj {
+	VR_OBJ_VMS,		/* struct vr_vm */
+	VR_OBJ_ACCTS,		/* a VM's account array */
+	VR_OBJ_GV_PAGES,	/* a VM's guest-view page (vmalloc) */
+	VR_OBJ_TASKS,		/* task references of ADD_TASK */
+	VR_OBJ_KEYS,		/* entries of the probes' lookup table */
+	VR_OBJ_KVM_REFS,	/* references on a KVM VM or its file */
+	VR_OBJ_NR,
+};
+
+extern atomic_long_t vr_objects[VR_OBJ_NR];
+extern const char *const vr_obj_names[VR_OBJ_NR];
+
+static inline void vr_obj_get(enum vr_obj o)
+{
+	atomic_long_inc(&vr_objects[o]);
+}
+
+static inline void vr_obj_put(enum vr_obj o)
+{
+	atomic_long_dec(&vr_objects[o]);
+}
 
 /* debugfs.c */
 void vr_debugfs_init(void);

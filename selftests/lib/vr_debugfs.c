@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 
 #include "vr_debugfs.h"
+#include "vr_time.h"
 
 /* The number after @key in @line into *@v; *@v is left alone without @key. */
 static void vr_field_u64(const char *line, const char *key, uint64_t *v)
@@ -157,4 +159,63 @@ int vr_kvm_vm_count(void)
 			n++;
 	closedir(dir);
 	return n;
+}
+
+int vr_objects_left(char *why, size_t len)
+{
+	char name[32];
+	long count;
+	size_t used = 0;
+	int left = 0, lines = 0;
+	FILE *f;
+
+	if (len)
+		why[0] = 0;
+	f = fopen("/sys/kernel/debug/vmrapl/objects", "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%31s %ld", name, &count) == 2) {
+		lines++;
+		if (!count)
+			continue;
+		left++;
+		if (used < len)
+			used += snprintf(why + used, len - used, "%s%s %ld",
+					 used ? " " : "", name, count);
+	}
+	fclose(f);
+	return lines ? left : -ENODATA;
+}
+
+int vr_objects_wait_zero(int ms, char *why, size_t len)
+{
+	int left;
+
+	for (;;) {
+		left = vr_objects_left(why, len);
+		if (left <= 0 || ms <= 0)
+			return left;
+		vr_sleep_ms(50);
+		ms -= 50;
+	}
+}
+
+bool vr_kmsg_has(const char *needle)
+{
+	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	bool found = false;
+	char *buf;
+
+	if (n <= 0)
+		return false;
+	buf = malloc(n + 1);
+	if (!buf)
+		return false;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, n);
+	if (n > 0) {
+		buf[n] = 0;
+		found = strstr(buf, needle) != NULL;
+	}
+	free(buf);
+	return found;
 }

@@ -8,6 +8,7 @@
 #define _VR_DEBUGFS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,5 +44,23 @@ int vr_vms_count(const char *kind);
  * until the VM is destroyed.  -errno when debugfs has no kvm directory.
  */
 int vr_kvm_vm_count(void);
+
+/*
+ * The module's live objects (/sys/kernel/debug/vmrapl/objects, one
+ * "name count" per line).  Returns 0 when every count is zero; else the
+ * number of kinds that are not, and @why (of @len bytes) names them, as
+ * "vms 2 keys 4".  -errno when the file cannot be read.
+ */
+int vr_objects_left(char *why, size_t len);
+/*
+ * vr_objects_left() until it reports nothing left (VMs released by the
+ * tracking work or an RCU grace period need a moment), for up to @ms.
+ */
+int vr_objects_wait_zero(int ms, char *why, size_t len);
+/*
+ * Whether the kernel log holds a line containing @needle (the module
+ * reports "vmrapl: leaked ..." at unload when a count is not zero).
+ */
+bool vr_kmsg_has(const char *needle);
 
 #endif /* _VR_DEBUGFS_H */

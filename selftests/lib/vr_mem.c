@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Kernel memory figures of the vmrapl selftests. */
+/* Kernel memory figures of the vmrapl benchmarks. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,32 +24,6 @@ long vr_meminfo_kb(const char *key)
 	if (f)
 		fclose(f);
 	return v;
-}
-
-long vr_median3(long a, long b, long c)
-{
-	if ((a <= b && b <= c) || (c <= b && b <= a))
-		return b;
-	if ((b <= a && a <= c) || (c <= a && a <= b))
-		return a;
-	return c;
-}
-
-long vr_slab_active_kb(void)
-{
-	unsigned long act, num, size;
-	unsigned long long sum = 0;
-	char line[512], name[64];
-	FILE *f = fopen("/proc/slabinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lu %lu %lu", name, &act, &num,
-			   &size) == 4)
-			sum += (unsigned long long)act * size;
-	fclose(f);
-	return (long)(sum / 1024);
 }
 
 /* Give every SLUB cache's empty and per-CPU slabs back (x/shrink). */

@@ -173,7 +173,7 @@ done < <(grep -E '^### VMRAPL UNLOAD FAIL' "$log")
 kpat='(BUG: |kernel BUG at|WARNING: CPU: |WARNING: at |Oops: |general protection fault|'
 kpat+='Kernel panic|kmemleak: .*(new suspected|leak)|RCU stall|self-detected stall|'
 kpat+='detected stalls? on CPU|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|'
-kpat+='UBSAN: |KASAN: |list_(add|del) corruption)'
+kpat+='UBSAN: |KASAN: |list_(add|del) corruption|vmrapl: leaked )'
 while read -r line; do
 	if [[ -n $known_re ]] && grep -Eq "$known_re" <<< "$line"; then
 		echo "rig $tag: known, tolerated: $line"

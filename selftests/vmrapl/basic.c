@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl.h"
 #include "vr_kvm.h"
 
 static int rig_packages(void)
@@ -157,14 +160,6 @@ TEST(kvm_group_no_perfmon)
 		       WEXITSTATUS(status));
 }
 
-/* Slab objects and VmallocUsed (kB), after the caches settled. */
-static void mem_now(long *slab, long *vmalloc)
-{
-	vr_mem_settle();
-	*slab = vr_slab_active_kb();
-	*vmalloc = vr_meminfo_kb("VmallocUsed:");
-}
-
 /* No state: only for the longer timeout of TEST_F_TIMEOUT(). */
 FIXTURE(mod) {
 	int unused;
@@ -179,40 +174,25 @@ FIXTURE_TEARDOWN(mod)
 {
 }
 
+/*
+ * 150 loads and unloads, with both sources.  Module exit reports every
+ * object it still counts ("vmrapl: leaked ..."), which must never appear;
+ * kmemleak on the debug kernel (make check-debug) covers the rest.
+ */
 TEST_F_TIMEOUT(mod, load_unload_150, 120)
 {
-	long s[4], v[4], ds[3], dv[3];
-	int i, j;
+	char why[256];
+	int i;
 
 	ASSERT_EQ(0, vr_reload(NULL));
-	ASSERT_EQ(0, vr_unload());
-	/* Warm the allocator and module loader caches first. */
-	for (i = 0; i < 10; i++) {
-		ASSERT_EQ(0, vr_load(i & 1 ? "source=test" : NULL));
+	for (i = 0; i < 150; i++) {
+		EXPECT_EQ(0, vr_objects_left(why, sizeof(why)))
+			TH_LOG("load %d: vmrapl objects left: %s", i, why);
 		ASSERT_EQ(0, vr_unload());
+		ASSERT_EQ(0, vr_load(i & 1 ? "source=test" : NULL));
 	}
-	/*
-	 * Three batches of 50, each measured from the end of the one
-	 * before.  A leak grows all three alike; the kernel's own caches (a
-	 * new slab page, per-CPU lists, the module loader) move one or two
-	 * of them now and then.  So the median growth is the measure: a leak
-	 * of ~1 KiB per load makes it 50 kB or more.
-	 */
-	mem_now(&s[0], &v[0]);
-	for (j = 0; j < 3; j++) {
-		for (i = 0; i < 50; i++) {
-			ASSERT_EQ(0, vr_load(i & 1 ? "source=test" : NULL));
-			ASSERT_EQ(0, vr_unload());
-		}
-		mem_now(&s[j + 1], &v[j + 1]);
-		ds[j] = s[j + 1] - s[j];
-		dv[j] = v[j + 1] - v[j];
-	}
-	TH_LOG("slab objects %+ld %+ld %+ld kB; VmallocUsed %+ld %+ld %+ld kB",
-	       ds[0], ds[1], ds[2], dv[0], dv[1], dv[2]);
-	EXPECT_LT(vr_median3(ds[0], ds[1], ds[2]), 48);
-	EXPECT_LT(vr_median3(dv[0], dv[1], dv[2]), 48);
-	ASSERT_EQ(0, vr_load(NULL));
+	EXPECT_FALSE(vr_kmsg_has("vmrapl: leaked"));
+	ASSERT_EQ(0, vr_reload(NULL));
 }
 
 TEST(bad_source)
@@ -590,6 +570,74 @@ TEST_F(attach, get_vm_stats)
 	hs = (struct vmrapl_stats){ .size = sizeof(hs) };
 	EXPECT_EQ(-1, ioctl(self->dev, VMRAPL_GET_VM_STATS, &good));
 	EXPECT_EQ(ENOENT, errno);
+}
+
+static volatile int spin_stop;
+
+static void *spin(void *unused)
+{
+	while (!spin_stop)
+		;
+	return NULL;
+}
+
+/*
+ * Regression: GET_STATS read the overhead accounts once per virtual
+ * package, while they kept growing, so within one answer the 2:1 split of
+ * the overhead over vpkgs of 2 and 1 vCPUs could be off by the energy of
+ * a close (16 mJ seen in vmm.overhead_task_by_vcpu_count on 6.1).  Every
+ * figure now comes from one read of each account.  Here the VMM's own
+ * threads (one spinning) are the overhead, growing all the time, while
+ * GET_STATS is asked again and again: the split must hold in every
+ * answer, and the vpkgs must add up to the VM.
+ */
+TEST(stats_one_snapshot)
+{
+	struct vmrapl_vpkg_stats ps[2];
+	const uint32_t map[3] = { 0, 0, 1 };
+	long long worst = 0, d, sum_off = 0;
+	struct vmrapl_stats st;
+	struct vmrapl_vm *vm;
+	struct vmrapl *dev;
+	int i, calls = 0, bad = 0;
+	struct vrg *g;
+	pthread_t th;
+	uint64_t end;
+
+	g = vrg_create(3, VRG_HLT);
+	ASSERT_NE(NULL, g);
+	ASSERT_EQ(0, vmrapl_open(NULL, &dev));
+	ASSERT_EQ(0, vmrapl_attach(dev, vrg_kvm_fd(g), 3, VMRAPL_REGSET_INTEL,
+				   0, &vm));
+	ASSERT_EQ(0, vmrapl_set_topology(vm, map, 3));
+	spin_stop = 0;
+	ASSERT_EQ(0, pthread_create(&th, NULL, spin, NULL));
+	end = vr_now_ns() + 3000000000ull;
+	while (vr_now_ns() < end) {
+		ASSERT_EQ(0, vmrapl_get_stats(vm, &st, NULL, 0, ps, 2));
+		calls++;
+		d = llabs((long long)ps[0].overhead_uj[0] -
+			  2 * (long long)ps[1].overhead_uj[0]);
+		worst = d > worst ? d : worst;
+		bad += d > 2;
+		for (i = 0; i < VMRAPL_NR_DOMAINS; i++) {
+			d = llabs((long long)(ps[0].energy_uj[i] +
+					      ps[1].energy_uj[i]) -
+				  (long long)st.energy_uj[i]);
+			sum_off = d > sum_off ? d : sum_off;
+		}
+	}
+	spin_stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%d answers, overhead %llu uJ; worst |o0 - 2 o1| %lld uJ, worst vpkgs - VM %lld uJ",
+	       calls, (unsigned long long)st.overhead_uj[0], worst, sum_off);
+	EXPECT_GT(st.overhead_uj[0], 0);
+	EXPECT_EQ(0, bad);
+	/* Rounding: each of the three figures is floored to a uJ. */
+	EXPECT_LE(sum_off, 3);
+	vmrapl_detach(vm);
+	vmrapl_close(dev);
+	vrg_destroy(g);
 }
 
 TEST_HARNESS_MAIN
