@@ -233,22 +233,37 @@ static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	vr_probe_guest(vcpu, vr_vmops->guest_exit);
 }
 
+/*
+ * Arm @hp's timer on @cpu @delay jiffies from now, unless it is pending:
+ * hp->timer_lock held, so the timer itself and a CPU coming online never
+ * both add it (add_timer_on() of a pending timer corrupts the wheel).
+ */
+static void vr_timer_arm_on(struct vr_hpkg *hp, int cpu, unsigned long delay)
+{
+	lockdep_assert_held(&hp->timer_lock);
+	if (timer_pending(&hp->timer))
+		return;
+	hp->timer.expires = jiffies + delay;
+	add_timer_on(&hp->timer, cpu);
+}
+
 /* Safety and freshness timer of a package. */
 static void vr_pkg_timer_fn(struct timer_list *t)
 {
 	struct vr_hpkg *hp = from_timer(hp, t, timer);
-	int cpu = READ_ONCE(hp->timer_cpu);
-	unsigned long next;
+	unsigned long next, flags;
 	bool busy;
+	int cpu;
 
-	if (cpu < 0)
-		return;		/* stopping, or no CPU of the package online */
-	if (cpu != smp_processor_id()) {
+	raw_spin_lock_irqsave(&hp->timer_lock, flags);
+	cpu = hp->timer_cpu;
+	if (cpu >= 0 && cpu != smp_processor_id())
 		/* Migrated away by hotplug: go back to the package. */
-		hp->timer.expires = jiffies + 1;
-		add_timer_on(&hp->timer, cpu);
-		return;
-	}
+		vr_timer_arm_on(hp, cpu, 1);
+	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
+	if (cpu != smp_processor_id())
+		return;		/* stopping, no CPU of the package, or moved */
+
 	if (vr_pkg_stale(&hp->core, local_clock()))
 		vr_close_pkg_local(hp, true);
 	if (READ_ONCE(hp->core.over_max) != hp->timer_over_max) {
@@ -263,7 +278,11 @@ static void vr_pkg_timer_fn(struct timer_list *t)
 	next = vr_safety_jiffies(hp);
 	if (busy)
 		next = min(next, vr_busy_timer_jiffies());
-	mod_timer(&hp->timer, jiffies + next);
+	raw_spin_lock_irqsave(&hp->timer_lock, flags);
+	/* Still ours: hotplug may have moved or stopped it meanwhile. */
+	if (hp->timer_cpu == smp_processor_id())
+		vr_timer_arm_on(hp, smp_processor_id(), next);
+	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 }
 
 static int vr_cpu_up(unsigned int cpu)
@@ -306,13 +325,12 @@ static int vr_cpu_up(unsigned int cpu)
 	vr_cpu_online(c, local_clock(), true);
 	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
 
-	if (READ_ONCE(hp->timer_cpu) < 0) {
+	raw_spin_lock_irqsave(&hp->timer_lock, flags);
+	if (hp->timer_cpu < 0) {
 		WRITE_ONCE(hp->timer_cpu, cpu);
-		if (!timer_pending(&hp->timer)) {
-			hp->timer.expires = jiffies + vr_busy_timer_jiffies();
-			add_timer_on(&hp->timer, cpu);
-		}
+		vr_timer_arm_on(hp, cpu, vr_busy_timer_jiffies());
 	}
+	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 	return 0;
 }
 
@@ -337,7 +355,9 @@ static int vr_cpu_down(unsigned int cpu)
 		}
 	}
 	/* The timer follows timer_cpu; -1 stops it until a CPU returns. */
+	raw_spin_lock_irqsave(&hp->timer_lock, flags);
 	WRITE_ONCE(hp->timer_cpu, t);
+	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 	return 0;
 }
 
@@ -427,6 +447,7 @@ int vr_engine_init(void)
 		}
 		hp->id = i;
 		hp->timer_cpu = -1;
+		raw_spin_lock_init(&hp->timer_lock);
 		timer_setup(&hp->timer, vr_pkg_timer_fn,
 			    TIMER_DEFERRABLE | TIMER_PINNED);
 		vr_pkg_init(&hp->core, hp->cpus, 0, vr_period_ns,
@@ -456,11 +477,17 @@ void vr_engine_exit(void)
 
 static void vr_stop_timers(void)
 {
+	unsigned long flags;
 	unsigned int i;
 
 	for (i = 0; i < vr_topo.max_pkgs; i++) {
-		WRITE_ONCE(vr_pkgs[i]->timer_cpu, -1);
-		del_timer_sync(&vr_pkgs[i]->timer);
+		struct vr_hpkg *hp = vr_pkgs[i];
+
+		raw_spin_lock_irqsave(&hp->timer_lock, flags);
+		WRITE_ONCE(hp->timer_cpu, -1);
+		raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
+		/* Not under timer_lock: a running callback takes it. */
+		del_timer_sync(&hp->timer);
 	}
 }
 

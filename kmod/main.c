@@ -272,6 +272,29 @@ static struct miscdevice vr_miscdev = {
 	.mode = 0600,
 };
 
+/*
+ * The parameters' sysfs files exist before init() and after exit(): a
+ * write to static_policy or sample_period_us walks vr_pkgs, under the
+ * parameter lock.  The packages are published and freed under it, so
+ * that such a write sees them whole or not at all (vr_pkgs NULL).
+ */
+static int vr_packages_alloc(void)
+{
+	int ret;
+
+	kernel_param_lock(THIS_MODULE);
+	ret = vr_engine_init();
+	kernel_param_unlock(THIS_MODULE);
+	return ret;
+}
+
+static void vr_packages_free(void)
+{
+	kernel_param_lock(THIS_MODULE);
+	vr_engine_exit();
+	kernel_param_unlock(THIS_MODULE);
+}
+
 static int __init vmrapl_init(void)
 {
 	int ret;
@@ -283,7 +306,7 @@ static int __init vmrapl_init(void)
 	ret = vr_select_source();
 	if (ret)
 		goto err_topo;
-	ret = vr_engine_init();
+	ret = vr_packages_alloc();
 	if (ret)
 		goto err_topo;
 	vr_engine_set_period((u64)sample_period_us * NSEC_PER_USEC);
@@ -312,7 +335,7 @@ err_vm:
 	vr_vm_exit();
 	vr_vm_drain_seen();
 err_engine:
-	vr_engine_exit();
+	vr_packages_free();
 err_topo:
 	vr_topo_exit();
 	return ret;
@@ -339,7 +362,7 @@ static void __exit vmrapl_exit(void)
 	vr_engine_stop();
 	vr_vm_drain_seen();
 	vr_check_objects();
-	vr_engine_exit();
+	vr_packages_free();
 	vr_topo_exit();
 }
 

@@ -42,8 +42,10 @@ int vr_topo_pkg_of(unsigned int cpu);
  * @core: accounting core state (locking in vr_core.h).
  * @id: dense package index.
  * @timer: safety/freshness timer, pinned to @timer_cpu.
- * @timer_cpu: CPU the timer runs on, or -1.  Written under the hotplug
- *	lock and from the timer itself.
+ * @timer_lock: serializes arming @timer and writing @timer_cpu: the
+ *	timer's callback (softirq), CPU hotplug and module stop.  Raw,
+ *	taken with interrupts disabled; never held around del_timer_sync().
+ * @timer_cpu: CPU the timer runs on, or -1; read locklessly elsewhere.
  * @est: estimate source model, under core.close_lock.
  * @test: test source counters (eu of the test unit), atomic.
  * @timer_busy_ns: core.busy_ns when the timer last ran (timer only).
@@ -56,6 +58,7 @@ struct vr_hpkg {
 	struct vr_pkg core;
 	unsigned int id;
 	struct timer_list timer;
+	raw_spinlock_t timer_lock;	/* see @timer_lock above */
 	int timer_cpu;
 	struct vr_estimate est;
 	atomic64_t test[VR_NDOM];

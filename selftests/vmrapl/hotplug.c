@@ -2,12 +2,18 @@
 /*
  * A CPU that was offline when the module loaded: it switches tasks before
  * its hotplug callback gives it a package, then takes part like the rest.
+ * The package timer while its package's CPUs go away and come back, and
+ * parameter writes while the module unloads.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 
 TEST(online_after_load)
@@ -36,6 +42,92 @@ TEST(online_after_load)
 	EXPECT_TRUE(vr_books_conserve(&b));
 	EXPECT_EQ(2, b.online);
 	vr_reload(NULL);
+}
+
+static volatile int spin_stop;
+
+static void *spin(void *unused)
+{
+	while (!spin_stop)
+		;
+	return NULL;
+}
+
+/*
+ * Regression: a package's timer follows an online CPU of the package.
+ * When the package's last CPU went away, the pending timer migrated to
+ * another package's CPU; when one came back, vr_cpu_up() tested
+ * timer_pending() while the callback could be running there, about to
+ * move the timer home with add_timer_on(): both added it, which corrupts
+ * the timer wheel (a list corruption report, or ODEBUG's "activate
+ * active" on the debug kernel).  Arming is now serialized.  Here three
+ * threads keep the CPUs busy (10 ms timers, 100 us epochs) while package
+ * 1's CPUs go offline and online, again and again; the books must still
+ * conserve and the rig's kernel log stay clean.
+ */
+TEST(timer_follows_hotplug)
+{
+	struct vr_books b[2];
+	pthread_t th[3];
+	int i;
+
+	ASSERT_EQ(1, vr_cpu_package(2));
+	ASSERT_EQ(1, vr_cpu_package(3));
+	ASSERT_EQ(0, vr_reload("sample_period_us=100"));
+	spin_stop = 0;
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, spin, NULL));
+	for (i = 0; i < 40; i++) {
+		ASSERT_EQ(0, vr_cpu_set_online(3, false));
+		ASSERT_EQ(0, vr_cpu_set_online(2, false));
+		/* The timer now waits on package 0's CPUs. */
+		usleep(1000 * (i % 15));
+		ASSERT_EQ(0, vr_cpu_set_online(2, true));
+		ASSERT_EQ(0, vr_cpu_set_online(3, true));
+		usleep(1000 * (i % 11));
+	}
+	spin_stop = 1;
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ASSERT_EQ(0, vr_read_books2(b));
+	EXPECT_TRUE(vr_books_conserve(&b[0]) && vr_books_conserve(&b[1]));
+	EXPECT_EQ(2, b[0].online);
+	EXPECT_EQ(2, b[1].online);
+	vr_reload(NULL);
+}
+
+/*
+ * Regression: writing static_policy or sample_period_us while the module
+ * unloads walked vr_pkgs as exit() freed it (sysfs goes away only after
+ * exit()): a use-after-free, reported by KASAN on the debug kernel.  The
+ * packages are now freed under the parameter lock.  Here a child writes
+ * both parameters without pause while the module is unloaded and loaded
+ * again, 30 times.
+ */
+TEST(params_during_unload)
+{
+	static const char *const pol[] = { "busy", "occupied" };
+	pid_t child;
+	int i, status;
+
+	ASSERT_EQ(0, vr_reload(NULL));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		for (i = 0;; i++) {
+			/* Fails while the module is away: that is expected. */
+			vmrapl_host_param_set("static_policy", pol[i & 1]);
+			vmrapl_host_param_set("sample_period_us",
+					      i & 1 ? "1000" : "500");
+		}
+	}
+	for (i = 0; i < 30; i++) {
+		ASSERT_EQ(0, vr_unload());
+		ASSERT_EQ(0, vr_load(NULL));
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ASSERT_EQ(0, vr_reload(NULL));
 }
 
 TEST_HARNESS_MAIN
