@@ -38,7 +38,7 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 	struct vr_pkg_stats st[VR_NDOM];
 	unsigned int i, d;
 
-	vr_close_all();
+	vr_close_all(0);
 	for (i = 0; i < vr_topo.nr_pkgs; i++) {
 		struct vr_hpkg *hp = vr_pkgs[i];
 		struct vr_pkg *p = &hp->core;
@@ -73,7 +73,7 @@ DEFINE_SHOW_ATTRIBUTE(vr_packages);
 
 static int vr_vms_show(struct seq_file *m, void *unused)
 {
-	vr_close_all();
+	vr_close_all(0);
 	vr_vm_debugfs_show(m);
 	return 0;
 }

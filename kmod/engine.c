@@ -99,21 +99,30 @@ static void vr_close_ipi(void *info)
 /*
  * Close every stale package, so that a reader sees everything up to now.
  * Process context; packages other than ours are closed on one of their
- * CPUs by IPI.
+ * CPUs by IPI, but not a package that some reader had closed less than
+ * @min_gap_ns ago (0: always): a reader without CAP_PERFMON cannot make
+ * vmrapl interrupt a package more often than once per unpriv period.
  */
-void vr_close_all(void)
+void vr_close_all(u64 min_gap_ns)
 {
 	unsigned int i;
+	u64 now, last;
 	int cpu;
 
 	for (i = 0; i < vr_topo.nr_pkgs; i++) {
 		struct vr_hpkg *hp = vr_pkgs[i];
 
-		if (!vr_pkg_stale(&hp->core, local_clock()))
+		now = local_clock();
+		if (!vr_pkg_stale(&hp->core, now))
+			continue;
+		last = READ_ONCE(hp->last_remote);
+		if (min_gap_ns && now - last < min_gap_ns)
 			continue;
 		cpu = READ_ONCE(hp->timer_cpu);
 		if (cpu < 0)
 			continue;
+		/* Racing readers may both send one: still bounded. */
+		WRITE_ONCE(hp->last_remote, now);
 		hp->remote_closes++;
 		smp_call_function_single(cpu, vr_close_ipi, hp, 1);
 	}

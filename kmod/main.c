@@ -52,6 +52,22 @@ unsigned int vr_test_static_mw;
 module_param_named(test_static_mw, vr_test_static_mw, uint, 0444);
 MODULE_PARM_DESC(test_static_mw, "test source: static package power (mW)");
 
+/*
+ * What a VMM without CAP_PERFMON sees of its VM (GET_STATS, READ_MSR, the
+ * mmap page): nothing finer than this period and this energy step.  The
+ * VM's energy follows the package's at fine grain and partly traces its
+ * co-tenants (PLATYPUS); see Documentation/security.rst.
+ */
+unsigned int vr_unpriv_period_ms = 100;
+module_param_named(unpriv_period_ms, vr_unpriv_period_ms, uint, 0644);
+MODULE_PARM_DESC(unpriv_period_ms,
+		 "Without CAP_PERFMON a VM's books change at most once per this period (ms), default 100");
+
+unsigned int vr_unpriv_step_uj = 1000;
+module_param_named(unpriv_step_uj, vr_unpriv_step_uj, uint, 0644);
+MODULE_PARM_DESC(unpriv_step_uj,
+		 "Without CAP_PERFMON a VM's energy moves in steps of this (uJ), default 1000");
+
 bool vr_track_all = true;
 module_param_named(track_all, vr_track_all, bool, 0644);
 MODULE_PARM_DESC(track_all, "Track every KVM VM for host reporting");
@@ -193,7 +209,7 @@ static long vr_dev_get_pkg_stats(void __user *argp)
 	if (l.nr_pkgs && !l.pkgs_ptr)
 		return -EINVAL;
 
-	vr_close_all();
+	vr_close_all(0);
 	for (i = 0; i < min(l.nr_pkgs, vr_topo.nr_pkgs); i++) {
 		struct vr_pkg *p = &vr_pkgs[i]->core;
 

@@ -14,6 +14,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
+#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/hash.h>
 #include <linux/kvm_host.h>
@@ -111,6 +112,10 @@ static long vr_vm_set_policy(struct vr_vm *vm, void __user *argp)
 	    (pol.guest_period_us < VMRAPL_GUEST_PERIOD_MIN_US ||
 	     pol.guest_period_us > VMRAPL_GUEST_PERIOD_MAX_US))
 		return -EINVAL;
+	/* Finer than unpriv_period_ms takes CAP_PERFMON (security.rst). */
+	if ((pol.flags & VMRAPL_POLICY_F_GUEST_PERIOD) && !vm->exact &&
+	    (u64)pol.guest_period_us * NSEC_PER_USEC < vr_unpriv_period_ns())
+		return -EPERM;
 	if (pol.flags & VMRAPL_POLICY_F_CHARGE)
 		WRITE_ONCE(vm->charge, pol.charge);
 	if (pol.flags & VMRAPL_POLICY_F_GUEST_PERIOD)
@@ -220,12 +225,17 @@ static void vr_vm_free(struct vr_vm *vm)
 	if (vm->acct)
 		vr_obj_put(VR_OBJ_ACCTS);
 	kvfree(vm->acct);
+	kvfree(vm->stats_cache);
 	kfree(vm);
 	vr_obj_put(VR_OBJ_VMS);
 }
 
+/*
+ * @exact: the VM's views are exact (a VMM with CAP_PERFMON, or a VM only
+ * the host reads); otherwise they are coarsened (struct vr_vm.exact).
+ */
 static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
-				 u32 esu)
+				 u32 esu, bool exact)
 {
 	struct vr_vm *vm;
 
@@ -240,11 +250,14 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 	vm->nr_vcpus = nr_vcpus;
 	vm->regset = regset;
 	vm->esu = esu;
+	vm->exact = exact;
+	vm->stats_cache = kvcalloc(nr_vcpus + 1, sizeof(*vm->stats_cache),
+				   GFP_KERNEL_ACCOUNT);
 	vm->acct = kvcalloc((size_t)(nr_vcpus + 1) * vr_npk(),
 			    sizeof(*vm->acct), GFP_KERNEL_ACCOUNT);
 	if (vm->acct)
 		vr_obj_get(VR_OBJ_ACCTS);
-	if (!vm->acct || vr_gv_init(vm)) {
+	if (!vm->acct || !vm->stats_cache || vr_gv_init(vm)) {
 		vr_vm_free(vm);
 		return NULL;
 	}
@@ -384,7 +397,8 @@ long vr_attach_vm(void __user *argp)
 		ret = -EINVAL;
 		goto err_put_file;
 	}
-	vm = vr_vm_alloc(f->private_data, a.nr_vcpus, a.regset, a.esu);
+	vm = vr_vm_alloc(f->private_data, a.nr_vcpus, a.regset, a.esu,
+			 perfmon_capable());
 	if (!vm) {
 		ret = -ENOMEM;
 		goto err_put_file;
@@ -442,7 +456,7 @@ static void vr_track_kvm(struct kvm *kvm)
 		return;
 	}
 	vm = vr_vm_alloc(kvm, max(1, READ_ONCE(kvm->created_vcpus)),
-			 VMRAPL_REGSET_INTEL, VMRAPL_DEFAULT_ESU);
+			 VMRAPL_REGSET_INTEL, VMRAPL_DEFAULT_ESU, true);
 	if (!vm) {
 		mutex_unlock(&vr_vm_mutex);
 		vr_kvm_put(kvm);

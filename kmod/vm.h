@@ -79,6 +79,12 @@ struct vr_task {
  * @list: in vr_vms, under vr_vm_mutex.
  * @tasks: registered overhead tasks, under vr_vm_mutex.
  * @charge: VMRAPL_CHARGE_*, read locklessly by the probes.
+ * @exact: the VMM that attached it had CAP_PERFMON (perfmon_capable()),
+ *	or the VM is only tracked: its views are exact.  Otherwise GET_STATS,
+ *	READ_MSR and the page change at most once per unpriv_period_ms and
+ *	in steps of unpriv_step_uj.  Set before the VM is visible.
+ * @stats_cache, @stats_time: the rows GET_STATS last read for a VM that
+ *	is not @exact, and when; under @lock.
  * @domains: VMRAPL_DOM_* bits the guest sees (vmrapl_page.domains).
  * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
  *	VM's overhead.
@@ -88,6 +94,8 @@ struct vr_task {
  *	never taken under vr_vm_mutex.
  * @gv_lock: guest view; protects everything below it.  Raw: taken from the
  *	kvm_exit probe with interrupts disabled.
+ * @gv_quant: the guest view moves in steps of this many units (1 when
+ *	@exact).
  */
 struct vr_vm {
 	struct kvm *kvm;
@@ -102,6 +110,7 @@ struct vr_vm {
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 	bool attached;
+	bool exact;
 	u32 charge;
 	u32 nr_vcpus;
 	u32 regset;
@@ -109,8 +118,11 @@ struct vr_vm {
 	u32 domains;
 	struct vr_acct *acct;
 	struct mutex lock;		/* see @lock above */
+	u64 (*stats_cache)[VR_NDOM + 1];
+	u64 stats_time;
 
 	raw_spinlock_t gv_lock;
+	u64 gv_quant;
 	u64 guest_period_ns;
 	u64 gv_time;
 	bool gv_started;
@@ -163,6 +175,12 @@ static inline bool vr_zero(const u64 *r, unsigned int n)
 		if (r[n])
 			return false;
 	return true;
+}
+
+/* How long readers of @vm may leave the packages unclosed (0: always close). */
+static inline u64 vr_vm_close_gap(const struct vr_vm *vm)
+{
+	return vm->exact ? 0 : vr_unpriv_period_ns();
 }
 
 static inline unsigned int vr_npk(void)

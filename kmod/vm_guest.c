@@ -121,6 +121,14 @@ static u64 vr_gv_reg(struct vr_vm *vm, u32 reg, u32 i)
 	return 0;
 }
 
+/* @eu in the guest's units, in whole steps of gv_quant. */
+static u64 vr_gv_units(struct vr_vm *vm, u64 eu)
+{
+	u64 units = vr_eu_to_units(eu, vm->esu);
+
+	return vm->gv_quant > 1 ? units - units % vm->gv_quant : units;
+}
+
 /*
  * Recompute the guest view from the exact accumulators.  Values start at 1
  * so that a counter is never 0 (perf hides those), are quantized to the
@@ -142,17 +150,15 @@ static void vr_gv_compute(struct vr_vm *vm)
 				vr_vcpu_energy(vm, i, d);
 	for (v = 0; v < vm->nr_vpkgs; v++) {
 		for (d = 0; d < VR_NDOM; d++) {
-			val = 1 + vr_eu_to_units(*vr_gv_pkg(vm, e, v, d) +
-						 vr_vpkg_ovh(vm, v, d),
-						 vm->esu) +
+			val = 1 + vr_gv_units(vm, *vr_gv_pkg(vm, e, v, d) +
+					      vr_vpkg_ovh(vm, v, d)) +
 			      *vr_gv_pkg(vm, vm->gv_off, v, d);
 			if (val > *vr_gv_pkg(vm, vm->gv, v, d))
 				*vr_gv_pkg(vm, vm->gv, v, d) = val;
 		}
 	}
 	for (i = 0; i < vm->nr_vcpus; i++) {
-		val = 1 + vr_eu_to_units(vr_vcpu_energy(vm, i, VR_DOM_PKG),
-					 vm->esu) +
+		val = 1 + vr_gv_units(vm, vr_vcpu_energy(vm, i, VR_DOM_PKG)) +
 		      *vr_gv_core(vm, vm->gv_off, i);
 		if (val > *vr_gv_core(vm, vm->gv, i))
 			*vr_gv_core(vm, vm->gv, i) = val;
@@ -211,7 +217,7 @@ static void vr_gv_refresh(struct vr_vm *vm)
 	if (vm->gv_started && now - READ_ONCE(vm->gv_time) <
 	    READ_ONCE(vm->guest_period_ns))
 		return;
-	vr_close_all();
+	vr_close_all(vr_vm_close_gap(vm));
 	vr_gv_publish(vm, local_clock());
 }
 
@@ -291,6 +297,16 @@ int vr_gv_init(struct vr_vm *vm)
 	raw_spin_lock_init(&vm->gv_lock);
 	vm->nr_vpkgs = 1;
 	vm->guest_period_ns = (u64)VMRAPL_GUEST_PERIOD_DEF_US * NSEC_PER_USEC;
+	vm->gv_quant = 1;
+	if (!vm->exact) {
+		/* unpriv_step_uj in units of 2^-esu J, rounded up. */
+		u64 step = (u64)READ_ONCE(vr_unpriv_step_uj) << vm->esu;
+
+		vm->gv_quant = max_t(u64, 1,
+				     DIV_ROUND_UP_ULL(step, USEC_PER_SEC));
+		vm->guest_period_ns = max(vm->guest_period_ns,
+					  vr_unpriv_period_ns());
+	}
 	vm->domains = vr_pkgs[0]->core.domains;
 	if (vm->regset == VMRAPL_REGSET_AMD)
 		vm->domains = BIT(VMRAPL_DOM_PKG) | BIT(VMRAPL_DOM_CORE);
@@ -421,7 +437,7 @@ long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
 	if (ret)
 		return ret;
 
-	vr_close_all();
+	vr_close_all(vr_vm_close_gap(vm));
 	mutex_lock(&vm->lock);
 	nvp = vm->nr_vpkgs;
 	if (s.nr_vpkgs < nvp || s.nr_vcpus < vm->nr_vcpus) {
@@ -435,8 +451,14 @@ long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
 		return -ENOMEM;
 	}
 	raw_spin_lock_irqsave(&vm->gv_lock, flags);
-	/* Migration: the guest is stopped, publish now whatever the period. */
-	vr_gv_publish_locked(vm, local_clock());
+	/*
+	 * Migration: the guest is stopped, publish now whatever the period;
+	 * but never faster than unpriv_period_ms for a VMM without
+	 * CAP_PERFMON, which could otherwise poll GET_STATE.
+	 */
+	if (vm->exact || !vm->gv_started ||
+	    local_clock() - vm->gv_time >= vm->guest_period_ns)
+		vr_gv_publish_locked(vm, local_clock());
 	memcpy(snap, vm->gv, len * sizeof(*snap));
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
 	mutex_unlock(&vm->lock);

@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -46,6 +47,14 @@ static int vr_stats_in(struct vr_stats_req *r, void __user *argp)
 	return 0;
 }
 
+/* @eu in uJ, floored to a multiple of @step uJ. */
+static u64 vr_stats_uj(u64 eu, u64 step)
+{
+	u64 uj = vr_eu_to_uj(eu);
+
+	return step > 1 ? uj - uj % step : uj;
+}
+
 /*
  * Fill @r from @vm's accounts.  The caller keeps @vm alive (its fd, or a
  * reference); vm->lock keeps the topology still.  The accounts go on
@@ -53,12 +62,18 @@ static int vr_stats_in(struct vr_stats_req *r, void __user *argp)
  * into @snap, and every figure of the answer comes from that one read:
  * the vCPUs add up to their virtual packages, the packages' overhead
  * shares to the VM's overhead, and everything to the VM's total.
+ *
+ * Unless @exact, the answer is no finer than unpriv_period_ms and
+ * unpriv_step_uj: the rows read are kept (vm->stats_cache) and answered
+ * again until the period is over, and energies are floored to the step.
  */
-static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
+static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
+			 bool exact)
 {
 	struct vmrapl_stats *st = &r->st;
 	u32 i, v, rows = vm->nr_vcpus + 1;
 	u64 (*snap)[VR_NDOM + 1], *ovh;
+	u64 step = 1, now;
 	unsigned int d;
 
 	r->nvs = min(st->nr_vcpus, vm->nr_vcpus);
@@ -77,18 +92,30 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
 	snap = kvcalloc(rows, sizeof(*snap), GFP_KERNEL_ACCOUNT);
 	if (!snap)
 		return -ENOMEM;
-	for (i = 0; i < rows; i++) {
-		for (d = 0; d < VR_NDOM; d++)
-			snap[i][d] = vr_row_energy(vm, i, d);
-		snap[i][VR_NDOM] = vr_row_ns(vm, i);
+	mutex_lock(&vm->lock);
+	now = local_clock();
+	if (!exact && vm->stats_time &&
+	    now - vm->stats_time < vr_unpriv_period_ns()) {
+		memcpy(snap, vm->stats_cache, rows * sizeof(*snap));
+	} else {
+		for (i = 0; i < rows; i++) {
+			for (d = 0; d < VR_NDOM; d++)
+				snap[i][d] = vr_row_energy(vm, i, d);
+			snap[i][VR_NDOM] = vr_row_ns(vm, i);
+		}
+		if (!exact) {
+			memcpy(vm->stats_cache, snap, rows * sizeof(*snap));
+			vm->stats_time = now;
+		}
 	}
+	if (!exact)
+		step = max(1U, READ_ONCE(vr_unpriv_step_uj));
 	ovh = snap[vm->nr_vcpus];
 
-	mutex_lock(&vm->lock);
 	r->nps = min(r->nps, vm->nr_vpkgs);
 	for (i = 0; i < r->nvs; i++) {
 		for (d = 0; d < VR_NDOM; d++)
-			r->vs[i].energy_uj[d] = vr_eu_to_uj(snap[i][d]);
+			r->vs[i].energy_uj[d] = vr_stats_uj(snap[i][d], step);
 		r->vs[i].runtime_ns = snap[i][VR_NDOM];
 	}
 	for (v = 0; v < r->nps; v++) {
@@ -98,11 +125,11 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
 			u64 e = vr_mul_div(ovh[d], vm->vpkg_vcpus[v],
 					   vm->nr_vcpus);
 
-			r->ps[v].overhead_uj[d] = vr_eu_to_uj(e);
+			r->ps[v].overhead_uj[d] = vr_stats_uj(e, step);
 			for (i = 0; i < vm->nr_vcpus; i++)
 				if (vm->vpkg[i] == v)
 					e += snap[i][d];
-			r->ps[v].energy_uj[d] = vr_eu_to_uj(e);
+			r->ps[v].energy_uj[d] = vr_stats_uj(e, step);
 		}
 	}
 	st->runtime_ns = 0;
@@ -113,8 +140,8 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r)
 
 		for (i = 0; i < rows; i++)
 			e += snap[i][d];
-		st->energy_uj[d] = vr_eu_to_uj(e);
-		st->overhead_uj[d] = vr_eu_to_uj(ovh[d]);
+		st->energy_uj[d] = vr_stats_uj(e, step);
+		st->overhead_uj[d] = vr_stats_uj(ovh[d], step);
 	}
 	st->overhead_ns = ovh[VR_NDOM];
 	st->nr_vcpus = vm->nr_vcpus;
@@ -152,8 +179,8 @@ long vr_vm_get_stats(struct vr_vm *vm, void __user *argp)
 	ret = vr_stats_in(&r, argp);
 	if (ret)
 		return ret;
-	vr_close_all();
-	ret = vr_stats_fill(vm, &r);
+	vr_close_all(vr_vm_close_gap(vm));
+	ret = vr_stats_fill(vm, &r, vm->exact);
 	if (!ret)
 		ret = vr_stats_out(&r, argp);
 	vr_stats_free(&r);
@@ -200,7 +227,7 @@ long vr_list_vms(void __user *argp)
 	if (l.nr_vms && !l.vms_ptr)
 		return -EINVAL;
 
-	vr_close_all();
+	vr_close_all(0);
 	for (;;) {
 		mutex_lock(&vr_vm_mutex);
 		total = 0;
@@ -256,7 +283,7 @@ long vr_get_vm_stats(void __user *argp)
 	if (ret)
 		return ret;
 
-	vr_close_all();
+	vr_close_all(0);
 	/* Pin the VM, then let go of the list before taking its lock. */
 	mutex_lock(&vr_vm_mutex);
 	list_for_each_entry(vm, &vr_vms, list) {
@@ -269,7 +296,7 @@ long vr_get_vm_stats(void __user *argp)
 	mutex_unlock(&vr_vm_mutex);
 	ret = -ENOENT;
 	if (found) {
-		ret = vr_stats_fill(found, &r);
+		ret = vr_stats_fill(found, &r, true);
 		vr_vm_put(found);
 	}
 	if (!ret)

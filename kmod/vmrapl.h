@@ -52,6 +52,7 @@ int vr_topo_pkg_of(unsigned int cpu);
  * @timer_over_max: core.over_max when the timer last warned (timer only).
  * @safety_reads: closes done by the timer.
  * @remote_closes: closes requested from process context.
+ * @last_remote: local clock of the last such request (rate limit).
  * @cpus: CPUs of the package ever seen online (core.cpus points here).
  */
 struct vr_hpkg {
@@ -66,6 +67,7 @@ struct vr_hpkg {
 	u64 timer_over_max;
 	u64 safety_reads;
 	u64 remote_closes;
+	u64 last_remote;
 	struct vr_cpu *cpus[];
 };
 
@@ -109,6 +111,14 @@ extern unsigned int vr_test_width;
 extern unsigned int vr_test_static_mw;
 extern unsigned int vr_p_static_mw;
 extern bool vr_track_all;
+extern unsigned int vr_unpriv_period_ms;
+extern unsigned int vr_unpriv_step_uj;
+
+/* The finest period an unprivileged VMM's books change at, in ns. */
+static inline u64 vr_unpriv_period_ns(void)
+{
+	return (u64)READ_ONCE(vr_unpriv_period_ms) * NSEC_PER_MSEC;
+}
 
 /**
  * struct vr_vm_ops - what the engine's probes ask the VM layer
@@ -140,7 +150,7 @@ void vr_engine_set_period(u64 ns);
 void vr_engine_set_policy(unsigned int policy);
 u64 vr_engine_period_ns(void);
 unsigned int vr_engine_policy(void);
-void vr_close_all(void);
+void vr_close_all(u64 min_gap_ns);
 void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -573,6 +574,98 @@ TEST_F(attach, get_vm_stats)
 }
 
 static volatile int spin_stop;
+
+static void *spin(void *unused);
+
+/* Distinct values of VM fd @vfd's PKG energy over @ms of polling. */
+static int poll_changes(int vfd, int ms, bool msr, int *not_step)
+{
+	uint64_t end = vr_now_ns() + ms * 1000000ull, last = 0, v;
+	struct vmrapl_msr m = { .index = VMRAPL_MSR_PKG_ENERGY_STATUS };
+	struct vmrapl_stats st;
+	int changes = 0;
+
+	while (vr_now_ns() < end) {
+		if (msr) {
+			if (ioctl(vfd, VMRAPL_VM_READ_MSR, &m))
+				return -1;
+			v = m.data;
+		} else {
+			if (vr_get_stats(vfd, &st, NULL, 0))
+				return -1;
+			v = st.energy_uj[VMRAPL_DOM_PKG];
+			*not_step += v % 1000 != 0;
+		}
+		changes += v != last;
+		last = v;
+	}
+	return changes;
+}
+
+/*
+ * Regression: a kvm-group user without CAP_PERFMON could attach an idle
+ * VM of its own, spin its own threads (the VM's overhead) and poll
+ * GET_STATS or READ_MSR (1 ms guest period, ESU 31) for microjoule,
+ * millisecond shares of the package's dynamic energy: PLATYPUS's channel.
+ * Such a VMM now sees nothing finer than unpriv_period_ms (100) and
+ * unpriv_step_uj (1000): a finer guest period is EPERM, and 1.5 s of
+ * polling sees at most one change per period, in whole steps.
+ */
+TEST(unpriv_coarse)
+{
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, vr_reload(NULL));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		gid_t kvm = 108;	/* the rig's group kvm (/init) */
+		int fd, vfd, n, not_step = 0;
+		struct vrg *g;
+		pthread_t th;
+
+		if (setgroups(1, &kvm) || setgid(1000) || setuid(1000))
+			_exit(2);
+		fd = open("/dev/vmrapl", O_RDWR);
+		g = vrg_create(1, VRG_HLT);
+		if (fd < 0 || !g)
+			_exit(3);
+		vfd = vr_attach(fd, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, 31);
+		if (vfd < 0)
+			_exit(4);
+		if (vr_set_policy(vfd, VMRAPL_POLICY_F_GUEST_PERIOD, 0,
+				  1000) != -EPERM)
+			_exit(5);
+		if (vr_set_policy(vfd, VMRAPL_POLICY_F_GUEST_PERIOD, 0,
+				  100000))
+			_exit(6);
+		/* This process's threads are the VM's overhead. */
+		if (pthread_create(&th, NULL, spin, NULL))
+			_exit(7);
+		n = poll_changes(vfd, 1500, false, &not_step);
+		if (n < 2 || n > 17) {
+			fprintf(stderr, "# GET_STATS changed %d times\n", n);
+			_exit(8);
+		}
+		if (not_step) {
+			fprintf(stderr, "# %d answers not in 1 mJ steps\n",
+				not_step);
+			_exit(9);
+		}
+		n = poll_changes(vfd, 1500, true, &not_step);
+		if (n < 2 || n > 17) {
+			fprintf(stderr, "# READ_MSR changed %d times\n", n);
+			_exit(10);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d failed (see the child's checks)",
+		       WEXITSTATUS(status));
+}
 
 static void *spin(void *unused)
 {

@@ -426,6 +426,8 @@ struct vmrapl_stats {
  * @charge: VMRAPL_CHARGE_*.
  * @guest_period_us: the guest-visible counters advance at most once per
  *	period, VMRAPL_GUEST_PERIOD_MIN_US..VMRAPL_GUEST_PERIOD_MAX_US.
+ *	A VMM that attached without CAP_PERFMON gets EPERM for a period
+ *	below the module's unpriv_period_ms (see Documentation/security.rst).
  * @reserved0: zero.
  * @reserved: zero.
  */
