@@ -172,7 +172,7 @@ static long vr_vm_add_task(struct vr_vm *vm, void __user *argp)
 
 	mutex_lock(&vr_vm_mutex);
 	rcu_read_lock();
-	ret = vr_lookup(t, VR_KEY_TASK) ? -EEXIST : 0;
+	ret = vr_lookup_key(t) ? -EEXIST : 0;
 	rcu_read_unlock();
 	if (!ret && vm->nr_tasks >= VR_MAX_TASKS)
 		ret = -ENOSPC;
@@ -226,6 +226,7 @@ static void vr_vm_free(struct vr_vm *vm)
 		vr_obj_put(VR_OBJ_ACCTS);
 	kvfree(vm->acct);
 	kvfree(vm->stats_cache);
+	kvfree(vm->threads);
 	kfree(vm);
 	vr_obj_put(VR_OBJ_VMS);
 }
@@ -238,6 +239,7 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 				 u32 esu, bool exact)
 {
 	struct vr_vm *vm;
+	u32 i;
 
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
 	if (!vm)
@@ -253,15 +255,51 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 	vm->exact = exact;
 	vm->stats_cache = kvcalloc(nr_vcpus + 1, sizeof(*vm->stats_cache),
 				   GFP_KERNEL_ACCOUNT);
+	vm->threads = kvcalloc(nr_vcpus, sizeof(*vm->threads),
+			       GFP_KERNEL_ACCOUNT);
 	vm->acct = kvcalloc((size_t)(nr_vcpus + 1) * vr_npk(),
 			    sizeof(*vm->acct), GFP_KERNEL_ACCOUNT);
 	if (vm->acct)
 		vr_obj_get(VR_OBJ_ACCTS);
-	if (!vm->acct || !vm->stats_cache || vr_gv_init(vm)) {
+	if (!vm->acct || !vm->stats_cache || !vm->threads || vr_gv_init(vm)) {
 		vr_vm_free(vm);
 		return NULL;
 	}
+	for (i = 0; i < nr_vcpus; i++)
+		vm->threads[i].key.idx = i;
 	return vm;
+}
+
+/*
+ * The VMM's other threads are the VM's overhead (VR_KEY_MM).  A process
+ * that runs several VMs cannot tell whose they are: they are host time,
+ * unless registered with ADD_TASK.  Called when a VM of @mm came or went:
+ * the one VM of @mm gets the key, none when there are several.
+ * vr_vm_mutex held.
+ */
+static void vr_mm_owner_update(struct mm_struct *mm)
+{
+	struct vr_vm *vm, *only = NULL;
+	int n = 0;
+
+	lockdep_assert_held(&vr_vm_mutex);
+	if (!mm)
+		return;
+	list_for_each_entry(vm, &vr_vms, list) {
+		if (vm->kvm->mm != mm)
+			continue;
+		n++;
+		only = vm;
+		if (vm->k_mm.key) {
+			vr_key_del(&vm->k_mm);
+			vm->k_mm.key = NULL;
+		}
+	}
+	list_for_each_entry(vm, &vr_vms, list)
+		if (vm->kvm->mm == mm)
+			vm->mm_shared = n > 1;
+	if (n == 1)
+		vr_key_add(&only->k_mm, mm, VR_KEY_MM, only);
 }
 
 /* Make @vm visible to the probes.  vr_vm_mutex held. */
@@ -271,14 +309,79 @@ static void vr_vm_link(struct vr_vm *vm)
 	vm->id = vr_next_id++;
 	list_add_tail(&vm->list, &vr_vms);
 	vr_key_add(&vm->k_kvm, vm->kvm, VR_KEY_KVM, vm);
-	/*
-	 * The VMM's other threads are the VM's overhead.  A process that
-	 * runs several VMs cannot tell whose they are: they stay host time.
-	 */
-	rcu_read_lock();
-	if (vm->kvm->mm && !vr_lookup(vm->kvm->mm, VR_KEY_MM))
-		vr_key_add(&vm->k_mm, vm->kvm->mm, VR_KEY_MM, vm);
-	rcu_read_unlock();
+	vr_mm_owner_update(vm->kvm->mm);
+}
+
+/*
+ * Install the threads the kvm_entry probe saw run @vm's vCPUs
+ * (struct vr_vcpu_thread).  The references to let go of are added to
+ * @old (room for @max, counted in *@nr) and put after an RCU grace
+ * period by the caller, so that no probe still compares against a freed
+ * task.  Returns false when @old is full (call again after emptying it).
+ * vr_vm_mutex held.
+ */
+static bool vr_vcpu_threads_install(struct vr_vm *vm,
+				    struct task_struct **old, int *nr, int max)
+{
+	struct vr_vcpu_thread *vt;
+	struct task_struct *t;
+	struct vr_key *k;
+	u32 i;
+
+	lockdep_assert_held(&vr_vm_mutex);
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		/* Each pass may release up to three references. */
+		if (*nr + 3 > max)
+			return false;
+		vt = &vm->threads[i];
+		t = xchg(&vt->seen, NULL);
+		if (!t)
+			continue;
+		if (t == vt->task) {
+			old[(*nr)++] = t;	/* already installed */
+			continue;
+		}
+		rcu_read_lock();
+		k = vr_lookup_key(t);
+		rcu_read_unlock();
+		if (k && k->kind == VR_KEY_VCPU) {
+			/* It ran another vCPU before: it is this one's now. */
+			struct vr_vcpu_thread *ot =
+				container_of(k, struct vr_vcpu_thread, key);
+
+			vr_key_del(k);
+			old[(*nr)++] = ot->task;
+			WRITE_ONCE(ot->task, NULL);
+			WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
+		} else if (k) {
+			/* A registered overhead task stays one. */
+			old[(*nr)++] = t;
+			continue;
+		}
+		if (vt->task) {
+			vr_key_del(&vt->key);
+			old[(*nr)++] = vt->task;
+			WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
+		}
+		vr_key_add(&vt->key, t, VR_KEY_VCPU, vm);
+		WRITE_ONCE(vt->task, t);
+		WRITE_ONCE(vr_nr_tasks, vr_nr_tasks + 1);
+	}
+	return true;
+}
+
+/* Put the thread references vr_vcpu_threads_install() let go of. */
+static void vr_put_threads(struct task_struct **old, int nr)
+{
+	int i;
+
+	if (!nr)
+		return;
+	synchronize_rcu();
+	for (i = 0; i < nr; i++) {
+		put_task_struct(old[i]);
+		vr_obj_put(VR_OBJ_TASKS);
+	}
 }
 
 /* Hide @vm from the probes and from the list.  vr_vm_mutex held. */
@@ -286,15 +389,24 @@ static void vr_vm_unlink(struct vr_vm *vm)
 {
 	struct vr_task *vt;
 
+	u32 i;
+
 	lockdep_assert_held(&vr_vm_mutex);
 	list_del(&vm->list);
 	vr_key_del(&vm->k_kvm);
 	if (vm->k_mm.key)
 		vr_key_del(&vm->k_mm);
 	vm->k_mm.key = NULL;
+	vr_mm_owner_update(vm->kvm->mm);
 	list_for_each_entry(vt, &vm->tasks, list)
 		vr_key_del(&vt->key);
 	WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - vm->nr_tasks);
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		if (!vm->threads[i].task)
+			continue;
+		vr_key_del(&vm->threads[i].key);
+		WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
+	}
 	vr_filter_rebuild();
 }
 
@@ -308,6 +420,7 @@ static void vr_vm_finish(struct kref *ref)
 {
 	struct vr_vm *vm = container_of(ref, struct vr_vm, ref);
 	struct vr_task *vt, *tmp;
+	u32 i;
 
 	synchronize_rcu();
 	vr_engine_release(vm->acct,
@@ -316,6 +429,19 @@ static void vr_vm_finish(struct kref *ref)
 		put_task_struct(vt->task);
 		vr_obj_put(VR_OBJ_TASKS);
 		kfree(vt);
+	}
+	/* No probe reaches the VM any more: nothing is noted meanwhile. */
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		struct task_struct *t[2] = { vm->threads[i].task,
+					     xchg(&vm->threads[i].seen, NULL) };
+		int j;
+
+		for (j = 0; j < 2; j++) {
+			if (!t[j])
+				continue;
+			put_task_struct(t[j]);
+			vr_obj_put(VR_OBJ_TASKS);
+		}
 	}
 	if (vm->kvm_file) {
 		fput(vm->kvm_file);
@@ -480,9 +606,11 @@ static void vr_track_kvm(struct kvm *kvm)
  */
 static void vr_track_workfn(struct work_struct *w)
 {
+	struct task_struct *old[16];
 	struct vr_vm *vm, *tmp;
+	bool any = false, done;
 	LIST_HEAD(dead);
-	bool any = false;
+	int nr;
 	struct kvm *kvm;
 	int cpu;
 
@@ -491,6 +619,23 @@ static void vr_track_workfn(struct work_struct *w)
 		if (kvm)
 			vr_track_kvm(kvm);
 	}
+
+	/* The threads the probes saw run vCPUs. */
+	do {
+		done = true;
+		nr = 0;
+		mutex_lock(&vr_vm_mutex);
+		list_for_each_entry(vm, &vr_vms, list)
+			if (!vr_vcpu_threads_install(vm, old, &nr,
+						     ARRAY_SIZE(old))) {
+				done = false;
+				break;
+			}
+		if (nr)
+			vr_filter_rebuild();
+		mutex_unlock(&vr_vm_mutex);
+		vr_put_threads(old, nr);
+	} while (!done);
 
 	mutex_lock(&vr_vm_mutex);
 	list_for_each_entry_safe(vm, tmp, &vr_vms, list) {

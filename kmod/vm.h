@@ -44,7 +44,7 @@
 /* Most overhead tasks one VM may register (VMRAPL_VM_ADD_TASK). */
 #define VR_MAX_TASKS			64
 
-enum vr_key_kind { VR_KEY_KVM, VR_KEY_MM, VR_KEY_TASK };
+enum vr_key_kind { VR_KEY_KVM, VR_KEY_MM, VR_KEY_TASK, VR_KEY_VCPU };
 
 /**
  * struct vr_key - an entry of the lookup table the probes use
@@ -52,12 +52,31 @@ enum vr_key_kind { VR_KEY_KVM, VR_KEY_MM, VR_KEY_TASK };
  * @key: the struct kvm, mm_struct or task_struct it stands for.
  * @vm: the VM that pays.
  * @kind: enum vr_key_kind.
+ * @idx: the vCPU (VR_KEY_VCPU).
  */
 struct vr_key {
 	struct hlist_node node;
 	const void *key;
 	struct vr_vm *vm;
 	u32 kind;
+	u32 idx;
+};
+
+/**
+ * struct vr_vcpu_thread - the thread that last ran a vCPU
+ * @key: VR_KEY_VCPU entry for @task, in vr_keys while @task is set.
+ * @task: the thread, reference held; under vr_vm_mutex.
+ * @seen: a thread the kvm_entry probe saw run the vCPU, not yet
+ *	installed: reference held, handed over with xchg()/cmpxchg().
+ *
+ * Under the thread policy a vCPU thread is its vCPU's whole time, inside
+ * KVM_RUN or not (exit handling, I/O emulation, the syscalls around a
+ * sleep), until it runs another vCPU.
+ */
+struct vr_vcpu_thread {
+	struct vr_key key;
+	struct task_struct *task;
+	struct task_struct *seen;
 };
 
 /* A registered overhead task (VMRAPL_VM_ADD_TASK), on vr_vm.tasks. */
@@ -88,6 +107,9 @@ struct vr_task {
  * @domains: VMRAPL_DOM_* bits the guest sees (vmrapl_page.domains).
  * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
  *	VM's overhead.
+ * @threads: per vCPU, the thread that runs it (struct vr_vcpu_thread).
+ * @mm_shared: another tracked VM has the same VMM process: the process's
+ *	other threads are host time (no VR_KEY_MM), under vr_vm_mutex.
  * @lock: serializes the ioctls that read or replace the topology arrays
  *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE, and the host's
  *	GET_VM_STATS).  Never held across a copy from or to userspace, and
@@ -117,6 +139,8 @@ struct vr_vm {
 	u32 esu;
 	u32 domains;
 	struct vr_acct *acct;
+	struct vr_vcpu_thread *threads;
+	bool mm_shared;
 	struct mutex lock;		/* see @lock above */
 	u64 (*stats_cache)[VR_NDOM + 1];
 	u64 stats_time;
@@ -147,9 +171,10 @@ extern bool vr_vm_stopping;
 #define VR_HASH_BITS	10
 extern struct hlist_head vr_keys[1 << VR_HASH_BITS];
 extern unsigned long vr_filter[BITS_TO_LONGS(1 << VR_HASH_BITS)];
-extern unsigned int vr_nr_tasks;
+extern unsigned int vr_nr_tasks;	/* VR_KEY_TASK and VR_KEY_VCPU keys */
 DECLARE_PER_CPU(struct kvm *, vr_seen_kvm);	/* reference held */
 struct vr_vm *vr_lookup(const void *key, u32 kind);
+struct vr_key *vr_lookup_key(const void *key);
 
 /* vm_guest.c */
 int vr_gv_init(struct vr_vm *vm);

@@ -30,6 +30,19 @@ DEFINE_PER_CPU(struct kvm *, vr_seen_kvm);
 /* KVM's preempt notifier ops, learned at the first kvm_entry. */
 static struct preempt_ops *vr_kvm_pn_ops;
 
+/* The entry for @key, of any kind.  Same context as vr_lookup(). */
+struct vr_key *vr_lookup_key(const void *key)
+{
+	struct vr_key *k;
+
+	if (!test_bit(hash_ptr((void *)key, VR_HASH_BITS), vr_filter))
+		return NULL;
+	hash_for_each_possible_rcu(vr_keys, k, node, (unsigned long)key)
+		if (k->key == key)
+			return k;
+	return NULL;
+}
+
 /* RCU-sched read side (the probes), or vr_vm_mutex held. */
 struct vr_vm *vr_lookup(const void *key, u32 kind)
 {
@@ -58,33 +71,69 @@ static struct kvm_vcpu *vr_task_vcpu(struct task_struct *t)
 	return container_of(pn, struct kvm_vcpu, preempt_notifier);
 }
 
+/* The account of vCPU @idx of @vm under its policy, on package @pkg. */
+static struct vr_acct *vr_vcpu_or_ovh(struct vr_vm *vm, u32 idx,
+				      unsigned int pkg)
+{
+	if (idx < vm->nr_vcpus &&
+	    READ_ONCE(vm->charge) == VMRAPL_CHARGE_THREAD)
+		return vr_vcpu_acct(vm, idx, pkg);
+	return vr_ovh_acct(vm, pkg);
+}
+
 /*
  * Which account pays for @t on package @pkg?  O(1): at most three hash
- * lookups, each behind a one-bit filter.
+ * lookups, each behind a one-bit filter.  A vCPU thread in KVM_RUN is
+ * found by KVM's own state; outside it, by its VR_KEY_VCPU entry (the
+ * last vCPU it ran); the VMM's other threads by their process, or as a
+ * registered task.
  */
 static struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg)
 {
 	struct kvm_vcpu *vcpu = vr_task_vcpu(t);
+	struct vr_key *k;
 	struct vr_vm *vm;
 
 	if (vcpu) {
 		vm = vr_lookup(vcpu->kvm, VR_KEY_KVM);
-		if (!vm)
-			return NULL;
-		if ((u32)vcpu->vcpu_idx < vm->nr_vcpus &&
-		    READ_ONCE(vm->charge) == VMRAPL_CHARGE_THREAD)
-			return vr_vcpu_acct(vm, vcpu->vcpu_idx, pkg);
-		return vr_ovh_acct(vm, pkg);
+		return vm ? vr_vcpu_or_ovh(vm, vcpu->vcpu_idx, pkg) : NULL;
+	}
+	if (READ_ONCE(vr_nr_tasks)) {
+		k = vr_lookup_key(t);
+		if (k && k->kind == VR_KEY_VCPU)
+			return vr_vcpu_or_ovh(k->vm, k->idx, pkg);
+		if (k && k->kind == VR_KEY_TASK)
+			return vr_ovh_acct(k->vm, pkg);
 	}
 	if (t->mm) {
 		vm = vr_lookup(t->mm, VR_KEY_MM);
 		if (vm)
 			return vr_ovh_acct(vm, pkg);
 	}
-	if (!READ_ONCE(vr_nr_tasks))
-		return NULL;
-	vm = vr_lookup(t, VR_KEY_TASK);
-	return vm ? vr_ovh_acct(vm, pkg) : NULL;
+	return NULL;
+}
+
+/*
+ * The vCPU @idx of @vm runs on this thread: if that is news, hand the
+ * thread (a reference) to the tracking work, which installs its
+ * VR_KEY_VCPU entry.  One pending thread per vCPU; a later one is noted
+ * at a later entry.
+ */
+static void vr_vcpu_thread_note(struct vr_vm *vm, u32 idx)
+{
+	struct vr_vcpu_thread *vt = &vm->threads[idx];
+
+	if (likely(READ_ONCE(vt->task) == current) || READ_ONCE(vt->seen) ||
+	    READ_ONCE(vr_vm_stopping))
+		return;
+	get_task_struct(current);
+	if (cmpxchg(&vt->seen, NULL, current)) {
+		/* Not the last reference: current is running. */
+		put_task_struct(current);
+		return;
+	}
+	vr_obj_get(VR_OBJ_TASKS);
+	mod_delayed_work(system_wq, &vr_track_work, 0);
 }
 
 /* Note an untracked VM for the tracking work (vm.c). */
@@ -115,6 +164,7 @@ static void vr_vm_guest_entry(struct kvm_vcpu *vcpu, struct vr_cpu *c,
 	}
 	if ((u32)vcpu->vcpu_idx >= vm->nr_vcpus)
 		return;
+	vr_vcpu_thread_note(vm, vcpu->vcpu_idx);
 	/* Both policies charge guest time to the vCPU. */
 	a = vr_vcpu_acct(vm, vcpu->vcpu_idx, pkg);
 	if (c->cur != a)

@@ -62,10 +62,24 @@ static void *spin(void *unused)
  * the timer wheel (a list corruption report, or ODEBUG's "activate
  * active" on the debug kernel).  Arming is now serialized.  Here three
  * threads keep the CPUs busy (10 ms timers, 100 us epochs) while package
- * 1's CPUs go offline and online, again and again; the books must still
- * conserve and the rig's kernel log stay clean.
+ * 1's CPUs go offline and online, again and again (25 times); the books
+ * must still conserve and the rig's kernel log stay clean.
  */
-TEST(timer_follows_hotplug)
+/* No state: only for the longer timeout of TEST_F_TIMEOUT(). */
+FIXTURE(hp) {
+	int unused;
+};
+
+FIXTURE_SETUP(hp)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(hp)
+{
+}
+
+TEST_F_TIMEOUT(hp, timer_follows_hotplug, 120)
 {
 	struct vr_books b[2];
 	pthread_t th[3];
@@ -77,7 +91,7 @@ TEST(timer_follows_hotplug)
 	spin_stop = 0;
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, spin, NULL));
-	for (i = 0; i < 40; i++) {
+	for (i = 0; i < 25; i++) {
 		ASSERT_EQ(0, vr_cpu_set_online(3, false));
 		ASSERT_EQ(0, vr_cpu_set_online(2, false));
 		/* The timer now waits on package 0's CPUs. */
@@ -104,7 +118,7 @@ TEST(timer_follows_hotplug)
  * both parameters without pause while the module is unloaded and loaded
  * again, 30 times.
  */
-TEST(params_during_unload)
+TEST_F_TIMEOUT(hp, params_during_unload, 120)
 {
 	static const char *const pol[] = { "busy", "occupied" };
 	pid_t child;
