@@ -53,18 +53,6 @@ static void *spin(void *unused)
 	return NULL;
 }
 
-/*
- * Regression: a package's timer follows an online CPU of the package.
- * When the package's last CPU went away, the pending timer migrated to
- * another package's CPU; when one came back, vr_cpu_up() tested
- * timer_pending() while the callback could be running there, about to
- * move the timer home with add_timer_on(): both added it, which corrupts
- * the timer wheel (a list corruption report, or ODEBUG's "activate
- * active" on the debug kernel).  Arming is now serialized.  Here three
- * threads keep the CPUs busy (10 ms timers, 100 us epochs) while package
- * 1's CPUs go offline and online, again and again (25 times); the books
- * must still conserve and the rig's kernel log stay clean.
- */
 /* No state: only for the longer timeout of TEST_F_TIMEOUT(). */
 FIXTURE(hp) {
 	int unused;
@@ -79,6 +67,18 @@ FIXTURE_TEARDOWN(hp)
 {
 }
 
+/*
+ * Regression: a package's timer follows an online CPU of the package.
+ * When the package's last CPU went away, the pending timer migrated to
+ * another package's CPU; when one came back, vr_cpu_up() tested
+ * timer_pending() while the callback could be running there, about to
+ * move the timer home with add_timer_on(): both added it, which corrupts
+ * the timer wheel (a list corruption report, or ODEBUG's "activate
+ * active" on the debug kernel).  Arming is now serialized.  Here three
+ * threads keep the CPUs busy (10 ms timers, 100 us epochs) while package
+ * 1's CPUs go offline and online, again and again (25 times); the books
+ * must still conserve and the rig's kernel log stay clean.
+ */
 TEST_F_TIMEOUT(hp, timer_follows_hotplug, 120)
 {
 	struct vr_books b[2];
