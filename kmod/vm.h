@@ -14,6 +14,9 @@
  *   vm_stats.c   the books, read in ioctl and debugfs context: GET_STATS,
  *                LIST_VMS, GET_VM_STATS, debugfs.  vr_vm_mutex, then
  *                vr_vm.lock.
+ *   vm_keys.c    who pays for a thread: the lookup table's writers, ADD_TASK,
+ *                the vCPU threads; ioctl and workqueue context under
+ *                vr_vm_mutex.
  *   vm.c         lifecycle in ioctl and workqueue context: attach,
  *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
  *
@@ -91,7 +94,8 @@ struct vr_task {
  * @kvm: the VM.  Attached: @kvm_file pins it.  Auto-tracked: a kvm
  *	reference pins it until the reaper sees that only we hold it.
  * @kvm_file: the VM's file (attached VMs).
- * @k_kvm, @k_mm: lookup entries (the VM's vCPUs, the VMM's threads).
+ * @k_kvm, @k_mm: lookup entries (the VM's vCPUs, the VMM's threads; @k_mm
+ *	only while the VMM's process has no other tracked VM).
  * @ref: the list's reference until vr_vm_unlink(), and those of readers
  *	that looked the VM up under vr_vm_mutex and dropped it
  *	(GET_VM_STATS).  The last vr_vm_put() frees the VM.
@@ -108,8 +112,6 @@ struct vr_task {
  * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
  *	VM's overhead.
  * @threads: per vCPU, the thread that runs it (struct vr_vcpu_thread).
- * @mm_shared: another tracked VM has the same VMM process: the process's
- *	other threads are host time (no VR_KEY_MM), under vr_vm_mutex.
  * @lock: serializes the ioctls that read or replace the topology arrays
  *	(SET_TOPOLOGY, GET_STATS, GET_STATE, SET_STATE, and the host's
  *	GET_VM_STATS).  Never held across a copy from or to userspace, and
@@ -140,7 +142,6 @@ struct vr_vm {
 	u32 domains;
 	struct vr_acct *acct;
 	struct vr_vcpu_thread *threads;
-	bool mm_shared;
 	struct mutex lock;		/* see @lock above */
 	u64 (*stats_cache)[VR_NDOM + 1];
 	u64 stats_time;
@@ -188,6 +189,16 @@ int vr_vm_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* vm_stats.c */
 long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);
+
+/* vm_keys.c: the lookup table's writers, vr_vm_mutex held. */
+void vr_key_add(struct vr_key *k, const void *key, u32 kind, struct vr_vm *vm);
+void vr_key_del(struct vr_key *k);
+void vr_filter_rebuild(void);
+void vr_mm_owner_update(struct mm_struct *mm);
+bool vr_vcpu_threads_install(struct vr_vm *vm, struct task_struct **old,
+			     int *nr, int max);
+void vr_put_threads(struct task_struct **old, int nr);
+long vr_vm_add_task(struct vr_vm *vm, void __user *argp);
 
 /* vm.c: references, and a helper of the ioctls. */
 void vr_vm_put(struct vr_vm *vm);
