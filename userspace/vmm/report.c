@@ -118,10 +118,12 @@ void print_json(const struct vmm *m, int code)
 		       ", \"exits_hlt\": %" PRIu64 ", \"exits_msr\": %" PRIu64
 		       ", \"exits_intr\": %" PRIu64 ", \"msr_foreign\": %" PRIu64
 		       ", \"pio\": %" PRIu64 ", \"reports\": %" PRIu64
-		       ", \"halted_s\": %.6f, \"report_span_s\": %.6f,\n",
+		       ", \"halted_s\": %.6f, \"report_span_s\": %.6f,\n"
+		       "     \"report_host_uj\": %" PRIu64 ",\n",
 		       v->exits, v->exits_io, v->exits_hlt, v->exits_msr,
 		       v->exits_intr, v->msr_foreign, v->pio, v->reports,
-		       (double)v->halted_ns / 1e9, report_span_s(v));
+		       (double)v->halted_ns / 1e9, report_span_s(v),
+		       v->last_report_uj - v->first_report_uj);
 		printf("     \"guest_esu\": %d, \"msrs\": [", esu);
 		for (j = 0; j < v->nr_msrs; j++) {
 			const struct msr_track *t = &v->msr[j];

@@ -93,8 +93,11 @@ static void on_report(struct vcpu *v)
 
 	v->reports++;
 	v->last_report_ns = mono_ns();
-	if (!v->first_report_ns)
+	v->last_report_uj = vrapl_vm_energy_uj(v->m);
+	if (!v->first_report_ns) {
 		v->first_report_ns = v->last_report_ns;
+		v->first_report_uj = v->last_report_uj;
+	}
 	memcpy(&faults, v->page + MB_FAULTS, sizeof(faults));
 	for (i = 0; i < v->nr_msrs; i++) {
 		uint64_t val;

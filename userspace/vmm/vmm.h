@@ -96,6 +96,8 @@ struct vcpu {
 	uint64_t msr_foreign;		/* MSR exits libvmrapl did not take */
 	uint64_t pio, reports;
 	uint64_t first_report_ns, last_report_ns;	/* CLOCK_MONOTONIC */
+	/* The host's energy for the VM at those reports (uJ). */
+	uint64_t first_report_uj, last_report_uj;
 
 	int nr_msrs;
 	struct msr_track msr[MB_MAX_MSRS];
@@ -185,6 +187,7 @@ void vrapl_setup(struct vmm *m);
 void vrapl_add_task(struct vmm *m, pid_t tid);
 bool vrapl_handle_exit(struct vmm *m, struct kvm_run *run, unsigned int vcpu);
 void vrapl_collect_stats(struct vmm *m);
+uint64_t vrapl_vm_energy_uj(struct vmm *m);
 void vrapl_close(struct vmm *m);
 void vrapl_fail(const char *what, int err) __attribute__((noreturn));
 

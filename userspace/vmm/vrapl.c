@@ -118,6 +118,20 @@ void vrapl_add_task(struct vmm *m, pid_t tid)
 }
 
 /*
+ * The whole VM's package energy as the host books it now (uJ), to set
+ * beside what the guest reads; 0 without the module.
+ */
+uint64_t vrapl_vm_energy_uj(struct vmm *m)
+{
+	struct vmrapl_stats st;
+
+	if (m->mode != VRAPL_KERNEL ||
+	    vmrapl_get_stats(m->vrvm, &st, NULL, 0, NULL, 0))
+		return 0;
+	return st.energy_uj[VMRAPL_DOM_PKG];
+}
+
+/*
  * vCPU threads, after KVM_RUN: true when the exit was a RAPL MSR access
  * and run->msr is filled in (the value, or #GP); false when it is the
  * VMM's to handle.
