@@ -42,15 +42,15 @@ MODDIR := $(BUILD)/$(KVER)
 KSRC := $(BUILD)/ksrc
 KSRC_STAMP := $(KSRC)/.stamp
 
-VERSION_STR := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null || \
-	cat $(TOP)/VERSION 2>/dev/null || echo 0.1.0)
+# The one version (VERSION), for DKMS, the module, the tools, pkg-config.
+VERSION_STR := $(strip $(shell cat $(TOP)/VERSION))
 
 KMOD_SRCS := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)
 LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 
 KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
-.PHONY: install all module modules-all userspace selftests unit bench bench-quick \
+.PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
 	checkpatch ksrc deps check vmtest demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
@@ -148,17 +148,16 @@ check:
 	@$(TOP)/scripts/check.sh
 
 # DKMS: install the module source under /usr/src and let dkms build it.
-DKMS_FILES := Kbuild Makefile dkms.conf kmod uapi
+DKMS_FILES := Kbuild Makefile dkms.conf VERSION kmod uapi
 # DKMS_KVERS: kernels to build and install for now (AUTOINSTALL covers
-# kernels installed later); default the one this make targets.
-DKMS_KVERS ?= $(KVER)
+# kernels installed later); default every kernel with headers installed.
+DKMS_KVERS ?= $(ALL_KVERS)
 dkms-install:
 	@if dkms status -m vmrapl -v $(VERSION_STR) | grep -q .; then \
 		dkms remove -m vmrapl -v $(VERSION_STR) --all; fi
 	@rm -rf /usr/src/vmrapl-$(VERSION_STR)
 	@mkdir -p /usr/src/vmrapl-$(VERSION_STR)
 	cp -a $(addprefix $(TOP)/,$(DKMS_FILES)) /usr/src/vmrapl-$(VERSION_STR)/
-	@echo "$(VERSION_STR)" > /usr/src/vmrapl-$(VERSION_STR)/VERSION
 	@sed -i 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION_STR)"/' \
 		/usr/src/vmrapl-$(VERSION_STR)/dkms.conf
 	dkms add -m vmrapl -v $(VERSION_STR)
@@ -175,17 +174,35 @@ dkms-uninstall:
 dkms-test:
 	@$(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS)
 
-# Userspace (library, header, pkg-config, vmrapl-vmm, vmraplctl and its man
-# page, the exporter, its man page and its systemd unit) under PREFIX, plus
-# the udev rule that gives group kvm /dev/vmrapl.  DESTDIR stages it; the
-# module itself goes in with "make dkms-install".
+install-test:
+	@$(TOP)/scripts/install-test.sh
+
+# Userspace (library, header, pkg-config, vmraplctl and its man page, the
+# exporter, its man page and its systemd unit, the reference VMM under
+# lib/vmrapl) under PREFIX, plus what the system needs around the module:
+# the udev rule that gives group kvm /dev/vmrapl, a modules-load.d entry
+# that loads vmrapl at boot, and a modprobe.d file for its options.
+# DESTDIR stages it; the module itself goes in with "make dkms-install".
+# "make uninstall" removes exactly what "make install" put down.
 PREFIX ?= /usr/local
-UDEVDIR ?= /etc/udev/rules.d
+UDEVDIR ?= /usr/lib/udev/rules.d
+MODLOADDIR ?= /usr/lib/modules-load.d
+MODPROBEDIR ?= /etc/modprobe.d
+SYS_FILES := $(UDEVDIR)/60-vmrapl.rules $(MODLOADDIR)/vmrapl.conf \
+	$(MODPROBEDIR)/vmrapl.conf
 
 install: userspace
 	$(MAKE) -C $(TOP)/userspace install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0644 $(TOP)/udev/60-vmrapl.rules \
 		$(DESTDIR)$(UDEVDIR)/60-vmrapl.rules
+	install -D -m 0644 $(TOP)/udev/modules-load.conf \
+		$(DESTDIR)$(MODLOADDIR)/vmrapl.conf
+	install -D -m 0644 $(TOP)/udev/modprobe.conf \
+		$(DESTDIR)$(MODPROBEDIR)/vmrapl.conf
+
+uninstall:
+	$(MAKE) -C $(TOP)/userspace uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	rm -f $(addprefix $(DESTDIR),$(SYS_FILES))
 
 clean:
 	rm -rf $(BUILD)

@@ -389,4 +389,4 @@ MODULE_DESCRIPTION("Per-VM virtual RAPL energy counters for KVM");
 MODULE_AUTHOR("The vmrapl developers");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(VMRAPL_VERSION);
-MODULE_INFO(vmrapl_git, VMRAPL_VERSION);
+MODULE_INFO(vmrapl_git, VMRAPL_GIT);

@@ -123,10 +123,11 @@ if ! skipping lint; then
 	single "checkpatch" "" make --no-print-directory checkpatch
 fi
 
-# 5. DKMS
+# 5. DKMS, and install/uninstall into a staging root
 if ! skipping dkms; then
 	tap "dkms" make --no-print-directory dkms-test
 fi
+tap "install" make --no-print-directory install-test
 
 # 6. QEMU rig
 rig() { # kver [variant]

@@ -7,8 +7,10 @@
 # create a MOK key pair under /var/lib/dkms.
 #
 # Usage: scripts/dkms-test.sh VERSION KVER...
-# Prints "ok N dkms build KVER" / "not ok N ..." lines (TAP) and exits
-# non-zero if any build failed.
+# Builds for every KVER but the newest with "dkms build"; the newest gets
+# what a kernel upgrade gets, "dkms autoinstall", which must build and
+# install it (AUTOINSTALL).  Prints "ok N ..." / "not ok N ..." lines (TAP)
+# and exits non-zero if any failed.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,9 +22,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmrapl-dkms.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 src=$tmp/src/vmrapl-$ver
 mkdir -p "$src" "$tmp/tree" "$tmp/install"
-cp -a "$top/Kbuild" "$top/Makefile" "$top/dkms.conf" "$top/kmod" "$top/uapi" "$src/"
-# The DKMS tree has no .git: ship the version, as dkms-install does.
-echo "$ver" > "$src/VERSION"
+cp -a "$top/Kbuild" "$top/Makefile" "$top/dkms.conf" "$top/VERSION" \
+	"$top/kmod" "$top/uapi" "$src/"
 sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$ver\"/" "$src/dkms.conf"
 # Drop any objects a developer built in the source tree.
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
@@ -32,6 +33,7 @@ export sign_file=/nonexistent/vmrapl-dkms-test-no-signing
 
 echo "TAP version 13"
 echo "1..${#kvers[@]}"
+newest=${kvers[${#kvers[@]}-1]}
 n=0 rc=0
 if ! dkms add -m vmrapl -v "$ver" "${dkms_opts[@]}" > "$tmp/add.log" 2>&1; then
 	cat "$tmp/add.log"
@@ -43,6 +45,20 @@ fi
 for k in "${kvers[@]}"; do
 	n=$((n + 1))
 	log=$tmp/build-$k.log
+	if [[ $k == "$newest" && ${#kvers[@]} -gt 0 ]]; then
+		# A newly installed kernel: autoinstall builds and installs.
+		mkdir -p "$tmp/install/$k"
+		if dkms autoinstall -k "$k" "${dkms_opts[@]}" > "$log" 2>&1 &&
+		   ko=$(ls "$tmp/install/$k"/updates/dkms/vmrapl.ko* 2>/dev/null | head -n1) &&
+		   [[ -n $ko ]]; then
+			echo "ok $n dkms autoinstall $k, as after a kernel upgrade ($(basename "$ko"))"
+		else
+			sed 's/^/# /' "$log"
+			echo "not ok $n dkms autoinstall $k"
+			rc=1
+		fi
+		continue
+	fi
 	if dkms build -m vmrapl -v "$ver" -k "$k" "${dkms_opts[@]}" > "$log" 2>&1 &&
 	   ko=$(ls "$tmp/tree/vmrapl/$ver/$k"/*/module/vmrapl.ko* 2>/dev/null | head -n1) &&
 	   [[ -n $ko ]]; then

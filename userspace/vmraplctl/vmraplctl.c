@@ -30,7 +30,10 @@
 #include "libvmrapl-host.h"
 #include "json.h"
 
-#define VMRAPLCTL_VERSION	"1.0"
+/* The package's version, from VERSION (the Makefile passes it). */
+#ifndef VMRAPL_VERSION
+#define VMRAPL_VERSION	"unknown"
+#endif
 
 enum {
 	EXIT_OK = 0,
@@ -1133,7 +1136,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		case 'V':
-			printf("vmraplctl %s (vmrapl ABI %d)\n", VMRAPLCTL_VERSION,
+			printf("vmraplctl %s (vmrapl ABI %d)\n", VMRAPL_VERSION,
 			       VMRAPL_ABI_VERSION);
 			return EXIT_OK;
 		default:
