@@ -224,8 +224,14 @@ static void vr_probe_guest(struct kvm_vcpu *vcpu,
 	if (unlikely(!READ_ONCE(c->pkg)))
 		goto out;
 	now = local_clock();
-	event(vcpu, c, now, vr_cpu_pkg_id(c));
+	/*
+	 * Close first: the same instant either way for the books, but the
+	 * guest view that kvm_exit may publish then sees them up to now,
+	 * not up to the package's last event (an idle package's can be a
+	 * guest period old).
+	 */
 	vr_maybe_close(c, now);
+	event(vcpu, c, now, vr_cpu_pkg_id(c));
 out:
 	local_irq_restore(flags);
 }

@@ -26,6 +26,23 @@ echo "built build/$kver/vmrapl.ko"
 stage 3/5 "initramfs"
 selftests/rig/mkinitramfs.sh "$kver" "build/rig/initramfs-$kver.cpio.gz"
 
+console=build/rig-$kver-demo.log
 stage 4/5 "boot $kver under QEMU (TCG) and load kvm, kvm-amd, vmrapl"
-stage 5/5 "run the demo"
-exec selftests/rig/run.sh "$kver" --mode demo --no-build-initramfs
+stage 5/5 "run the demo (the test kernel's console goes to $console)"
+set +e
+selftests/rig/run.sh "$kver" --mode demo --no-build-initramfs > build/demo-rig.out 2>&1
+rc=$?
+set -e
+# Only the demo's own output: between its markers, without kernel lines.
+awk '/^### TEST demo BEGIN/ { on = 1; next }
+     /^### TEST demo END/ { on = 0 }
+     on && !/^\[ *[0-9]+\.[0-9]+\]/' "$console"
+grep -E '^rig ' build/demo-rig.out | tail -n 3
+if [[ $rc != 0 ]]; then
+	echo
+	echo "demo: FAILED (exit $rc).  What the rig saw:"
+	grep -E '^  (FAIL|[a-z])' build/demo-rig.out | head -n 20
+	echo "The whole console is in $console; its last lines:"
+	tail -n 40 "$console"
+fi
+exit "$rc"

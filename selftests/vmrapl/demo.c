@@ -47,7 +47,10 @@ struct result {
 	double host_j;		/* vmrapl's energy for the VM (pkg) */
 	double guest_j;		/* what the guest read from 0x611 */
 	double span_s;		/* between its first and last read */
-	double span_host_j;	/* the host's energy over the same reads */
+	double win_s;		/* the window after the VMM's start-up */
+	double win_guest_j;	/* what the guest read over the window */
+	double win_host_j;	/* the host's energy over the window */
+	double win_step_j;	/* its most between two reads */
 	double reads;		/* how often it read 0x611 */
 };
 
@@ -98,7 +101,10 @@ static int parse_summary(const char *json, struct result *r)
 
 	r->duration_s = vr_json_num(json, "duration_s");
 	r->span_s = vr_json_num(json, "report_span_s");
-	r->span_host_j = vr_json_num(json, "report_host_uj") / 1e6;
+	r->win_s = vr_json_num(json, "window_s");
+	r->win_host_j = vr_json_num(json, "window_host_uj") / 1e6;
+	r->win_guest_j = vr_json_num(msr, "window_joules");
+	r->win_step_j = vr_json_num(json, "window_max_step_uj") / 1e6;
 	r->reads = vr_json_num(msr, "count");
 	r->guest_j = vr_json_num(msr, "joules");
 	r->host_j = vr_json_num(vm, "pkg") / 1e6;	/* energy_uj comes first */
@@ -224,20 +230,25 @@ stop:
 	       "advances once per guest period (100 ms) in whole ESU; the host view is exact.\n");
 
 	/*
-	 * Over the same reads, the guest's counter and the host's books
-	 * agree within one guest period's energy (the view is published once
-	 * per period) plus one ESU per read (its quantization).
+	 * Over the same reads, once the VMM's start-up is behind (its first
+	 * five reports), the guest's counter and the host's books agree
+	 * within one guest period's energy (the view is published once per
+	 * period: the most the host booked between two reads, 100 ms apart)
+	 * plus one ESU per read (its quantization).  Over the whole
+	 * run they do not have to: start-up and teardown are the host's
+	 * alone, and the guest's first read may show a view published before
+	 * a start-up burst.
 	 */
-	printf("\n== over the same reads: guest J vs host J\n");
+	printf("\n== over the same reads, after the first five: guest J vs host J\n");
 	for (i = 0; i < NVM; i++) {
 		struct result *r = &res[i];
-		double tol = r->span_host_j / r->span_s * 0.1 +
-			     r->reads / (1 << atoi(ESU));
+		double tol = r->win_step_j + r->reads / (1 << atoi(ESU));
 
-		printf("%-10s guest %8.3f J  host %8.3f J  diff %+7.3f J (allowed %.3f J)\n",
-		       vms[i].name, r->guest_j, r->span_host_j,
-		       r->guest_j - r->span_host_j, tol);
-		if (fabs(r->guest_j - r->span_host_j) > tol) {
+		printf("%-10s %5.2f s  guest %8.3f J  host %8.3f J  diff %+7.3f J (allowed %.3f J)\n",
+		       vms[i].name, r->win_s, r->win_guest_j, r->win_host_j,
+		       r->win_guest_j - r->win_host_j, tol);
+		if (r->win_s <= 0 ||
+		    fabs(r->win_guest_j - r->win_host_j) > tol) {
 			printf("demo: %s: its guest's counter and the host disagree by more than one period's energy\n",
 			       vms[i].name);
 			rc = 1;

@@ -119,11 +119,18 @@ void print_json(const struct vmm *m, int code)
 		       ", \"exits_intr\": %" PRIu64 ", \"msr_foreign\": %" PRIu64
 		       ", \"pio\": %" PRIu64 ", \"reports\": %" PRIu64
 		       ", \"halted_s\": %.6f, \"report_span_s\": %.6f,\n"
-		       "     \"report_host_uj\": %" PRIu64 ",\n",
+		       "     \"report_host_uj\": %" PRIu64
+		       ", \"window_s\": %.6f, \"window_host_uj\": %" PRIu64
+		       ", \"window_max_step_uj\": %" PRIu64 ",\n",
 		       v->exits, v->exits_io, v->exits_hlt, v->exits_msr,
 		       v->exits_intr, v->msr_foreign, v->pio, v->reports,
 		       (double)v->halted_ns / 1e9, report_span_s(v),
-		       v->last_report_uj - v->first_report_uj);
+		       v->last_report_uj - v->first_report_uj,
+		       v->warm_report_ns ? (double)(v->last_report_ns -
+						    v->warm_report_ns) / 1e9 : 0.0,
+		       v->warm_report_ns ? v->last_report_uj -
+					   v->warm_report_uj : 0,
+		       v->max_step_uj);
 		printf("     \"guest_esu\": %d, \"msrs\": [", esu);
 		for (j = 0; j < v->nr_msrs; j++) {
 			const struct msr_track *t = &v->msr[j];
@@ -142,8 +149,12 @@ void print_json(const struct vmm *m, int code)
 				       PRIu64 ", \"delta\": %" PRIu64, t->wraps,
 				       t->violations, t->delta);
 				if (esu >= 0)
-					printf(", \"joules\": %.6f",
-					       ldexp((double)t->delta, -esu));
+					printf(", \"joules\": %.6f, "
+					       "\"window_joules\": %.6f",
+					       ldexp((double)t->delta, -esu),
+					       ldexp((double)(t->delta -
+							      t->delta_warm),
+						     -esu));
 			} else {
 				printf(", \"changes\": %" PRIu64, t->changes);
 			}

@@ -88,12 +88,15 @@ static void track_msr(struct msr_track *t, uint64_t val)
 
 static void on_report(struct vcpu *v)
 {
+	uint64_t prev_uj = v->last_report_uj;
 	uint32_t faults;
 	int i;
 
 	v->reports++;
 	v->last_report_ns = mono_ns();
 	v->last_report_uj = vrapl_vm_energy_uj(v->m);
+	if (v->warm_report_ns && v->last_report_uj - prev_uj > v->max_step_uj)
+		v->max_step_uj = v->last_report_uj - prev_uj;
 	if (!v->first_report_ns) {
 		v->first_report_ns = v->last_report_ns;
 		v->first_report_uj = v->last_report_uj;
@@ -108,6 +111,12 @@ static void on_report(struct vcpu *v)
 		}
 		memcpy(&val, v->page + MB_VALUE + 8 * i, sizeof(val));
 		track_msr(&v->msr[i], val);
+	}
+	if (v->reports == REPORT_WARMUP + 1) {
+		v->warm_report_ns = v->last_report_ns;
+		v->warm_report_uj = v->last_report_uj;
+		for (i = 0; i < v->nr_msrs; i++)
+			v->msr[i].delta_warm = v->msr[i].delta;
 	}
 }
 

@@ -78,9 +78,13 @@ struct msr_track {
 	uint64_t wraps, violations;	/* energy: wraps, backward steps */
 	uint64_t changes;		/* others: value changed */
 	uint64_t delta;			/* energy: counts accumulated */
+	uint64_t delta_warm;		/* energy: @delta at the warm report */
 };
 
 struct vmm;
+
+/* Reports before the guest-and-host comparison window opens. */
+#define REPORT_WARMUP	5
 
 struct vcpu {
 	struct vmm *m;
@@ -98,6 +102,13 @@ struct vcpu {
 	uint64_t first_report_ns, last_report_ns;	/* CLOCK_MONOTONIC */
 	/* The host's energy for the VM at those reports (uJ). */
 	uint64_t first_report_uj, last_report_uj;
+	/*
+	 * The report after REPORT_WARMUP ones, where the comparison window
+	 * of guest and host starts (the VMM's start-up is behind it).
+	 */
+	uint64_t warm_report_ns, warm_report_uj;
+	/* The most host energy between two reports of the window (uJ). */
+	uint64_t max_step_uj;
 
 	int nr_msrs;
 	struct msr_track msr[MB_MAX_MSRS];
