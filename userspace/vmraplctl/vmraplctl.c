@@ -151,7 +151,7 @@ static int dev_open(struct dev *d)
 		err = errno;
 		if (err == ENOENT) {
 			if (access(VMRAPL_HOST_SYSFS, F_OK))
-				msg("%s: no such device: the vmrapl module is not loaded (no %s)",
+				msg("%s: no such device: vmrapl module not loaded (no %s)",
 				    opt_device, VMRAPL_HOST_SYSFS);
 			else
 				msg("%s: no such device, but the vmrapl module is loaded (check --device and the udev rule)",

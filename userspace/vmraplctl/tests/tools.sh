@@ -171,7 +171,8 @@ unset FAKE_VMS
 # ---- error messages ----
 out=$("$ctl" --device /nonexistent/vmrapl info 2>&1); rc=$?
 check "missing device: exit 2" test $rc = 2
-check "missing device: names the path" has '/nonexistent/vmrapl'
+check "missing device: names the path" has '/nonexistent/vmrapl: no such device'
+check "missing device: the rig's 'vmrapl module not loaded'" has 'vmrapl module not loaded'
 run --interval 100000 list
 check "--interval too large: exit 1" test $rc = 1
 check "--interval too large: states the cap" has '86400'
