@@ -10,9 +10,12 @@
 #include <stdio.h>
 
 /*
- * @s as a JSON string, quotes included: '"' and '\' escaped, newline, tab
- * and carriage return as \n \t \r, other control characters as \u00XX.
- * NULL prints "".
+ * @s as a JSON string (RFC 8259), quotes included, always valid UTF-8:
+ * '"' and '\' escaped, newline, tab and carriage return as \n \t \r,
+ * other control characters (U+0000-U+001F, U+007F) as \u00XX, and every
+ * byte that is not part of a valid UTF-8 character as \ufffd.  NULL
+ * prints "".  (A VM's name is in its canonical form, text.h, before it
+ * gets here, so it has no control characters left.)
  */
 void json_str(FILE *f, const char *s);
 

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +42,15 @@
 #include <microhttpd.h>
 
 #include "libvmrapl-host.h"
+#include "text.h"
+
+/*
+ * The exporter's version: the one the tools have today (vmraplctl's);
+ * the build may set VMRAPL_VERSION to the project's single version.
+ */
+#ifndef VMRAPL_VERSION
+#define VMRAPL_VERSION	"1.0"
+#endif
 
 #if MHD_VERSION < 0x00097002
 typedef int mhd_result;
@@ -56,8 +66,7 @@ static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
 static const char *opt_tree;
 static double opt_tree_interval = 1.0;
 static bool opt_vcpu;
-/* The missing-capability message was printed (once per episode). */
-static bool perm_said;
+static double opt_power_interval = 1.0;
 
 /* ---- a growing text buffer --------------------------------------------- */
 
@@ -107,19 +116,13 @@ static void bprintf(struct buf *b, const char *fmt, ...)
 	}
 }
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value from a VMM: text_prom_label() (text.h) does it all. */
 static void blabel(struct buf *b, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			bprintf(b, "\\\\");
-		else if (*s == '"')
-			bprintf(b, "\\\"");
-		else if (*s == '\n')
-			bprintf(b, "\\n");
-		else
-			bprintf(b, "%c", *s);
-	}
+	char esc[6 * NAME_LEN + 1];
+
+	text_prom_label(s, esc, sizeof(esc));
+	bprintf(b, "%s", esc);
 }
 
 static void header(struct buf *b, const char *name, const char *type,
@@ -143,7 +146,7 @@ struct snapshot {
 	int nr_pkgs;
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
-	char (*names)[NAME_LEN];	/* unique label per VM */
+	char (*names)[NAME_LEN];	/* each VM's name (text.h form) */
 	struct vm_detail *detail;	/* per VM, only with --vcpu-metrics */
 };
 
@@ -192,29 +195,16 @@ static void snapshot_details(struct snapshot *s, int fd)
 }
 
 /*
- * VM labels: the name (QEMU -name, else comm); a name shared by several
- * VMs gets "-<id>" appended so that every series stays unique.
+ * VM names (QEMU -name, else comm), cleaned (text.h).  Names need not be
+ * unique: the id label tells VMs apart, and a VM keeps its name when
+ * another VM with the same name starts.
  */
 static void label_vms(struct snapshot *s)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < s->nr_vms; i++)
-		vmrapl_host_vm_name(s->vms[i].pid, s->names[i], NAME_LEN);
-	for (i = 0; i < s->nr_vms; i++) {
-		bool dup = false;
-
-		for (j = 0; j < s->nr_vms; j++)
-			if (j != i && !strncmp(s->names[i], s->names[j], NAME_LEN))
-				dup = true;
-		if (dup) {
-			char tmp[NAME_LEN];
-
-			snprintf(tmp, sizeof(tmp), "%.100s-%llu", s->names[i],
-				 (unsigned long long)s->vms[i].id);
-			memcpy(s->names[i], tmp, NAME_LEN);
-		}
-	}
+		text_vm_name(s->vms[i].pid, s->names[i], NAME_LEN);
 }
 
 static int snapshot_take(struct snapshot *s, bool vcpus)
@@ -283,13 +273,22 @@ static const __u64 *vm_overhead(const struct snapshot *s, int i)
 	return s->vms[i].overhead_uj;
 }
 
+/* vm="NAME",id="ID", of VM @i. */
+static void vm_labels(struct buf *b, const struct snapshot *s, int i)
+{
+	bprintf(b, "vm=\"");
+	blabel(b, s->names[i]);
+	bprintf(b, "\",id=\"%llu\",", (unsigned long long)s->vms[i].id);
+}
+
 /*
  * One sample per domain the host measures:
- * NAME{[vm="VM",]LABELSdomain="D"} joules, @labels empty or ending in ','.
+ * NAME{[vm="VM",id="ID",]LABELSdomain="D"} VALUE, @labels empty or ending
+ * in ','; @vm the VM's index or -1.  @uj in microjoules, or @w in watts.
  */
 static void dom_samples(struct buf *b, const struct snapshot *s,
-			const char *name, const char *vm, const char *labels,
-			const __u64 *uj)
+			const char *name, int vm, const char *labels,
+			const __u64 *uj, const double *w)
 {
 	unsigned int dom;
 
@@ -297,14 +296,170 @@ static void dom_samples(struct buf *b, const struct snapshot *s,
 		if (!(s->info.domains & (1u << dom)))
 			continue;
 		bprintf(b, "%s{", name);
-		if (vm) {
-			bprintf(b, "vm=\"");
-			blabel(b, vm);
-			bprintf(b, "\",");
-		}
-		bprintf(b, "%sdomain=\"%s\"} %.6f\n", labels,
-			vmrapl_host_domain_name(dom), uj[dom] / 1e6);
+		if (vm >= 0)
+			vm_labels(b, s, vm);
+		bprintf(b, "%sdomain=\"%s\"} ", labels,
+			vmrapl_host_domain_name(dom));
+		if (uj)
+			bprintf(b, "%.6f\n", uj[dom] / 1e6);
+		else
+			bprintf(b, "%.3f\n", w[dom]);
 	}
+}
+
+/* ---- power over the exporter's own interval (--power-interval) ---------- */
+
+/*
+ * A thread reads LIST_VMS every --power-interval seconds; each VM's power
+ * is its energy difference over the last interval, published here for
+ * the scrapes.  A VM needs two reads (one interval) to have a power.
+ */
+struct vm_power {
+	uint64_t id;
+	double w[VMRAPL_NR_DOMAINS];
+};
+static pthread_mutex_t power_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vm_power *powers;
+static int nr_powers;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* LIST_VMS once; the count, or a negative errno (then *@vms is NULL). */
+static int power_read(struct vmrapl_vm_entry **vms, double *t)
+{
+	int fd, n;
+
+	*vms = NULL;
+	fd = open(opt_device, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = vmrapl_host_list_vms(fd, vms);
+	*t = mono_s();
+	close(fd);
+	return n;
+}
+
+static void power_update(const struct vmrapl_vm_entry *a, int na,
+			 const struct vmrapl_vm_entry *b, int nb, double dt)
+{
+	struct vm_power *p = calloc(nb > 0 ? nb : 1, sizeof(*p));
+	int i, j, n = 0;
+	unsigned int dom;
+
+	if (!p)
+		return;
+	for (i = 0; i < nb && dt > 0; i++) {
+		for (j = 0; j < na && a[j].id != b[i].id; j++)
+			;
+		if (j == na)
+			continue;
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			if (b[i].energy_uj[dom] < a[j].energy_uj[dom])
+				break;
+		if (dom < VMRAPL_NR_DOMAINS)
+			continue;	/* not the same counter any more */
+		p[n].id = b[i].id;
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+			p[n].w[dom] = (double)(b[i].energy_uj[dom] -
+					       a[j].energy_uj[dom]) / 1e6 / dt;
+		n++;
+	}
+	pthread_mutex_lock(&power_lock);
+	free(powers);
+	powers = p;
+	nr_powers = n;
+	pthread_mutex_unlock(&power_lock);
+}
+
+static volatile sig_atomic_t stopping;
+
+static void sleep_s(double s)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+static void *power_thread(void *arg)
+{
+	struct vmrapl_vm_entry *prev = NULL, *cur;
+	double tp = 0, tc;
+	int np, nc;
+
+	(void)arg;
+	np = power_read(&prev, &tp);
+	while (!stopping) {
+		sleep_s(opt_power_interval);
+		nc = power_read(&cur, &tc);
+		power_update(prev, np > 0 ? np : 0, cur, nc > 0 ? nc : 0,
+			     tc - tp);
+		free(prev);
+		prev = cur;
+		np = nc;
+		tp = tc;
+	}
+	free(prev);
+	return NULL;
+}
+
+/* The power of VM @id into @w; false when it has none yet. */
+static bool power_of(uint64_t id, double w[VMRAPL_NR_DOMAINS])
+{
+	bool found = false;
+	int i;
+
+	pthread_mutex_lock(&power_lock);
+	for (i = 0; i < nr_powers; i++)
+		if (powers[i].id == id) {
+			memcpy(w, powers[i].w, sizeof(powers[i].w));
+			found = true;
+			break;
+		}
+	pthread_mutex_unlock(&power_lock);
+	return found;
+}
+
+/* ---- why vmrapl_up is 0 ---------------------------------------------- */
+
+/*
+ * Say on stderr why the device cannot be read, once, and again only when
+ * the reason changes (or the device is readable again).
+ */
+static void report_state(int err)
+{
+	static int last = 1;	/* no state yet */
+
+	if (err == last)
+		return;
+	if (!err) {
+		if (last != 1)
+			fprintf(stderr, "vmrapl-exporter: %s can be read again; vmrapl_up is 1\n",
+				opt_device);
+	} else if (err == -ENOENT && access(VMRAPL_HOST_SYSFS, F_OK)) {
+		fprintf(stderr, "vmrapl-exporter: cannot open %s: %s: the vmrapl module is not loaded (no %s); vmrapl_up is 0\n",
+			opt_device, strerror(-err), VMRAPL_HOST_SYSFS);
+	} else if (err == -ENOENT) {
+		fprintf(stderr, "vmrapl-exporter: cannot open %s: %s (the vmrapl module is loaded: check --device and the udev rule); vmrapl_up is 0\n",
+			opt_device, strerror(-err));
+	} else if (err == -EACCES) {
+		fprintf(stderr, "vmrapl-exporter: cannot open %s: permission denied (the exporter needs group kvm or root); vmrapl_up is 0\n",
+			opt_device);
+	} else if (err == -EPERM) {
+		fprintf(stderr, "vmrapl-exporter: %s: permission denied: reading the host's energy books needs CAP_PERFMON (or root); vmrapl_up is 0\n",
+			opt_device);
+	} else {
+		fprintf(stderr, "vmrapl-exporter: cannot read %s: %s; vmrapl_up is 0\n",
+			opt_device, strerror(-err));
+	}
+	last = err;
 }
 
 static void metrics(struct buf *b)
@@ -315,13 +470,11 @@ static void metrics(struct buf *b)
 	int err, i, v;
 
 	err = snapshot_take(&s, opt_vcpu);
-	if (err == -EPERM && !perm_said) {
-		fprintf(stderr, "vmrapl-exporter: %s: permission denied: reading the host's energy books needs CAP_PERFMON (or root); vmrapl_up is 0\n",
-			opt_device);
-		perm_said = true;
-	} else if (err != -EPERM) {
-		perm_said = false;
-	}
+	report_state(err);
+	header(b, "vmrapl_build_info", "gauge",
+	       "The exporter's version and the vmrapl ABI it was built for, always 1.");
+	bprintf(b, "vmrapl_build_info{version=\"%s\",abi=\"%d\"} 1\n",
+		VMRAPL_VERSION, VMRAPL_ABI_VERSION);
 	header(b, "vmrapl_up", "gauge",
 	       "Whether /dev/vmrapl could be read (the vmrapl module is loaded and accessible).");
 	bprintf(b, "vmrapl_up %d\n", err ? 0 : 1);
@@ -348,17 +501,27 @@ static void metrics(struct buf *b)
 	}
 
 	header(b, "vmrapl_vm_energy_joules_total", "counter",
-	       "Energy attributed to a VM, overhead included, per RAPL domain.");
+	       "Energy attributed to a VM, overhead included, per RAPL domain (core is part of pkg).");
 	for (i = 0; i < s.nr_vms; i++)
-		dom_samples(b, &s, "vmrapl_vm_energy_joules_total", s.names[i],
-			    "", vm_energy(&s, i));
+		dom_samples(b, &s, "vmrapl_vm_energy_joules_total", i, "",
+			    vm_energy(&s, i), NULL);
 
 	header(b, "vmrapl_vm_overhead_energy_joules_total", "counter",
-	       "Package energy of a VM's overhead (VMM I/O threads, vhost workers), included in vmrapl_vm_energy_joules_total.");
-	for (i = 0; i < s.nr_vms; i++) {
-		bprintf(b, "vmrapl_vm_overhead_energy_joules_total{vm=\"");
-		blabel(b, s.names[i]);
-		bprintf(b, "\"} %.6f\n", vm_overhead(&s, i)[VMRAPL_DOM_PKG] / 1e6);
+	       "Energy of a VM's overhead (VMM I/O threads, vhost workers) per RAPL domain, included in vmrapl_vm_energy_joules_total.");
+	for (i = 0; i < s.nr_vms; i++)
+		dom_samples(b, &s, "vmrapl_vm_overhead_energy_joules_total", i,
+			    "", vm_overhead(&s, i), NULL);
+
+	if (opt_power_interval > 0) {
+		header(b, "vmrapl_vm_power_watts", "gauge",
+		       "Average power of a VM over the exporter's last --power-interval, per RAPL domain (a convenience: rate() of vmrapl_vm_energy_joules_total is the reference).");
+		for (i = 0; i < s.nr_vms; i++) {
+			double w[VMRAPL_NR_DOMAINS];
+
+			if (power_of(s.vms[i].id, w))
+				dom_samples(b, &s, "vmrapl_vm_power_watts", i,
+					    "", NULL, w);
+		}
 	}
 
 	if (opt_vcpu) {
@@ -368,37 +531,41 @@ static void metrics(struct buf *b)
 			for (v = 0; v < s.detail[i].nr_vcpus; v++) {
 				snprintf(labels, sizeof(labels), "vcpu=\"%d\",", v);
 				dom_samples(b, &s, "vmrapl_vm_vcpu_energy_joules_total",
-					    s.names[i], labels,
-					    s.detail[i].vcpus[v].energy_uj);
+					    i, labels,
+					    s.detail[i].vcpus[v].energy_uj, NULL);
 			}
 	}
 
 	header(b, "vmrapl_vm_info", "gauge",
 	       "A VM tracked by vmrapl: its VMM pid, vCPUs and whether its VMM attached it (else track_all).");
 	for (i = 0; i < s.nr_vms; i++) {
-		bprintf(b, "vmrapl_vm_info{vm=\"");
-		blabel(b, s.names[i]);
-		bprintf(b, "\",id=\"%llu\",pid=\"%u\",vcpus=\"%u\",attached=\"%s\"} 1\n",
-			(unsigned long long)s.vms[i].id, s.vms[i].pid,
-			s.vms[i].nr_vcpus,
+		bprintf(b, "vmrapl_vm_info{");
+		vm_labels(b, &s, i);
+		bprintf(b, "pid=\"%u\",vcpus=\"%u\",attached=\"%s\"} 1\n",
+			s.vms[i].pid, s.vms[i].nr_vcpus,
 			(s.vms[i].flags & VMRAPL_VM_F_ATTACHED) ? "true" : "false");
 	}
 
 	header(b, "vmrapl_package_energy_joules_total", "counter",
-	       "Energy read from a host package's counter, per RAPL domain.");
+	       "Energy read from a host package's counter, per RAPL domain (core is part of pkg).");
 	for (i = 0; i < s.nr_pkgs; i++) {
 		snprintf(labels, sizeof(labels), "package=\"%d\",", i);
-		dom_samples(b, &s, "vmrapl_package_energy_joules_total", NULL,
-			    labels, s.pkgs[i].sampled_uj);
+		dom_samples(b, &s, "vmrapl_package_energy_joules_total", -1,
+			    labels, s.pkgs[i].sampled_uj, NULL);
 	}
 
 	header(b, "vmrapl_package_unattributed_energy_joules_total", "counter",
-	       "Package energy charged to no VM: host (untracked busy time), idle (unoccupied CPU time), lost (unknown intervals).");
+	       "Package energy charged to no VM, per RAPL domain: host (busy time of tasks that are not VMs), idle (unoccupied CPU time), lost (unknown intervals).");
 	for (i = 0; i < s.nr_pkgs; i++)
-		for (k = VMRAPL_HOST_BOOK_HOST; k < VMRAPL_HOST_NR_BOOKS; k++)
-			bprintf(b, "vmrapl_package_unattributed_energy_joules_total{package=\"%d\",kind=\"%s\"} %.6f\n",
-				i, vmrapl_host_book_name(k),
-				vmrapl_host_book(&s.pkgs[i], k)[VMRAPL_DOM_PKG] / 1e6);
+		for (k = VMRAPL_HOST_BOOK_HOST; k < VMRAPL_HOST_NR_BOOKS; k++) {
+			snprintf(labels, sizeof(labels),
+				 "package=\"%d\",kind=\"%s\",", i,
+				 vmrapl_host_book_name(k));
+			dom_samples(b, &s,
+				    "vmrapl_package_unattributed_energy_joules_total",
+				    -1, labels, vmrapl_host_book(&s.pkgs[i], k),
+				    NULL);
+		}
 	snapshot_free(&s);
 }
 
@@ -646,31 +813,15 @@ static int tree_remove_or_warn(struct tree_dir *t)
 	return err;
 }
 
-/* Directory names of the VMs of @s: unique, "-<id>" added on a clash. */
-static char (*tree_names(const struct snapshot *s))[NAME_LEN]
+/* The tree entry of VM @id, or -1. */
+static int tree_find_id(uint64_t id)
 {
-	char (*dirs)[NAME_LEN] = calloc(s->nr_vms ? s->nr_vms : 1, NAME_LEN);
-	int i, j;
+	int j;
 
-	if (!dirs)
-		return NULL;
-	for (i = 0; i < s->nr_vms; i++)
-		dir_name(s->names[i], dirs[i], NAME_LEN);
-	for (i = 0; i < s->nr_vms; i++) {
-		bool dup = false;
-
-		for (j = 0; j < s->nr_vms; j++)
-			if (j != i && !strcmp(dirs[i], dirs[j]))
-				dup = true;
-		if (dup) {
-			char tmp[NAME_LEN];
-
-			snprintf(tmp, sizeof(tmp), "%.100s-%llu", dirs[i],
-				 (unsigned long long)s->vms[i].id);
-			memcpy(dirs[i], tmp, NAME_LEN);
-		}
-	}
-	return dirs;
+	for (j = 0; j < nr_tree_dirs; j++)
+		if (tree_dirs[j].id == id)
+			return j;
+	return -1;
 }
 
 static int vm_by_dir(const struct snapshot *s, char (*dirs)[NAME_LEN],
@@ -679,15 +830,76 @@ static int vm_by_dir(const struct snapshot *s, char (*dirs)[NAME_LEN],
 	int i;
 
 	for (i = 0; i < s->nr_vms; i++)
-		if (!strcmp(dirs[i], name))
+		if (dirs[i][0] && !strcmp(dirs[i], name))
 			return i;
 	return -1;
 }
 
+/* Is @name free for a new VM's directory? */
+static bool tree_name_free(const struct snapshot *s, char (*dirs)[NAME_LEN],
+			   const char *name)
+{
+	int j = tree_find(name);
+
+	/* A directory of no VM (id 0, its removal failed) is in the way. */
+	return j < 0 && vm_by_dir(s, dirs, name) < 0;
+}
+
 /*
- * One refresh: drop the directories of VMs that have gone (or whose name
- * another VM now has), then those a previous run left for VMs that are
- * not tracked any more, then write every tracked VM's files.
+ * Directory names of the VMs of @s, stable for each VM: a VM keeps the
+ * directory it has (tree_dirs, by id).  A new VM gets its name (dir_name())
+ * if no other VM's directory has it, else NAME-ID; new VMs are named in
+ * the order of their ids, so of VMs that start together with one name the
+ * oldest gets the plain name.  A VM whose NAME-ID is taken too (by a VM
+ * called that) gets no directory.
+ */
+static char (*tree_names(const struct snapshot *s))[NAME_LEN]
+{
+	int n = s->nr_vms ? s->nr_vms : 1;
+	char (*dirs)[NAME_LEN] = calloc(n, NAME_LEN);
+	bool *done = calloc(n, sizeof(*done));
+	int i, j, k;
+
+	if (!dirs || !done) {
+		free(dirs);
+		free(done);
+		return NULL;
+	}
+	for (i = 0; i < s->nr_vms; i++) {
+		j = tree_find_id(s->vms[i].id);
+		if (j >= 0) {
+			snprintf(dirs[i], NAME_LEN, "%s", tree_dirs[j].name);
+			done[i] = true;
+		}
+	}
+	for (;;) {
+		char base[NAME_LEN], cand[NAME_LEN];
+
+		/* The oldest VM without a directory yet. */
+		for (i = -1, k = 0; k < s->nr_vms; k++)
+			if (!done[k] && (i < 0 || s->vms[k].id < s->vms[i].id))
+				i = k;
+		if (i < 0)
+			break;
+		done[i] = true;
+		dir_name(s->names[i], base, sizeof(base));
+		if (tree_name_free(s, dirs, base)) {
+			snprintf(dirs[i], NAME_LEN, "%s", base);
+			continue;
+		}
+		snprintf(cand, sizeof(cand), "%.*s-%llu", NAME_LEN - 24, base,
+			 (unsigned long long)s->vms[i].id);
+		if (tree_name_free(s, dirs, cand))
+			snprintf(dirs[i], NAME_LEN, "%s", cand);
+	}
+	free(done);
+	return dirs;
+}
+
+/*
+ * One refresh: drop the directories of VMs that have gone, then those a
+ * previous run left for VMs that are not tracked any more, then write
+ * every tracked VM's files.
  */
 static void tree_refresh(void)
 {
@@ -713,25 +925,27 @@ static void tree_refresh(void)
 			opt_device, strerror(-err));
 	read_err = err;
 	/* With no device, no VM is tracked: s is empty. */
-	dirs = tree_names(&s);
-	if (!dirs) {
-		fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
-		goto out;
-	}
 
-	/* 1. Directories whose VM has gone, or whose name is another VM's. */
+	/* 1. Directories whose VM has gone (or of no VM: id 0). */
 	for (j = nr_tree_dirs - 1; j >= 0; j--) {
 		struct tree_dir *t = &tree_dirs[j];
 
-		i = vm_by_dir(&s, dirs, t->name);
-		if (i >= 0 && s.vms[i].id == t->id)
+		for (i = 0; i < s.nr_vms && s.vms[i].id != t->id; i++)
+			;
+		if (t->id && i < s.nr_vms)
 			continue;
 		if (!tree_remove_or_warn(t)) {
 			tree_dirs[j] = tree_dirs[--nr_tree_dirs];
 			continue;
 		}
-		/* Still there (reported): the VM that has the name now uses it. */
-		t->id = i >= 0 ? s.vms[i].id : 0;
+		/* Still there (reported): in the way of new VMs' names. */
+		t->id = 0;
+	}
+
+	dirs = tree_names(&s);
+	if (!dirs) {
+		fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
+		goto out;
 	}
 
 	/* 2. Directories of a previous run, or of no VM the exporter knows. */
@@ -762,6 +976,8 @@ static void tree_refresh(void)
 	for (i = 0; i < s.nr_vms; i++) {
 		int e;
 
+		if (!dirs[i][0])
+			continue;
 		if (tree_find(dirs[i]) < 0 && !tree_add(dirs[i], s.vms[i].id)) {
 			fprintf(stderr, "vmrapl-exporter: powercap tree: out of memory\n");
 			continue;
@@ -780,8 +996,6 @@ out:
 	free(dirs);
 	snapshot_free(&s);
 }
-
-static volatile sig_atomic_t stopping;
 
 static void *tree_thread(void *arg)
 {
@@ -803,29 +1017,41 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: vmrapl-exporter [OPTIONS]\n"
-"  -l, --listen ADDR:PORT        listen address (default 127.0.0.1:9877;\n"
-"                                IPv6 as [ADDR]:PORT)\n"
+"  -l, --listen HOST:PORT        listen address (default 127.0.0.1:9877); HOST\n"
+"                                is an address or a host name (IPv6 as\n"
+"                                [ADDR]:PORT, every IPv4 address as *:PORT)\n"
 "  -d, --device PATH             the vmrapl device (default /dev/vmrapl)\n"
+"  -p, --power-interval S        vmrapl_vm_power_watts over S seconds\n"
+"                                (default 1; 0: no power gauge)\n"
 "      --vcpu-metrics            also export\n"
-"                                vmrapl_vm_vcpu_energy_joules_total{vm,vcpu,domain}\n"
+"                                vmrapl_vm_vcpu_energy_joules_total{vm,id,vcpu,domain}\n"
 "                                (one series per vCPU and domain: off by default)\n"
 "  -t, --powercap-tree DIR       also keep DIR/<vm>/intel-rapl:0/energy_uj\n"
 "                                (the layout scaphandre --vm reads); a VM's\n"
 "                                directory is removed when the VM has gone\n"
 "  -i, --powercap-interval S     refresh of the tree (default 1 s)\n"
-"  -h, --help\n");
+"  -h, --help                    this text\n"
+"  -V, --version                 print the version\n");
 }
 
+/*
+ * HOST:PORT, [HOST]:PORT, *:PORT or :PORT into @ss.  HOST is resolved with
+ * getaddrinfo(): the first IPv4 address when it has one, else the first
+ * IPv6 one.  0, or -1 with the reason in @why.
+ */
 static int parse_listen(const char *s, struct sockaddr_storage *ss,
-			unsigned int *port)
+			unsigned int *port, const char **why)
 {
-	char host[INET6_ADDRSTRLEN + 2];
+	struct addrinfo hints, *res, *ai, *pick = NULL;
+	char host[256];
 	const char *colon;
 	char *end;
 	unsigned long p;
 	size_t hl;
+	int err;
 
 	memset(ss, 0, sizeof(*ss));
+	*why = "expected HOST:PORT or [ADDR6]:PORT";
 	if (s[0] == '[') {
 		const char *rb = strchr(s, ']');
 
@@ -833,7 +1059,7 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss,
 			return -1;
 		hl = rb - s - 1;
 		colon = rb + 1;
-		if (hl >= sizeof(host))
+		if (!hl || hl >= sizeof(host))
 			return -1;
 		memcpy(host, s + 1, hl);
 	} else {
@@ -844,28 +1070,87 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss,
 		if (hl >= sizeof(host))
 			return -1;
 		memcpy(host, s, hl);
+		if (memchr(host, ':', hl)) {
+			*why = "an IPv6 address goes in brackets: [ADDR6]:PORT";
+			return -1;
+		}
 	}
 	host[hl] = 0;
 	errno = 0;
 	p = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || !p || p > 65535)
+	if (!colon[1] || *end || errno || !p || p > 65535) {
+		*why = "the port must be a number from 1 to 65535";
 		return -1;
+	}
 	*port = p;
-	if (s[0] == '[') {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(p);
-		return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -1;
-	} else {
+	if (s[0] != '[' && (!host[0] || !strcmp(host, "*"))) {
 		struct sockaddr_in *a = (struct sockaddr_in *)ss;
 
-		a->sin_family = AF_INET;
+		a->sin_family = AF_INET;	/* INADDR_ANY */
 		a->sin_port = htons(p);
-		if (!host[0] || !strcmp(host, "*"))
-			return 0;	/* INADDR_ANY */
-		return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+		return 0;
 	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = s[0] == '[' ? AF_INET6 : AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	err = getaddrinfo(host, colon + 1, &hints, &res);
+	if (err) {
+		*why = gai_strerror(err);
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET) {
+			pick = ai;
+			break;
+		}
+	for (ai = res; !pick && ai; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET6)
+			pick = ai;
+	if (pick && pick->ai_addrlen <= sizeof(*ss))
+		memcpy(ss, pick->ai_addr, pick->ai_addrlen);
+	freeaddrinfo(res);
+	if (!pick) {
+		*why = "no IPv4 or IPv6 address";
+		return -1;
+	}
+	return 0;
+}
+
+/* An address for the log: 127.0.0.1:9877 or [::1]:9877. */
+static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else {
+		const struct sockaddr_in *s4 = (const void *)ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
+	}
+}
+
+static int parse_seconds(const char *opt, const char *arg, double min,
+			 double max, bool zero, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!*arg || *end || errno || !((zero && v == 0) ||
+					 (v >= min && v <= max))) {
+		fprintf(stderr, "vmrapl-exporter: %s: '%s' is not a number of seconds from %g to %g%s\n",
+			opt, arg, min, max, zero ? " (or 0)" : "");
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 /* Long options without a short form. */
@@ -876,23 +1161,28 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "device", required_argument, NULL, 'd' },
+		{ "power-interval", required_argument, NULL, 'p' },
 		{ "powercap-tree", required_argument, NULL, 't' },
 		{ "powercap-interval", required_argument, NULL, 'i' },
 		{ "vcpu-metrics", no_argument, NULL, OPT_VCPU_METRICS },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *listen = "127.0.0.1:9877";
+	const char *listen = "127.0.0.1:9877", *why;
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
 	unsigned int port, flags;
-	pthread_t tree;
+	pthread_t tree, power;
+	char where[INET6_ADDRSTRLEN + 16];
+	struct snapshot probe;
 	sigset_t set;
-	int c, sig;
+	int c, sig, err;
 
-	while ((c = getopt_long(argc, argv, "l:d:t:i:h", opts, NULL)) != -1) {
-		char *end;
-
+	/* getopt's messages start with argv[0]: the name, not the path. */
+	if (argc > 0)
+		argv[0] = (char *)"vmrapl-exporter";
+	while ((c = getopt_long(argc, argv, "l:d:p:t:i:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			listen = optarg;
@@ -900,17 +1190,18 @@ int main(int argc, char **argv)
 		case 'd':
 			opt_device = optarg;
 			break;
+		case 'p':
+			if (parse_seconds("--power-interval", optarg, 0.01,
+					  3600, true, &opt_power_interval))
+				return 1;
+			break;
 		case 't':
 			opt_tree = optarg;
 			break;
 		case 'i':
-			opt_tree_interval = strtod(optarg, &end);
-			if (*end || !(opt_tree_interval >= 0.01 &&
-				      opt_tree_interval <= 3600)) {
-				fprintf(stderr, "vmrapl-exporter: bad --powercap-interval '%s'\n",
-					optarg);
+			if (parse_seconds("--powercap-interval", optarg, 0.01,
+					  3600, false, &opt_tree_interval))
 				return 1;
-			}
 			break;
 		case OPT_VCPU_METRICS:
 			opt_vcpu = true;
@@ -918,18 +1209,24 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("vmrapl-exporter %s (vmrapl ABI %d)\n",
+			       VMRAPL_VERSION, VMRAPL_ABI_VERSION);
+			return 0;
 		default:
 			usage(stderr);
 			return 1;
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "vmrapl-exporter: unexpected argument '%s'\n",
+			argv[optind]);
 		usage(stderr);
 		return 1;
 	}
-	if (parse_listen(listen, &ss, &port)) {
-		fprintf(stderr, "vmrapl-exporter: bad --listen '%s' (ADDR:PORT or [ADDR6]:PORT)\n",
-			listen);
+	if (parse_listen(listen, &ss, &port, &why)) {
+		fprintf(stderr, "vmrapl-exporter: bad --listen '%s': %s\n",
+			listen, why);
 		return 1;
 	}
 	if (opt_tree && mkdir(opt_tree, 0755) && errno != EEXIST) {
@@ -953,19 +1250,33 @@ int main(int argc, char **argv)
 			     MHD_OPTION_CONNECTION_LIMIT, 64u,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 			     MHD_OPTION_END);
+	addr_text(&ss, where, sizeof(where));
 	if (!d) {
-		fprintf(stderr, "vmrapl-exporter: cannot listen on %s\n", listen);
+		fprintf(stderr, "vmrapl-exporter: cannot listen on %s (%s)\n",
+			listen, where);
 		return 1;
 	}
-	fprintf(stderr, "vmrapl-exporter: serving http://%s/metrics\n", listen);
+	fprintf(stderr, "vmrapl-exporter: serving http://%s/metrics\n", where);
+	/* Why vmrapl_up is 0, if it is, without waiting for a scrape. */
+	err = snapshot_take(&probe, false);
+	if (!err)
+		snapshot_free(&probe);
+	report_state(err);
 	if (opt_tree && pthread_create(&tree, NULL, tree_thread, NULL)) {
 		fprintf(stderr, "vmrapl-exporter: cannot start the powercap thread\n");
 		opt_tree = NULL;
+	}
+	if (opt_power_interval > 0 &&
+	    pthread_create(&power, NULL, power_thread, NULL)) {
+		fprintf(stderr, "vmrapl-exporter: cannot start the power thread; no vmrapl_vm_power_watts\n");
+		opt_power_interval = 0;
 	}
 	sigwait(&set, &sig);
 	stopping = 1;
 	MHD_stop_daemon(d);
 	if (opt_tree)
 		pthread_join(tree, NULL);
+	if (opt_power_interval > 0)
+		pthread_join(power, NULL);
 	return 0;
 }

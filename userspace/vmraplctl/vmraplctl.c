@@ -6,10 +6,14 @@
  *   vmraplctl [--json] [--interval S] list
  *   vmraplctl [--json] [--interval S] [--iterations N] top
  *   vmraplctl [--json] [--interval S] stats VM
+ *   vmraplctl [--json] stat [--] COMMAND [ARGS...]
  *   vmraplctl set NAME=VALUE...
  *
+ * -x SEP gives CSV instead of the table, -o FILE writes to FILE.
+ *
  * Exit codes: 0 ok, 1 usage or other error, 2 module not loaded,
- * 3 permission denied, 4 no such VM.  See Documentation/man/vmraplctl.8.
+ * 3 permission denied, 4 no such VM; stat exits with its command's
+ * status.  See Documentation/man/vmraplctl.8.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,13 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
 #include "libvmrapl-host.h"
 #include "json.h"
+#include "text.h"
 
 /* The package's version, from VERSION (the Makefile passes it). */
 #ifndef VMRAPL_VERSION
@@ -46,11 +53,14 @@ enum {
 #define NAME_LEN	128
 
 static bool opt_json;
+static const char *opt_sep;	/* -x: CSV with this separator */
 static double opt_interval = 1.0;
 static long opt_iterations;	/* top: 0 = until interrupted */
 static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
 
 static const char *prog = "vmraplctl";
+/* With -o FILE: the original stdout, for the command stat runs. */
+static int orig_stdout = -1;
 
 static void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void msg(const char *fmt, ...)
@@ -74,18 +84,27 @@ static void usage(FILE *f)
 "  list                      every tracked VM: energy (J) and power (W)\n"
 "  top                       refreshing table of VMs sorted by power\n"
 "  stats VM                  what the host knows of one VM (id, pid or name)\n"
+"  stat [--] CMD [ARGS]      run CMD, then the VMs' energy over its run time\n"
 "  set NAME=VALUE...         set sample_period_us, static_policy, track_all\n"
 "\n"
 "options:\n"
-"  -j, --json                machine-readable output (info, list, top, stats)\n"
-"  -i, --interval SECONDS    power sampling interval (default 1; 0: no power)\n"
+"  -j, --json                machine-readable output (info, list, top, stats,\n"
+"                            stat; top: one JSON object per line)\n"
+"  -x, --field-separator SEP CSV-like output, fields separated by SEP (list,\n"
+"                            top, stats, stat), like perf stat -x\n"
+"  -o, --output FILE         write the output to FILE instead of stdout\n"
+"  -i, --interval SECONDS    power sampling interval, 0 to 86400 (default 1;\n"
+"                            0: no power; top needs more than 0)\n"
 "  -n, --iterations N        top: refresh N times, then exit (default: forever)\n"
 "  -d, --device PATH         the vmrapl device (default /dev/vmrapl)\n"
 "  -h, --help                this text\n"
 "  -V, --version             print the version\n"
 "\n"
+"A VM is its vmrapl id, its VMM's pid or its name; a number that is an id\n"
+"is that VM, a name several VMs have is an error that lists their ids.\n"
+"\n"
 "exit codes: 0 ok, 1 usage/error, 2 module not loaded, 3 permission denied,\n"
-"4 no such VM\n");
+"4 no such VM; stat: its command's exit status\n");
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -110,12 +129,13 @@ static void sleep_s(double s)
 		;
 }
 
-/* Printable copy of a name for the table (control characters -> '?'). */
-static void sanitize(char *s)
+/* Wall-clock time, Unix seconds. */
+static double wall_s(void)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- device -------------------------------------------------------------- */
@@ -134,9 +154,11 @@ static int dev_open(struct dev *d)
 		err = errno;
 		if (err == ENOENT) {
 			if (access(VMRAPL_HOST_SYSFS, F_OK))
-				msg("vmrapl module not loaded");
+				msg("%s: no such device: vmrapl module not loaded (no %s)",
+				    opt_device, VMRAPL_HOST_SYSFS);
 			else
-				msg("vmrapl module loaded but %s is missing", opt_device);
+				msg("%s: no such device, but the vmrapl module is loaded (check --device and the udev rule)",
+				    opt_device);
 			return EXIT_NOMOD;
 		}
 		if (err == EACCES || err == EPERM) {
@@ -261,7 +283,7 @@ static struct row *make_rows(const struct sample *prev,
 		struct row *r = &rows[i];
 
 		r->e = cur->vms[i];
-		vmrapl_host_vm_name(r->e.pid, r->name, sizeof(r->name));
+		text_vm_name(r->e.pid, r->name, sizeof(r->name));
 		p = prev ? find_id(prev, r->e.id) : NULL;
 		if (!p)
 			continue;
@@ -375,8 +397,7 @@ static void table_row(const struct dev *d, const struct row *r)
 	char name[NAME_LEN];
 	unsigned int dom;
 
-	snprintf(name, sizeof(name), "%s", r->name);
-	sanitize(name);
+	text_ascii(r->name, name, sizeof(name));
 	printf("%-6llu %-7u %-20.20s %5u %-8s", (unsigned long long)r->e.id,
 	       r->e.pid, name, r->e.nr_vcpus,
 	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto");
@@ -392,6 +413,50 @@ static void table_row(const struct dev *d, const struct row *r)
 			printf(" %9s", "-");
 	}
 	printf(" %6.1f\n", 100.0 * ovh_share(&r->e));
+}
+
+/*
+ * -x SEP: a header line of field names, then one line per VM: @pre_names
+ * and @pre (the values of the fields before the VM's, each followed by
+ * SEP) lead each line.
+ */
+static void csv_header(const struct dev *d, const char *pre_names)
+{
+	unsigned int dom;
+
+	printf("%s", pre_names);
+	printf("id%spid%sname%svcpus%smode%scharge", opt_sep, opt_sep, opt_sep,
+	       opt_sep, opt_sep);
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			printf("%s%s_j", opt_sep, vmrapl_host_domain_name(dom));
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			printf("%s%s_w", opt_sep, vmrapl_host_domain_name(dom));
+	printf("%soverhead_share\n", opt_sep);
+}
+
+static void csv_row(const struct dev *d, const char *pre, const struct row *r)
+{
+	unsigned int dom;
+
+	printf("%s%llu%s%u%s", pre, (unsigned long long)r->e.id, opt_sep,
+	       r->e.pid, opt_sep);
+	text_csv(stdout, r->name, opt_sep);
+	printf("%s%u%s%s%s%s", opt_sep, r->e.nr_vcpus, opt_sep,
+	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto",
+	       opt_sep, vmrapl_host_charge_name(r->e.charge));
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			printf("%s%.6f", opt_sep, r->e.energy_uj[dom] / 1e6);
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		if (!dom_on(d, dom))
+			continue;
+		printf("%s", opt_sep);
+		if (r->have_power)
+			printf("%.3f", r->power_w[dom]);
+	}
+	printf("%s%.4f\n", opt_sep, ovh_share(&r->e));
 }
 
 /* ---- commands ------------------------------------------------------------ */
@@ -443,6 +508,10 @@ static int cmd_info(int argc, char **argv)
 	(void)argv;
 	if (argc) {
 		msg("info takes no arguments");
+		return EXIT_USAGE;
+	}
+	if (opt_sep) {
+		msg("info has no CSV form (-x); use --json");
 		return EXIT_USAGE;
 	}
 	rc = dev_open(&d);
@@ -565,6 +634,10 @@ static int cmd_list(int argc, char **argv)
 			json_row(&d, &rows[i]);
 		}
 		printf("]}\n");
+	} else if (opt_sep) {
+		csv_header(&d, "");
+		for (i = 0; i < s1.nr_vms; i++)
+			csv_row(&d, "", &rows[i]);
 	} else {
 		table_header(&d);
 		for (i = 0; i < s1.nr_vms; i++)
@@ -598,7 +671,7 @@ static int cmd_top(int argc, char **argv)
 {
 	struct sample prev, cur;
 	bool tty = isatty(STDOUT_FILENO);
-	double interval = opt_interval > 0 ? opt_interval : 1.0;
+	double interval = opt_interval;
 	struct dev d;
 	long it;
 	int rc, i, p, k;
@@ -606,6 +679,10 @@ static int cmd_top(int argc, char **argv)
 	(void)argv;
 	if (argc) {
 		msg("top takes no arguments");
+		return EXIT_USAGE;
+	}
+	if (interval <= 0) {
+		msg("top: --interval must be more than 0 seconds (it is how often top refreshes)");
 		return EXIT_USAGE;
 	}
 	rc = dev_open(&d);
@@ -616,13 +693,14 @@ static int cmd_top(int argc, char **argv)
 		goto out;
 	for (it = 0; !opt_iterations || it < opt_iterations; it++) {
 		struct row *rows;
-		double dt;
+		double dt, ts;
 
 		sleep_s(interval);
 		rc = sample_take(&d, &cur, true);
 		if (rc)
 			break;
 		dt = cur.t - prev.t;
+		ts = wall_s();
 		rows = make_rows(&prev, &cur);
 		if (!rows) {
 			msg("out of memory");
@@ -632,8 +710,8 @@ static int cmd_top(int argc, char **argv)
 		}
 		qsort(rows, cur.nr_vms, sizeof(*rows), cmp_power);
 		if (opt_json) {
-			printf("{\"iteration\": %ld, \"interval_s\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"packages\": [",
-			       it + 1, dt, vmrapl_host_source_name(d.info.source),
+			printf("{\"timestamp\": %.3f, \"iteration\": %ld, \"interval_s\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"packages\": [",
+			       ts, it + 1, dt, vmrapl_host_source_name(d.info.source),
 			       estimated(&d) ? "true" : "false");
 			for (p = 0; p < cur.nr_pkgs; p++) {
 				double w[VMRAPL_HOST_NR_BOOKS] = { 0 };
@@ -654,6 +732,18 @@ static int cmd_top(int argc, char **argv)
 				json_row(&d, &rows[i]);
 			}
 			printf("]}\n");
+		} else if (opt_sep) {
+			char pre[64];
+
+			if (!it) {
+				snprintf(pre, sizeof(pre), "timestamp%siteration%s",
+					 opt_sep, opt_sep);
+				csv_header(&d, pre);
+			}
+			snprintf(pre, sizeof(pre), "%.3f%s%ld%s", ts, opt_sep,
+				 it + 1, opt_sep);
+			for (i = 0; i < cur.nr_vms; i++)
+				csv_row(&d, pre, &rows[i]);
 		} else {
 			if (tty)
 				printf("\033[H\033[2J");
@@ -716,9 +806,13 @@ static int resolve_vm(const struct sample *s, const char *what, int *nmatch)
 		if (found >= 0)
 			return found;
 	}
+	/* The name as the JSON shows it, or as the table does. */
 	for (i = 0; i < s->nr_vms; i++) {
-		vmrapl_host_vm_name(s->vms[i].pid, name, sizeof(name));
-		if (!strcmp(name, what)) {
+		char ascii[NAME_LEN];
+
+		text_vm_name(s->vms[i].pid, name, sizeof(name));
+		text_ascii(name, ascii, sizeof(ascii));
+		if (!strcmp(name, what) || !strcmp(ascii, what)) {
 			(*nmatch)++;
 			if (found < 0)
 				found = i;
@@ -870,16 +964,21 @@ static int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	if (nmatch > 1) {
-		msg("'%s' matches %d VMs; give the id:", argv[0], nmatch);
-		for (i = 0; i < s0.nr_vms; i++) {
-			int n;
+		char ids[256];
+		size_t n = 0;
+
+		ids[0] = 0;
+		for (i = 0; i < s0.nr_vms && n < sizeof(ids) - 24; i++) {
+			int m;
 
 			if (resolve_vm(&(struct sample){ .vms = &s0.vms[i], .nr_vms = 1 },
-				       argv[0], &n) == 0)
-				fprintf(stderr, "  id %llu pid %u\n",
-					(unsigned long long)s0.vms[i].id,
-					s0.vms[i].pid);
+				       argv[0], &m) == 0)
+				n += snprintf(ids + n, sizeof(ids) - n, "%s%llu",
+					      n ? ", " : "",
+					      (unsigned long long)s0.vms[i].id);
 		}
+		msg("'%s' is ambiguous: it matches %d VMs, ids %s; give the id",
+		    argv[0], nmatch, ids);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -933,12 +1032,14 @@ static int cmd_stats(int argc, char **argv)
 		printf(", \"per_vcpu\": ");
 		json_vcpus(&d, dt > 0 ? &v0 : NULL, &v1, dt);
 		printf("}\n");
+	} else if (opt_sep) {
+		csv_header(&d, "");
+		csv_row(&d, "", &rows[idx]);
 	} else {
 		const struct row *r = &rows[idx];
 		char name[NAME_LEN];
 
-		snprintf(name, sizeof(name), "%s", r->name);
-		sanitize(name);
+		text_ascii(r->name, name, sizeof(name));
 		printf("VM %llu \"%s\"\n", (unsigned long long)r->e.id, name);
 		printf("  pid               %u\n", r->e.pid);
 		printf("  mode              %s\n",
@@ -980,6 +1081,177 @@ out:
 	free(rows);
 	sample_free(&s0);
 	sample_free(&s1);
+	close(d.fd);
+	return rc;
+}
+
+/*
+ * stat: run a command, then every VM's energy over its run time (like
+ * perf stat -- CMD).  A VM that started meanwhile counts from its start;
+ * one that ended meanwhile cannot be read any more and is only counted.
+ */
+static int cmd_stat(int argc, char **argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	struct sample s0, s1;
+	struct row *rows = NULL;
+	double t0, dt;
+	int rc, i, p, k, status, ended = 0, crc;
+	unsigned int dom;
+	struct dev d;
+	pid_t pid;
+
+	if (argc < 1) {
+		msg("usage: vmraplctl stat [--] COMMAND [ARGS...]");
+		return EXIT_USAGE;
+	}
+	rc = dev_open(&d);
+	if (rc)
+		return rc;
+	rc = sample_take(&d, &s0, true);
+	if (rc) {
+		close(d.fd);
+		return rc;
+	}
+	fflush(NULL);
+	/* Like perf stat and time: ^C is the command's, the report still comes. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	t0 = wall_s();
+	pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(d.fd);
+		if (orig_stdout >= 0)
+			dup2(orig_stdout, STDOUT_FILENO);
+		execvp(argv[0], argv);
+		msg("cannot run '%s': %s", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	if (pid < 0) {
+		msg("fork: %s", strerror(errno));
+		sample_free(&s0);
+		close(d.fd);
+		return EXIT_USAGE;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	crc = WIFEXITED(status) ? WEXITSTATUS(status) :
+	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_USAGE;
+	rc = sample_take(&d, &s1, true);
+	if (rc)
+		goto out;
+	dt = s1.t - s0.t;
+	rows = make_rows(NULL, &s1);
+	if (!rows) {
+		msg("out of memory");
+		rc = EXIT_USAGE;
+		goto out1;
+	}
+	/* Each VM's energy over the run, its power the average over it. */
+	for (i = 0; i < s1.nr_vms; i++) {
+		const struct vmrapl_vm_entry *a = find_id(&s0, rows[i].e.id);
+		struct vmrapl_vm_entry *e = &rows[i].e;
+
+		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+			uint64_t e0 = a ? a->energy_uj[dom] : 0;
+			uint64_t o0 = a ? a->overhead_uj[dom] : 0;
+
+			e->energy_uj[dom] = e->energy_uj[dom] >= e0 ?
+					    e->energy_uj[dom] - e0 : 0;
+			e->overhead_uj[dom] = e->overhead_uj[dom] >= o0 ?
+					      e->overhead_uj[dom] - o0 : 0;
+			rows[i].power_w[dom] = dt > 0 ?
+				e->energy_uj[dom] / 1e6 / dt : 0;
+		}
+		if (a) {
+			e->runtime_ns -= e->runtime_ns >= a->runtime_ns ?
+					 a->runtime_ns : e->runtime_ns;
+			e->overhead_ns -= e->overhead_ns >= a->overhead_ns ?
+					  a->overhead_ns : e->overhead_ns;
+		}
+		rows[i].have_power = dt > 0;
+	}
+	for (i = 0; i < s0.nr_vms; i++)
+		if (!find_id(&s1, s0.vms[i].id))
+			ended++;
+	qsort(rows, s1.nr_vms, sizeof(*rows), cmp_power);
+
+	if (opt_json) {
+		printf("{\"command\": [");
+		for (i = 0; i < argc; i++) {
+			printf("%s", i ? ", " : "");
+			json_str(stdout, argv[i]);
+		}
+		printf("], \"exit_status\": %d, \"timestamp\": %.3f, \"elapsed_s\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"vms_ended\": %d, \"packages\": [",
+		       crc, t0, dt, vmrapl_host_source_name(d.info.source),
+		       estimated(&d) ? "true" : "false", ended);
+		for (p = 0; p < s1.nr_pkgs; p++) {
+			printf("%s{\"package\": %d, \"energy_j\": {", p ? ", " : "", p);
+			for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++) {
+				uint64_t a = p < s0.nr_pkgs ?
+					vmrapl_host_book(&s0.pkgs[p], k)[VMRAPL_DOM_PKG] : 0;
+				uint64_t b = vmrapl_host_book(&s1.pkgs[p], k)[VMRAPL_DOM_PKG];
+
+				printf("%s\"%s\": %.6f", k ? ", " : "",
+				       vmrapl_host_book_name(k),
+				       b >= a ? (b - a) / 1e6 : 0.0);
+			}
+			printf("}}");
+		}
+		printf("], \"vms\": [");
+		for (i = 0; i < s1.nr_vms; i++) {
+			printf("%s", i ? ", " : "");
+			json_row(&d, &rows[i]);
+		}
+		printf("]}\n");
+	} else if (opt_sep) {
+		csv_header(&d, "");
+		for (i = 0; i < s1.nr_vms; i++)
+			csv_row(&d, "", &rows[i]);
+	} else {
+		printf("vmraplctl stat: '");
+		for (i = 0; i < argc; i++) {
+			char a[256];
+
+			text_ascii(argv[i], a, sizeof(a));
+			printf("%s%s", i ? " " : "", a);
+		}
+		printf("' ran %.3f s, exit status %d; VMs' energy (J) and average power (W) over it:\n\n",
+		       dt, crc);
+		table_header(&d);
+		for (i = 0; i < s1.nr_vms; i++)
+			table_row(&d, &rows[i]);
+		if (ended)
+			printf("(%d VM%s ended during the command and %s not shown)\n",
+			       ended, ended > 1 ? "s" : "", ended > 1 ? "are" : "is");
+		printf("\n");
+		for (p = 0; p < s1.nr_pkgs; p++) {
+			double w[VMRAPL_HOST_NR_BOOKS] = { 0 };
+
+			if (p < s0.nr_pkgs)
+				pkg_power(&s0.pkgs[p], &s1.pkgs[p], dt, w);
+			printf("pkg %d: %9.3f J  VMs %9.3f J  host %9.3f J  idle %9.3f J  lost %8.3f J\n",
+			       p, w[VMRAPL_HOST_BOOK_SAMPLED] * dt,
+			       w[VMRAPL_HOST_BOOK_TRACKED] * dt,
+			       w[VMRAPL_HOST_BOOK_HOST] * dt,
+			       w[VMRAPL_HOST_BOOK_IDLE] * dt,
+			       w[VMRAPL_HOST_BOOK_LOST] * dt);
+		}
+		if (estimated(&d))
+			printf("(source %s: *estimated*, not measured)\n",
+			       vmrapl_host_source_name(d.info.source));
+	}
+	fflush(stdout);
+	rc = crc;
+	free(rows);
+out1:
+	sample_free(&s1);
+out:
+	sample_free(&s0);
 	close(d.fd);
 	return rc;
 }
@@ -1070,6 +1342,10 @@ static int cmd_set(int argc, char **argv)
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* The largest --interval: a day. */
+#define MAX_INTERVAL_S	86400
+
+/* 0, -1 when @s is no number, -2 when it is out of 0..MAX_INTERVAL_S. */
 static int parse_double(const char *s, double *out)
 {
 	char *end;
@@ -1077,8 +1353,10 @@ static int parse_double(const char *s, double *out)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
+	if (!*s || *end || (errno && errno != ERANGE) || isnan(v))
 		return -1;
+	if (errno || v < 0 || v > MAX_INTERVAL_S)
+		return -2;
 	*out = v;
 	return 0;
 }
@@ -1087,6 +1365,8 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "field-separator", required_argument, NULL, 'x' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "device", required_argument, NULL, 'd' },
@@ -1102,22 +1382,42 @@ int main(int argc, char **argv)
 		{ "list", cmd_list },
 		{ "top", cmd_top },
 		{ "stats", cmd_stats },
+		{ "stat", cmd_stat },
 		{ "set", cmd_set },
 	};
+	const char *output = NULL;
 	size_t i;
 	int c;
 
+	/* getopt's messages start with argv[0]: the name, not the path. */
+	if (argc > 0)
+		argv[0] = (char *)prog;
 	/* GNU getopt permutes: options may also follow the command. */
-	while ((c = getopt_long(argc, argv, "ji:n:d:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jx:o:i:n:d:hV", opts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
 		case 'j':
 			opt_json = true;
 			break;
+		case 'x':
+			if (!*optarg || strpbrk(optarg, "\"\r\n")) {
+				msg("-x: the separator must be a non-empty string without quotes or newlines");
+				return EXIT_USAGE;
+			}
+			opt_sep = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
 		case 'i':
-			if (parse_double(optarg, &opt_interval)) {
+			switch (parse_double(optarg, &opt_interval)) {
+			case -1:
 				msg("--interval: '%s' is not a number of seconds", optarg);
+				return EXIT_USAGE;
+			case -2:
+				msg("--interval: '%s' is out of range: 0 to %d seconds (a day)",
+				    optarg, MAX_INTERVAL_S);
 				return EXIT_USAGE;
 			}
 			break;
@@ -1146,6 +1446,16 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (opt_json && opt_sep) {
+		msg("--json and -x exclude each other");
+		return EXIT_USAGE;
+	}
+	if (output)
+		orig_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (output && !freopen(output, "w", stdout)) {
+		msg("-o %s: %s", output, strerror(errno));
 		return EXIT_USAGE;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {

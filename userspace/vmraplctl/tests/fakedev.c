@@ -5,6 +5,12 @@
  * LIST_VMS and GET_VM_STATS with made-up books that grow by 1 J per VM and
  * per call.  VM 7 (2 vCPUs, 2:1) belongs to $FAKE_QEMU_PID (default: the
  * caller), VM 9 (1 vCPU) to the caller.
+ *
+ * $FAKE_VMS="ID:PID[ ID:PID...]" (or "@FILE", FILE holding that list,
+ * read at every call so that VMs can come and go) adds VMs (1 vCPU, attached, 0.25 J per
+ * call) owned by the given processes: the tools name a VM after its VMM's
+ * /proc/PID/cmdline (QEMU -name) or /proc/PID/comm, so a test sets a VM's
+ * name by starting a process with that command line or comm.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,6 +37,54 @@ static int is_fake(int fd)
 }
 
 static unsigned int calls;
+
+#define MAX_EXTRA	16
+static struct { uint64_t id; uint32_t pid; } extra[MAX_EXTRA];
+
+/* The VMs of $FAKE_VMS ("@FILE": read from FILE at every call); their count. */
+static unsigned int extra_vms(void)
+{
+	const char *s = getenv("FAKE_VMS");
+	static char text[1024];
+	unsigned int n = 0;
+	char *end;
+
+	if (s && s[0] == '@') {
+		FILE *f = fopen(s + 1, "r");
+		size_t len = 0;
+
+		if (f) {
+			len = fread(text, 1, sizeof(text) - 1, f);
+			fclose(f);
+		}
+		text[len] = 0;
+		s = text;
+	}
+
+	while (s && *s && n < MAX_EXTRA) {
+		unsigned long long id = strtoull(s, &end, 10);
+
+		if (*end != ':')
+			break;
+		extra[n].id = id;
+		extra[n].pid = (uint32_t)strtoul(end + 1, &end, 10);
+		n++;
+		while (*end == ' ' || *end == ',' || *end == '\n')
+			end++;
+		s = end;
+	}
+	return n;
+}
+
+static int extra_index(uint64_t id)
+{
+	unsigned int i, n = extra_vms();
+
+	for (i = 0; i < n; i++)
+		if (extra[i].id == id)
+			return (int)i;
+	return -1;
+}
 
 static int fake(unsigned long req, void *arg)
 {
@@ -76,13 +130,14 @@ static int fake(unsigned long req, void *arg)
 		struct vmrapl_vm_list *l = arg;
 		struct vmrapl_vm_entry *v = (void *)(uintptr_t)l->vms_ptr;
 		const char *qp = getenv("FAKE_QEMU_PID");
+		unsigned int i, nx = extra_vms();
 
 		/* Ask for more room the first time, as a growing list would. */
-		if (l->nr_vms < 2) {
-			l->nr_vms = 2;
+		if (l->nr_vms < 2 + nx) {
+			l->nr_vms = 2 + nx;
 			return 0;
 		}
-		memset(v, 0, 2 * sizeof(*v));
+		memset(v, 0, (2 + nx) * sizeof(*v));
 		v[0].id = 7;
 		v[0].pid = qp ? (uint32_t)atoi(qp) : (uint32_t)getpid();
 		v[0].nr_vcpus = 2;
@@ -96,7 +151,17 @@ static int fake(unsigned long req, void *arg)
 		v[1].nr_vcpus = 1;
 		v[1].charge = VMRAPL_CHARGE_GUEST;
 		v[1].energy_uj[0] = 500000ull * c;
-		l->nr_vms = 2;
+		for (i = 0; i < nx; i++) {
+			v[2 + i].id = extra[i].id;
+			v[2 + i].pid = extra[i].pid;
+			v[2 + i].nr_vcpus = 1;
+			v[2 + i].flags = VMRAPL_VM_F_ATTACHED;
+			v[2 + i].energy_uj[0] = 250000ull * c;
+			v[2 + i].energy_uj[2] = 1000ull * c;
+			v[2 + i].overhead_uj[0] = 50000ull * c;
+			v[2 + i].overhead_uj[2] = 100ull * c;
+		}
+		l->nr_vms = 2 + nx;
 		return 0;
 	}
 	if (req == VMRAPL_GET_VM_STATS) {
@@ -110,7 +175,7 @@ static int fake(unsigned long req, void *arg)
 			errno = EINVAL;
 			return -1;
 		}
-		if (q->id != 7 && q->id != 9) {
+		if (q->id != 7 && q->id != 9 && extra_index(q->id) < 0) {
 			errno = ENOENT;
 			return -1;
 		}

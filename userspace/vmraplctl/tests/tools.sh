@@ -8,14 +8,17 @@
 # Usage: tools.sh VMRAPLCTL FAKEDEV_SO [EXPORTER]
 set -u
 ctl=$1 shim=$2 exporter=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/vmrapl-tools.XXXXXX")
 dev=$work/fake-vmrapl
 : > "$dev"
 n=0 fail=0
 qemu_pid= exp_pid=
+kids=()
 cleanup() {
 	[[ -n $qemu_pid ]] && kill "$qemu_pid" 2>/dev/null
 	[[ -n $exp_pid ]] && kill "$exp_pid" 2>/dev/null
+	for k in "${kids[@]}"; do kill "$k" 2>/dev/null; done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -27,10 +30,34 @@ check() { # description, command...
 	if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
 has() { grep -qF -- "$1" <<< "$out"; }
+hasnt() { ! grep -qF -- "$1" <<< "$out"; }
 run() { out=$(LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid "$ctl" --device "$dev" "$@" 2>&1); rc=$?; }
+# stdout only, stderr to $work/err
+run1() { out=$(LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid "$ctl" --device "$dev" "$@" 2>"$work/err"); rc=$?; }
+have_py=$(command -v python3)
+# Is $out valid JSON (strict UTF-8)?  One document, or one per line (-l).
+json_ok() {
+	[[ -z $have_py ]] && return 0
+	python3 -c '
+import json, sys
+t = sys.stdin.buffer.read().decode("utf-8")
+docs = [l for l in t.split("\n") if l] if sys.argv[1:] == ["-l"] else [t]
+for d in docs:
+    json.loads(d)
+' "$@" <<< "$out" 2>/dev/null
+}
+# A process whose /proc/PID/comm is $1 (the kernel keeps 15 bytes): bash
+# run through a symlink of that name; its pid in $kid.
+mkdir "$work/bin"
+comm_proc() {
+	ln -sf "$(command -v bash)" "$work/bin/$1"
+	"$work/bin/$1" -c 'sleep 60; :' > /dev/null 2>&1 &
+	kid=$!
+	kids+=("$kid")
+}
 
 # A process with a QEMU-style command line (not exec'ed away by bash).
-bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on &
+bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on > /dev/null 2>&1 &
 qemu_pid=$!
 
 echo "TAP version 13"
@@ -88,24 +115,176 @@ check "set out-of-range exits 1" test $rc = 1
 out=$("$ctl" frob 2>&1); rc=$?
 check "unknown command exits 1" test $rc = 1
 
+# ---- VMs whose names are hostile (item: one VM name breaks every scrape) --
+comm_proc $'bad\xffutf8';			p_bad=$kid
+comm_proc $'ctl\x01\x1b[31mred';		p_ctl=$kid
+comm_proc 'q"uo\te\';				p_quote=$kid
+comm_proc $'new\nline';				p_nl=$kid
+comm_proc 'abcdefghijklmnopqrst';		p_long=$kid	# kept: 15 bytes
+comm_proc $'\xc3\xa9t\xc3\xa9 ok';		p_utf=$kid
+comm_proc $'cut\xe2\x82';			p_cut=$kid
+comm_proc twin;					p_twin1=$kid
+comm_proc twin;					p_twin2=$kid
+# A QEMU -name can be longer than comm, and hold anything but NUL.
+bash -c 'sleep 60; :' qemu-system-x86_64 -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1 &
+p_qemu2=$!; kids+=("$p_qemu2")
+sleep 0.3
+fuzz="11:$p_bad 12:$p_ctl 13:$p_quote 14:$p_nl 15:$p_long 16:$p_utf 17:$p_cut 18:$p_twin1 19:$p_twin2 20:$p_qemu2"
+export FAKE_VMS=$fuzz
+run1 --json --interval 0 list
+check "fuzzed names: list --json exits 0" test $rc = 0
+check "fuzzed names: list --json is valid JSON (UTF-8)" json_ok
+check "fuzzed names: invalid UTF-8 as U+FFFD" has $'"name": "bad\xef\xbf\xbdutf8"'
+check "fuzzed names: control characters as U+FFFD" has $'"name": "ctl\xef\xbf\xbd\xef\xbf\xbd[31mred"'
+check "fuzzed names: quote, backslash escaped" has '"name": "q\"uo\\te\\"'
+check "fuzzed names: newline as U+FFFD" has $'"name": "new\xef\xbf\xbdline"'
+check "fuzzed names: 15-byte comm" has '"name": "abcdefghijklmno"'
+check "fuzzed names: valid UTF-8 kept" has $'"name": "\xc3\xa9t\xc3\xa9 ok"'
+check "fuzzed names: truncated UTF-8 sequence" has $'"name": "cut\xef\xbf\xbd\xef\xbf\xbd"'
+check "fuzzed names: QEMU -name" has $'"name": "long \xef\xbf\xbd \\"name\\" with\\\\back\xef\xbf\xbdslash/ and more than 15 bytes"'
+run1 --interval 0 list
+table_ok() { # every line printable ASCII, every row as wide as the header
+	! LC_ALL=C grep -q '[^ -~]' <<< "$out" &&
+	LC_ALL=C awk 'NR == 1 { w = length($0) } /^[0-9]/ && length($0) != w { bad = 1 } END { exit bad || NR < 12 }' <<< "$out"
+}
+check "fuzzed names: text table is ASCII with fixed columns" table_ok
+check "fuzzed names: text table shows ? for what it cannot print" has 'bad?utf8'
+run1 --json --interval 0 stats 11
+check "fuzzed names: stats --json is valid JSON" json_ok
+run1 --interval 0 stats 14
+check "fuzzed names: stats text has no control characters" bash -c '! LC_ALL=C grep -q "[^ -~]" <<< "$1"' _ "$out"
+run1 --json --interval 0 stats 'bad?utf8'
+check "fuzzed names: a VM by its table name" has '"id": 11,'
+run1 --json --interval 0 stats $'\xc3\xa9t\xc3\xa9 ok'
+check "fuzzed names: a VM by its UTF-8 name" has '"id": 16,'
+
+# ---- VM identity: ids and shared names ----
+run --interval 0 stats twin
+check "shared name: stats is an error" test $rc = 1
+check "shared name: the error lists the ids" has 'ids 18, 19'
+run --json --interval 0 stats 19
+check "shared name: stats by id" has '"id": 19,'
+run --json --interval 0 list
+check "shared name: list keeps the name" test "$(grep -o '"name": "twin"' <<< "$out" | wc -l)" = 2
+unset FAKE_VMS
+
+# ---- error messages ----
+out=$("$ctl" --device /nonexistent/vmrapl info 2>&1); rc=$?
+check "missing device: exit 2" test $rc = 2
+check "missing device: names the path" has '/nonexistent/vmrapl: no such device'
+check "missing device: the rig's 'vmrapl module not loaded'" has 'vmrapl module not loaded'
+run --interval 100000 list
+check "--interval too large: exit 1" test $rc = 1
+check "--interval too large: states the cap" has '86400'
+run --interval abc list
+check "--interval garbage: not a number" has "'abc' is not a number of seconds"
+run top --interval 0 --iterations 1
+check "top -i 0: refused" test $rc = 1
+check "top -i 0: says why" has 'more than 0'
+out=$("$ctl" --bogus 2>&1); rc=$?
+check "getopt error: exit 1" test $rc = 1
+check "getopt error: starts with the short name" grep -q '^vmraplctl: unrecognized option' <<< "$out"
+check "getopt error: no build path" hasnt "$ctl:"
+out=$("$ctl" -i 2>&1)
+check "getopt missing argument: short name" grep -q '^vmraplctl: option requires an argument' <<< "$out"
+out=$("$ctl" --version 2>&1); rc=$?
+check "--version" test $rc = 0 -a -n "$(grep -E '^vmraplctl [0-9]' <<< "$out")"
+out=$("$ctl" -V 2>&1); rc=$?
+check "-V" test $rc = 0 -a -n "$(grep -E '^vmraplctl [0-9]' <<< "$out")"
+
+# ---- top --json: NDJSON with timestamps; -o FILE; -x SEP; stat ----
+run1 --json top --iterations 3 --interval 0.1
+check "top --json: one JSON object per line" json_ok -l
+check "top --json: three lines" test "$(grep -c . <<< "$out")" = 3
+ts_ok() { # every line's timestamp within 60 s of now
+	local now; now=$(date +%s)
+	[[ $(grep -c '^{"timestamp": [0-9]*\.[0-9]*, "iteration"' <<< "$out") = 3 ]] &&
+	sed 's/^{"timestamp": \([0-9.]*\),.*/\1/' <<< "$out" |
+		awk -v now="$now" '{ d = $1 - now; if (d > 60 || d < -60) bad = 1 } END { exit bad }'
+}
+check "top --json: timestamps" ts_ok
+run1 -o "$work/list.out" --interval 0 list
+check "-o: nothing on stdout" test $rc = 0 -a -z "$out"
+check "-o: the table in the file" grep -q 'pkg_J' "$work/list.out"
+run1 -x , --interval 0.1 list
+csv_ok() { # header + 2 rows; the same field count everywhere (RFC 4180 quoting)
+	[[ -z $have_py ]] && return 0
+	python3 -c '
+import csv, sys
+rows = list(csv.reader(sys.stdin.read().splitlines(), delimiter=sys.argv[1]))
+assert rows[0][:3] == ["id", "pid", "name"], rows[0]
+assert len(rows) == int(sys.argv[2]) + 1, rows
+assert all(len(r) == len(rows[0]) for r in rows), rows
+assert any(r[2] == "web,1" for r in rows[1:]), rows
+' "$1" "$2" <<< "$out"
+}
+check "-x ,: CSV" csv_ok , 2
+check "-x ,: a name with the separator is quoted" has '"web,1"'
+check "-x ,: header" has 'id,pid,name,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+run1 -x ';' top --iterations 2 --interval 0.1
+check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 4
+run1 stat -- sh -c 'sleep 0.2; exit 3'
+check "stat: exits with the command's status" test $rc = 3
+check "stat: reports the run" has 'ran 0.'
+check "stat: the VMs' energy" grep -Eq '^7 +[0-9]+ +web,1 ' <<< "$out"
+check "stat: packages" has 'pkg 1:'
+run1 --json stat -- true
+check "stat --json: valid JSON" json_ok
+check "stat --json: command and status" has '"command": ["true"], "exit_status": 0, "timestamp": '
+check "stat --json: VM energy over the run" grep -q '"id": 7, .*"energy_j": {"pkg": 1.000000' <<< "$out"
+run1 -o "$work/stat.out" -x , stat -- echo hello
+check "stat -o: the command's output stays on stdout" test "$out" = hello
+check "stat -o -x: CSV in the file" grep -q '^7,' "$work/stat.out"
+run stat -- /nonexistent/cmd
+check "stat: a command that is not there exits 127" test $rc = 127
+
+# GET /metrics from $1:$2 into $out (retrying while the exporter starts).
+scrape() {
+	out=
+	for _ in $(seq 50); do
+		out=$( { exec 3<>"/dev/tcp/$1/$2"; } 2>/dev/null &&
+		      printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3) && break
+		sleep 0.1
+	done
+}
+# The body of $out (after the HTTP header) passes promtool and promcheck.py.
+metrics_ok() {
+	local body
+	body=$(sed '1,/^\r*$/d' <<< "$out")
+	[[ -n $body ]] || return 1
+	if command -v promtool > /dev/null; then
+		promtool check metrics <<< "$body" > "$work/promtool.out" 2>&1 || {
+			cat "$work/promtool.out" >&2; return 1; }
+	fi
+	if [[ -n $have_py ]]; then
+		python3 "$here/promcheck.py" <<< "$body" >&2 || return 1
+	fi
+	return 0
+}
+stop_exporter() {
+	[[ -n $exp_pid ]] && kill "$exp_pid" 2>/dev/null && wait "$exp_pid" 2>/dev/null
+	exp_pid=
+}
+
 if [[ -n $exporter && -x $exporter ]]; then
 	port=$((20000 + RANDOM % 20000))
 	LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid "$exporter" --device "$dev" \
 		--listen 127.0.0.1:$port --powercap-tree "$work/pc" \
-		--powercap-interval 0.1 2>/dev/null &
+		--powercap-interval 0.1 --power-interval 0.1 2>/dev/null &
 	exp_pid=$!
-	out=
-	for _ in $(seq 50); do
-		sleep 0.1
-		out=$(exec 3<>/dev/tcp/127.0.0.1/$port 2>/dev/null &&
-		      printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3) && break
-	done
+	scrape 127.0.0.1 $port
+	sleep 0.3
+	scrape 127.0.0.1 $port
 	check "exporter: 200" has 'HTTP/1.1 200'
 	check "exporter: HELP/TYPE" has '# TYPE vmrapl_vm_energy_joules_total counter'
-	check "exporter: vm energy" has 'vmrapl_vm_energy_joules_total{vm="web,1",domain="dram"}'
-	check "exporter: overhead" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1"}'
+	check "exporter: vm energy" has 'vmrapl_vm_energy_joules_total{vm="web,1",id="7",domain="dram"}'
+	check "exporter: overhead" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1",id="7",domain="pkg"}'
+	check "exporter: overhead per domain" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1",id="7",domain="dram"}'
 	check "exporter: package" has 'vmrapl_package_energy_joules_total{package="1",domain="pkg"}'
-	check "exporter: unattributed" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="lost"} 0.000000'
+	check "exporter: unattributed" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="lost",domain="pkg"} 0.000000'
+	check "exporter: unattributed per domain" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="host",domain="dram"}'
+	check "exporter: build info" grep -Eq '^vmrapl_build_info\{version="[^"]+",abi="[0-9]+"\} 1$' <<< "$out"
+	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",domain="pkg"\} [0-9.]+$' <<< "$out"
 	check "exporter: source" has 'vmrapl_source_info{source="estimate",estimated="true"} 1'
 	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
 	check "exporter: every sample has HELP and TYPE" bash -c '
@@ -116,6 +295,80 @@ if [[ -n $exporter && -x $exporter ]]; then
 	e2=$(cat "$work/pc/web,1/intel-rapl:0/energy_uj" 2>/dev/null)
 	check "powercap tree: energy_uj grows" test -n "$e1" -a -n "$e2" -a "${e2:-0}" -gt "${e1:-0}"
 	check "powercap tree: max_energy_range_uj" test -s "$work/pc/web,1/intel-rapl:0/max_energy_range_uj"
+
+	stop_exporter
+
+	# Hostile names, shared names, power, a VM that comes later.
+	echo "$fuzz" > "$work/vms"
+	port=$((port + 1))
+	LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid FAKE_VMS="@$work/vms" "$exporter" \
+		--device "$dev" --listen 127.0.0.1:$port --vcpu-metrics \
+		--powercap-tree "$work/pc2" --powercap-interval 0.1 \
+		--power-interval 0.1 2>"$work/exp.err" &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	check "exporter, fuzzed names: 200" has 'HTTP/1.1 200'
+	check "exporter, fuzzed names: the body parses (promtool, strict checker)" metrics_ok
+	check "exporter, fuzzed names: invalid UTF-8 as U+FFFD" has $'vmrapl_vm_info{vm="bad\xef\xbf\xbdutf8",id="11",'
+	check "exporter, fuzzed names: quote and backslash escaped" has 'vm="q\"uo\\te\\",id="13"'
+	check "exporter, fuzzed names: newline" has $'vm="new\xef\xbf\xbdline",id="14"'
+	check "exporter, shared name: no -<id> renaming" hasnt 'twin-'
+	check "exporter, shared name: both VMs by id" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="1[89]",domain="pkg"}' <<< "$out")" = 2
+	check "exporter: vcpu series have the id" has 'vmrapl_vm_vcpu_energy_joules_total{vm="web,1",id="7",vcpu="1",domain="pkg"}'
+	sleep 0.3
+	check "powercap tree: the older of two VMs has the name" test -d "$work/pc2/twin/intel-rapl:0"
+	check "powercap tree: the other gets NAME-ID" test -d "$work/pc2/twin-19/intel-rapl:0"
+	check "powercap tree: no control characters in directory names" bash -c '! ls "$1" | LC_ALL=C grep -q "[[:cntrl:]]"' _ "$work/pc2"
+	# A third "twin" starts: the older VMs keep their names and directories.
+	comm_proc twin; p_twin3=$kid
+	sleep 0.2
+	echo "$fuzz 21:$p_twin3" > "$work/vms"
+	sleep 0.4
+	scrape 127.0.0.1 $port
+	check "shared name: a new VM changes no older series" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="\(18\|19\|21\)",domain="pkg"}' <<< "$out")" = 3
+	check "powercap tree: directories stay with their VMs" test -d "$work/pc2/twin" -a -d "$work/pc2/twin-19" -a -d "$work/pc2/twin-21"
+	# The older twin goes: its directory goes, the others stay.
+	echo "${fuzz/18:$p_twin1/} 21:$p_twin3" > "$work/vms"
+	sleep 0.4
+	check "powercap tree: a gone VM's directory is removed, the others stay" test ! -e "$work/pc2/twin" -a -d "$work/pc2/twin-19" -a -d "$work/pc2/twin-21"
+	stop_exporter
+	check "exporter: nothing said about the device while it works" bash -c '! grep -q "vmrapl_up is" "$1"' _ "$work/exp.err"
+
+	# No module: the reason, once.
+	port=$((port + 1))
+	"$exporter" --device "$work/none" --listen 127.0.0.1:$port 2>"$work/exp.err" &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	scrape 127.0.0.1 $port
+	check "exporter, no device: vmrapl_up 0" has 'vmrapl_up 0'
+	check "exporter, no device: logs why, naming the device" grep -q "cannot open $work/none: No such file or directory" "$work/exp.err"
+	check "exporter, no device: logs it once" test "$(grep -c 'vmrapl_up is 0' "$work/exp.err")" = 1
+	stop_exporter
+
+	# --listen with a host name, and IPv6.
+	port=$((port + 1))
+	"$exporter" --device "$work/none" --listen localhost:$port 2>/dev/null &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	check "exporter: --listen localhost:PORT" has 'vmrapl_up 0'
+	stop_exporter
+	if [[ -n $have_py ]] && python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
+		port=$((port + 1))
+		"$exporter" --device "$work/none" --listen "[::1]:$port" 2>/dev/null &
+		exp_pid=$!
+		scrape ::1 $port
+		check "exporter: --listen [::1]:PORT" has 'vmrapl_up 0'
+		stop_exporter
+	else
+		n=$((n + 1)); echo "ok $n exporter: --listen [::1]:PORT # SKIP no IPv6 loopback"
+	fi
+	out=$("$exporter" --listen nosuchhost.invalid:1 2>&1); rc=$?
+	check "exporter: --listen unknown host is an error" test $rc = 1
+	check "exporter: --listen says why" has "bad --listen 'nosuchhost.invalid:1'"
+	out=$("$exporter" --version 2>&1); rc=$?
+	check "exporter: --version" test $rc = 0 -a -n "$(grep -E '^vmrapl-exporter [0-9]' <<< "$out")"
+	out=$("$exporter" --bogus 2>&1); rc=$?
+	check "exporter: getopt error starts with the short name" grep -q '^vmrapl-exporter: unrecognized option' <<< "$out"
 else
 	n=$((n + 1)); echo "ok $n exporter # SKIP not built"
 fi
