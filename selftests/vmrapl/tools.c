@@ -122,6 +122,25 @@ static void vm_label(int pid, char *buf, size_t len)
 	}
 }
 
+/*
+ * The labels that select the VM named @label in out[]: its name and its
+ * id (from vmrapl_vm_info), as in 'vm="busy",id="3"'.
+ */
+static const char *vm_sel(const char *label)
+{
+	static char sel[192];
+	char key[160];
+	const char *l;
+	long long id = -1;
+
+	snprintf(key, sizeof(key), "vmrapl_vm_info{vm=\"%s\",id=\"", label);
+	l = strstr(out, key);
+	if (l)
+		id = atoll(l + strlen(key));
+	snprintf(sel, sizeof(sel), "vm=\"%s\",id=\"%lld\"", label, id);
+	return sel;
+}
+
 /* The value of metric line "@series " in out[], -1 if absent. */
 static double metric(const char *series)
 {
@@ -408,7 +427,7 @@ TEST(exporter_metrics)
 	EXPECT_NE(NULL, strstr(out, "# TYPE vmrapl_vm_overhead_energy_joules_total counter\n"));
 	EXPECT_NE(NULL, strstr(out, "# TYPE vmrapl_package_energy_joules_total counter\n"));
 	EXPECT_NE(NULL, strstr(out, "vmrapl_package_energy_joules_total{package=\"0\",domain=\"pkg\"}"));
-	EXPECT_NE(NULL, strstr(out, "vmrapl_package_unattributed_energy_joules_total{package=\"1\",kind=\"idle\"}"));
+	EXPECT_NE(NULL, strstr(out, "vmrapl_package_unattributed_energy_joules_total{package=\"1\",kind=\"idle\",domain=\"pkg\"}"));
 	EXPECT_NE(NULL, strstr(out, "vmrapl_source_info{source=\"estimate\",estimated=\"true\"} 1"));
 	EXPECT_NE(NULL, strstr(out, "# TYPE vmrapl_vm_info gauge\n"));
 	EXPECT_NE(NULL, strstr(out, ",attached=\"true\"} 1"));
@@ -421,8 +440,8 @@ TEST(exporter_metrics)
 	ASSERT_NE(0, label[0]) TH_LOG("no vmrapl_vm_info for pid %d:\n%s",
 				       p.pid, out);
 	snprintf(series, sizeof(series),
-		 "vmrapl_vm_energy_joules_total{vm=\"%s\",domain=\"pkg\"}",
-		 label);
+		 "vmrapl_vm_energy_joules_total{%s,domain=\"pkg\"}",
+		 vm_sel(label));
 	e0 = metric(series);
 	EXPECT_GE(e0, 0) TH_LOG("%s missing:\n%s", series, out);
 	vr_sleep_ms(1000);
@@ -479,8 +498,8 @@ static double vcpu_sum(const char *label, const char *domain, int *nr)
 
 	for (*nr = 0;; (*nr)++) {
 		snprintf(series, sizeof(series),
-			 "vmrapl_vm_vcpu_energy_joules_total{vm=\"%s\",vcpu=\"%d\",domain=\"%s\"}",
-			 label, *nr, domain);
+			 "vmrapl_vm_vcpu_energy_joules_total{%s,vcpu=\"%d\",domain=\"%s\"}",
+			 vm_sel(label), *nr, domain);
 		v = metric(series);
 		if (v < 0)
 			return *nr ? sum : -1;
@@ -502,10 +521,12 @@ static void check_vcpu_sum(struct __test_metadata *_metadata,
 	int nr;
 
 	snprintf(series, sizeof(series),
-		 "vmrapl_vm_energy_joules_total{vm=\"%s\",domain=\"pkg\"}", label);
+		 "vmrapl_vm_energy_joules_total{%s,domain=\"pkg\"}",
+		 vm_sel(label));
 	vm = metric(series);
 	snprintf(series, sizeof(series),
-		 "vmrapl_vm_overhead_energy_joules_total{vm=\"%s\"}", label);
+		 "vmrapl_vm_overhead_energy_joules_total{%s,domain=\"pkg\"}",
+		 vm_sel(label));
 	ovh = metric(series);
 	*vcpus_j = vcpu_sum(label, "pkg", &nr);
 	ASSERT_LE(0, vm) TH_LOG("no VM series for %s:\n%s", label, out);
@@ -559,8 +580,8 @@ TEST(exporter_vcpu_metrics)
 		const char *dom = vmrapl_host_domain_name(d);
 
 		snprintf(series, sizeof(series),
-			 "vmrapl_vm_energy_joules_total{vm=\"%s\",domain=\"%s\"}",
-			 label, dom);
+			 "vmrapl_vm_energy_joules_total{%s,domain=\"%s\"}",
+			 vm_sel(label), dom);
 		vcpu_sum(label, dom, &nr);
 		EXPECT_EQ(metric(series) >= 0 ? 2 : 0, nr)
 			TH_LOG("domain %s: %d vCPU series:\n%s", dom, nr, out);
@@ -568,8 +589,8 @@ TEST(exporter_vcpu_metrics)
 
 	check_vcpu_sum(_metadata, label, 2, &s0);
 	snprintf(series, sizeof(series),
-		 "vmrapl_vm_vcpu_energy_joules_total{vm=\"%s\",vcpu=\"1\",domain=\"pkg\"}",
-		 label);
+		 "vmrapl_vm_vcpu_energy_joules_total{%s,vcpu=\"1\",domain=\"pkg\"}",
+		 vm_sel(label));
 	v0 = metric(series);
 	vr_sleep_ms(1500);
 	ASSERT_EQ(0, scrape()) TH_LOG("%s", out);
@@ -580,7 +601,8 @@ TEST(exporter_vcpu_metrics)
 	EXPECT_GT(v1 - v0, 1.0) TH_LOG("%s: %.6f then %.6f J", series, v0, v1);
 	/* The overhead thread makes the subtraction above matter. */
 	snprintf(series, sizeof(series),
-		 "vmrapl_vm_overhead_energy_joules_total{vm=\"%s\"}", label);
+		 "vmrapl_vm_overhead_energy_joules_total{%s,domain=\"pkg\"}",
+		 vm_sel(label));
 	ovh = metric(series);
 	EXPECT_GT(ovh, 0) TH_LOG("%s: %.6f J", series, ovh);
 	/* This body too, for the host's "promtool check metrics". */

@@ -44,12 +44,9 @@
 #include "libvmrapl-host.h"
 #include "text.h"
 
-/*
- * The exporter's version: the one the tools have today (vmraplctl's);
- * the build may set VMRAPL_VERSION to the project's single version.
- */
+/* The package's version, from VERSION (the Makefile passes it). */
 #ifndef VMRAPL_VERSION
-#define VMRAPL_VERSION	"1.0"
+#define VMRAPL_VERSION	"unknown"
 #endif
 
 #if MHD_VERSION < 0x00097002
