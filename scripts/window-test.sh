@@ -17,6 +17,8 @@ mkdir -p "$work/kmod"
 ln -s "$top/Kbuild" "$work/Kbuild"
 ln -s "$top/uapi" "$work/uapi"
 ln -s "$top"/kmod/*.[ch] "$work/kmod/"
+# A tree with a VERSION but no dkms.conf, for the third case.
+cp "$top/VERSION" "$work/"
 n=0 fail=0
 echo "TAP version 13"
 try() { # description, expect (pass|error), extra make args...
