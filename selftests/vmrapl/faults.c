@@ -760,7 +760,7 @@ static int kworkers_make_fail(const char *v)
 TEST_F_TIMEOUT(faults, adoption, 240)
 {
 	int i, workers, auto0, adopted = 0;
-	char times[32];
+	char times[32], times0[32] = "";
 	struct vrg *g;
 
 	NEED_FAIL_NTH();
@@ -768,9 +768,10 @@ TEST_F_TIMEOUT(faults, adoption, 240)
 	auto0 = vr_vms_count("auto");
 	ASSERT_LE(0, auto0);
 
+	read_file(FAILSLAB "/times", times0, sizeof(times0));
 	ASSERT_EQ(0, write_file(FAILSLAB "/task-filter", "Y"));
 	ASSERT_EQ(0, write_file(FAILSLAB "/interval", "1"));
-	ASSERT_EQ(0, write_file(FAILSLAB "/times", "1000000"));
+	ASSERT_EQ(0, write_file(FAILSLAB "/times", "1000000"));	/* TIMES_START */
 	workers = kworkers_make_fail("1");
 	ASSERT_EQ(0, write_file(FAILSLAB "/probability", "10"));
 	for (i = 0; i < ADOPT_ROUNDS; i++) {
@@ -793,7 +794,7 @@ TEST_F_TIMEOUT(faults, adoption, 240)
 	kworkers_make_fail("0");
 	write_file(FAILSLAB "/task-filter", "N");
 	read_file(FAILSLAB "/times", times, sizeof(times));
-	write_file(FAILSLAB "/times", "-1");
+	write_file(FAILSLAB "/times", times0[0] ? times0 : "1");
 	ksft_print_msg("FAULTS adoption: %d rounds, %d adopted, %ld failures injected in %d kworkers\n",
 		       ADOPT_ROUNDS, adopted, TIMES_START - atol(times), workers);
 
