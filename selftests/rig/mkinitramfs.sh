@@ -16,6 +16,7 @@
 #   /bin/vmrapl-exporter      static, or else the dynamic build with its
 #                             shared libraries and loader (from ldd)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
+#   /etc/rig/debug.skip       selftests/rig/debug.skip (--variant debug)
 #   /init                     selftests/rig/init
 set -euo pipefail
 
@@ -155,6 +156,8 @@ fi
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
 fi
+# Programs the debug variant skips, and why (used by /init only there).
+grep -Ev '^[[:space:]]*(#|$)' "$top/selftests/rig/debug.skip" > "$root/etc/rig/debug.skip" 2>/dev/null || true
 echo "$kver" > "$root/etc/rig/kver"
 install -m 0755 "$top/selftests/rig/init" "$root/init"
 
