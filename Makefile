@@ -10,6 +10,8 @@
 #   make unit                 userspace unit tests (TAP)
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
+#   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
+#   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
 #   make prom-check           a real Prometheus scrape of the exporter in the rig
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
@@ -52,14 +54,14 @@ KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
-	checkpatch ksrc deps check vmtest demo prom-check dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug debug-kernel vmtest demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
 all: module userspace
 
 help:
-	@sed -n '3,16s/^# \{0,1\}//p' $(TOP)/Makefile
+	@sed -n '3,18s/^# \{0,1\}//p' $(TOP)/Makefile
 
 kver:
 	@echo $(KVER)
@@ -146,6 +148,15 @@ prom-check: module selftests
 
 check:
 	@$(TOP)/scripts/check.sh
+
+# The debug kernel (scripts/debug-kernel.sh: built once, cached under
+# /var/cache/vmrapl/debug-kernel) and the whole selftest suite on it in
+# the rig's debug variant; summary + "N passed, N failed" like check.
+check-debug:
+	@$(TOP)/scripts/check-debug.sh
+
+debug-kernel:
+	@$(TOP)/scripts/debug-kernel.sh
 
 # DKMS: install the module source under /usr/src and let dkms build it.
 DKMS_FILES := Kbuild Makefile dkms.conf VERSION kmod uapi

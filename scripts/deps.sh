@@ -15,6 +15,8 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio kmod dkms sparse
 	libnuma-dev libmicrohttpd-dev xz-utils zstd gzip perl git
 	prometheus
+	# the debug kernel of "make check-debug" (scripts/debug-kernel.sh)
+	flex bison libelf-dev libssl-dev bc
 )
 
 missing=()

@@ -16,6 +16,7 @@
 #   /bin/vmrapl-exporter      static, or else the dynamic build with its
 #                             shared libraries and loader (from ldd)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
+#   /etc/rig/debug.skip       selftests/rig/debug.skip (--variant debug)
 #   /init                     selftests/rig/init
 set -euo pipefail
 
@@ -24,7 +25,9 @@ kver=${1:?usage: mkinitramfs.sh KVER OUT}
 out=${2:?usage: mkinitramfs.sh KVER OUT}
 ko=${VMRAPL_KO:-$top/build/$kver/vmrapl.ko}
 tests_dir=${RIG_TESTS_DIR:-$top/build/selftests}
-moddir=/lib/modules/$kver
+# RIG_MODDIR: the modules of a kernel that is not installed (the debug
+# kernel's modules_install staging dir); it must hold modules.dep.
+moddir=${RIG_MODDIR:-/lib/modules/$kver}
 # Top of the module chain; modules.dep supplies the rest (irqbypass, kvm,
 # ccp on kernels where kvm-amd links against the PSP driver).
 want_mods=(kvm-amd)
@@ -34,7 +37,7 @@ net_mods=(virtio_pci virtio_net)
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 
-[[ -f $moddir/modules.dep ]] || die "$moddir/modules.dep missing (install linux-image for $kver)"
+[[ -f $moddir/modules.dep ]] || die "$moddir/modules.dep missing (install linux-image for $kver, or set RIG_MODDIR)"
 [[ -f $ko ]] || die "$ko missing (run 'make KVER=$kver')"
 busybox=$(command -v busybox) || die "busybox missing (apt-get install busybox-static)"
 if ldd "$busybox" >/dev/null 2>&1; then
@@ -84,8 +87,10 @@ order=()
 for m in "${net_mods[@]}"; do
 	line=$(dep_line "$m") || true
 	if [[ -z $line ]]; then
+		# A kernel built without it (the debug kernel's small config)
+		# has no network in rig.mode=prom; the other modes need none.
 		grep -Eq "/${m//-/[-_]}\.ko\$" "$moddir/modules.builtin" 2>/dev/null ||
-			die "module $m neither in modules.dep nor built in"
+			echo "mkinitramfs: $m neither in modules.dep nor built in: no NIC in rig.mode=prom" >&2
 		continue
 	fi
 	visit "${line%%:*}"
@@ -151,6 +156,8 @@ fi
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
 fi
+# Programs the debug variant skips, and why (used by /init only there).
+grep -Ev '^[[:space:]]*(#|$)' "$top/selftests/rig/debug.skip" > "$root/etc/rig/debug.skip" 2>/dev/null || true
 echo "$kver" > "$root/etc/rig/kver"
 install -m 0755 "$top/selftests/rig/init" "$root/init"
 

@@ -4,11 +4,19 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa] [--mode tests|demo|bench|prom|shell]
+# Usage: run.sh KVER [--variant numa|debug] [--mode tests|demo|bench|prom|shell]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
-# Environment: RIG_TIMEOUT (whole boot, default 900 s), RIG_TEST_TIMEOUT
-# (per program, default 300 s), RIG_EXPECTED (space separated test names;
+# Variants: numa (two NUMA nodes per package), debug (a kernel with KASAN,
+# lockdep, kmemleak, UBSAN, debugobjects and failslab, see
+# scripts/debug-kernel.sh: 3 GiB of memory, longer timeouts, and the
+# kmemleak report the guest prints at the end is judged too).
+#
+# Environment: RIG_KERNEL (the kernel image, default /boot/vmlinuz-KVER),
+# RIG_MODDIR (its modules with modules.dep, default /lib/modules/KVER; for
+# a kernel that is not installed, e.g. the debug kernel's staging dir),
+# RIG_TIMEOUT (whole boot, default 900 s, debug 3600 s), RIG_TEST_TIMEOUT
+# (per program, default 300 s, debug 900 s), RIG_EXPECTED (space separated test names;
 # default: one per selftests/vmrapl/*.c, without demo*, bench* and prom*,
 # which only run in --mode demo, bench and prom), RIG_EXTRA_CMDLINE,
 # RIG_ONLY (tests mode: space separated programs to run, for development;
@@ -26,7 +34,7 @@ kver=${1:?usage: run.sh KVER [--variant numa] [--mode MODE] [--timeout S]}
 shift
 variant=
 mode=tests
-timeout=${RIG_TIMEOUT:-900}
+timeout=
 build_initramfs=1
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -37,18 +45,28 @@ while [[ $# -gt 0 ]]; do
 	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+# The debug kernel runs everything several times slower (KASAN, lockdep,
+# kmemleak under TCG): longer limits, unless given.
+test_timeout=${RIG_TEST_TIMEOUT:-300}
+silence=${RIG_SILENCE:-240}
+if [[ $variant == debug ]]; then
+	timeout=${timeout:-${RIG_TIMEOUT:-3600}}
+	test_timeout=${RIG_TEST_TIMEOUT:-900}
+	silence=${RIG_SILENCE:-600}
+fi
+timeout=${timeout:-${RIG_TIMEOUT:-900}}
 
 tag=$kver${variant:+-$variant}
 [[ $mode == tests ]] || tag=$tag-$mode
 initrd=$top/build/rig/initramfs-$kver.cpio.gz
 log=$top/build/rig-$tag.log
 result=$top/build/rig-$tag.result
-kernel=/boot/vmlinuz-$kver
+kernel=${RIG_KERNEL:-/boot/vmlinuz-$kver}
 mkdir -p "$top/build/rig"
 rm -f "$result"
 
 if [[ ! -r $kernel ]]; then
-	echo "run.sh: $kernel missing (install linux-image for $kver)" >&2
+	echo "run.sh: $kernel missing (install linux-image for $kver, or set RIG_KERNEL)" >&2
 	echo "passed=0 failed=1 skipped=0" > "$result"
 	exit 1
 fi
@@ -63,7 +81,7 @@ cmdline="console=ttyS0,115200 panic=-1 printk.time=1 loglevel=7"
 # TCG vCPUs share two host cores; give RCU more slack before it reports a
 # stall so the check catches real stalls, not emulation hiccups.
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=60"
-cmdline+=" rig.mode=$mode rig.timeout=${RIG_TEST_TIMEOUT:-300}"
+cmdline+=" rig.mode=$mode rig.timeout=$test_timeout"
 [[ -n $variant ]] && cmdline+=" rig.variant=$variant"
 [[ -n ${RIG_EXTRA_CMDLINE:-} ]] && cmdline+=" $RIG_EXTRA_CMDLINE"
 [[ -n ${RIG_ONLY:-} ]] && cmdline+=" rig.only=$(echo $RIG_ONLY | tr ' ' ',')"
@@ -71,8 +89,10 @@ cmdline+=" rig.mode=$mode rig.timeout=${RIG_TEST_TIMEOUT:-300}"
 cpu=max
 known_re=
 smp=4,sockets=2,cores=2
+mem=2G
+[[ $variant == debug ]] && mem=3G	# KASAN's shadow is an eighth of it
 qemu=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi
-	-m 2G -nographic -no-reboot
+	-m "$mem" -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 case $variant in
 "") ;;
@@ -89,6 +109,10 @@ numa)
 		qemu+=(-object "memory-backend-ram,id=mem$n,size=512M"
 		       -numa "node,nodeid=$n,cpus=$n,memdev=mem$n")
 	done
+	;;
+debug)
+	# Nothing more on the command line: the kernel's config makes it
+	# the debug rig (/init scans kmemleak when the kernel has it).
 	;;
 *) echo "run.sh: unknown variant $variant" >&2; exit 2 ;;
 esac
@@ -113,7 +137,7 @@ boot() {
 		while sleep 10; do
 			kill -0 "$qpid" 2>/dev/null || exit 0
 			age=$(( $(date +%s) - $(stat -c %Y "$log" 2>/dev/null || date +%s) ))
-			if (( age > ${RIG_SILENCE:-240} )); then
+			if (( age > silence )); then
 				echo "no console output for ${age}s" > "$log.hang"
 				pkill -f -- "-initrd $initrd" 2>/dev/null
 				exit 0
@@ -169,11 +193,18 @@ while read -r line; do
 done < <(grep -E '^### VMRAPL UNLOAD FAIL' "$log")
 
 # Kernel problems: only lines that carry a printk timestamp, so test
-# names or test output mentioning these words do not count.
+# names or test output mentioning these words do not count.  The lockdep,
+# debugobjects and kmemleak reports only come from the debug kernel
+# (Debian's kernels have none of these checkers), so one pattern serves
+# every kernel.  kmemleak's "N new suspected memory leaks" is judged with
+# the report itself, below.
 kpat='(BUG: |kernel BUG at|WARNING: CPU: |WARNING: at |Oops: |general protection fault|'
-kpat+='Kernel panic|kmemleak: .*(new suspected|leak)|RCU stall|self-detected stall|'
+kpat+='Kernel panic|RCU stall|self-detected stall|'
 kpat+='detected stalls? on CPU|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|'
-kpat+='UBSAN: |KASAN: |list_(add|del) corruption|vmrapl: leaked )'
+kpat+='UBSAN: |KASAN: |list_(add|del) corruption|vmrapl: leaked |'
+kpat+='WARNING: (possible|inconsistent lock|suspicious RCU|bad unlock|lock held|held lock|Nested lock)|'
+kpat+='possible (circular|recursive) locking|INFO: (possible|trying to register non-static)|'
+kpat+='ODEBUG: |kmemleak: .*disabled)'
 while read -r line; do
 	if [[ -n $known_re ]] && grep -Eq "$known_re" <<< "$line"; then
 		echo "rig $tag: known, tolerated: $line"
@@ -182,6 +213,44 @@ while read -r line; do
 	fail "kernel: $line"
 done < <(grep -E '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed 's/^\[ *[0-9.]*\] //' |
 	grep -E "$kpat" | sort -u)
+
+# kmemleak (debug kernel): /init prints the report of a scan while vmrapl
+# is still loaded (its frames have names) and of two scans after it was
+# unloaded.  Every "unreferenced object" fails the run, unless
+# RIG_KMEMLEAK=vmrapl: then only those whose backtrace names vmrapl or
+# holds an address no loaded module covers any more (vmrapl's, after the
+# unload); the others are listed.
+if grep -q '^### KMEMLEAK' "$log"; then
+	klog=$log.kmemleak
+	awk '/^### KMEMLEAK .*BEGIN$/ { on = 1; next } /^### KMEMLEAK .*END$/ { on = 0 }
+	     on' "$log" > "$klog"
+	declare -A leak_first=() leak_ours=()
+	nleak=0
+	# One NUL-terminated record per reported object; the same object is
+	# in both reports (by address), with names in the first.
+	while IFS= read -r -d '' entry; do
+		first=$(head -n1 <<< "$entry")
+		key=${first%% (*}
+		[[ -n ${leak_first[$key]:-} ]] || leak_first[$key]="$first ($(grep -Em3 '\[<' <<< "$entry" |
+			sed 's/^ *\[<[0-9a-f]*>\] //' | tr '\n' ' '))"
+		if grep -Eq '\[vmrapl\]|\] 0xffffffff[a-f][0-9a-f]{7}$' <<< "$entry"; then
+			leak_ours[$key]=1
+		fi
+	done < <(awk '/^unreferenced object/ { if (e != "") printf "%s%c", e, 0; e = "" }
+		      /^unreferenced object/ || e != "" { e = e $0 "\n" }
+		      END { if (e != "") printf "%s%c", e, 0 }' "$klog")
+	for key in "${!leak_first[@]}"; do
+		if [[ -n ${leak_ours[$key]:-} || ${RIG_KMEMLEAK:-all} != vmrapl ]]; then
+			nleak=$((nleak + 1))
+			fail "kmemleak${leak_ours[$key]:+ (vmrapl)}: ${leak_first[$key]}"
+		else
+			echo "rig $tag: kmemleak, not vmrapl's: ${leak_first[$key]}"
+		fi
+	done
+	echo "rig $tag: kmemleak: ${#leak_first[@]} objects reported, $nleak counted"
+elif [[ $variant == debug ]]; then
+	fail "no kmemleak report (/init prints one when the kernel has kmemleak)"
+fi
 
 # Per-program TAP accounting.
 declare -A seen_prog=()
@@ -224,8 +293,27 @@ inside && /^not ok [0-9]+/ {
 inside && /^1\.\.[0-9]+/ { print "PLAN", name }
 ' "$log" > "$tapfile"
 
-declare -A p_pass=() p_fail=() p_skip=() p_plan=() p_rc=()
+# Debug variant: tests of selftests/rig/debug.skip ("PROGRAM:TEST
+# reason") still run, so the kernel's checkers see them, but a failure of
+# theirs counts as skipped, with the reason (whole programs listed there
+# are skipped by /init).
+declare -A tolerated=()
+if [[ $variant == debug && -f $top/selftests/rig/debug.skip ]]; then
+	while read -r what why; do
+		[[ $what == *:* ]] && tolerated[$what]=$why
+	done < <(grep -Ev '^[[:space:]]*(#|$)' "$top/selftests/rig/debug.skip")
+fi
+
+declare -A p_pass=() p_fail=() p_skip=() p_plan=() p_rc=() p_tol=()
 while read -r kind name rest; do
+	if [[ $kind == FAIL ]]; then
+		tname=$(awk '{ print $4 }' <<< "$rest")
+		if [[ -n ${tolerated[$name:$tname]:-} ]]; then
+			echo "rig $tag: $name: $tname failed, counted as skipped in this variant: ${tolerated[$name:$tname]}"
+			kind=SKIP
+			p_tol[$name]=1
+		fi
+	fi
 	case $kind in
 	PASS) p_pass[$name]=$(( ${p_pass[$name]:-0} + 1 )) ;;
 	SKIP) p_skip[$name]=$(( ${p_skip[$name]:-0} + 1 )) ;;
@@ -243,11 +331,12 @@ for name in "${!seen_prog[@]}"; do
 	rc=${p_rc[$name]}
 	if [[ -z ${p_plan[$name]:-} && $mode == tests ]]; then
 		fail "$name: no TAP plan (rc=$rc)"
-	elif [[ $rc != 0 && $rc != 4 && ${p_fail[$name]:-0} == 0 ]]; then
+	elif [[ $rc != 0 && $rc != 4 && ${p_fail[$name]:-0} == 0 &&
+		-z ${p_tol[$name]:-} ]]; then
 		# 4 is KSFT_SKIP; anything else without a "not ok" is a crash,
 		# a timeout (137) or a harness failure.
 		if [[ $rc == 137 ]]; then
-			fail "$name: killed after the ${RIG_TEST_TIMEOUT:-300}s per-program timeout"
+			fail "$name: killed after the ${test_timeout}s per-program timeout"
 		else
 			fail "$name: exited rc=$rc"
 		fi
