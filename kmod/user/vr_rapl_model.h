@@ -29,9 +29,6 @@
 
 #include "vr_shim.h"
 
-typedef unsigned __int128 vrm_u128;
-typedef __int128 vrm_s128;
-
 #define VRM_FJ_PER_J	1000000000000000ULL	/* uW * ns per J */
 
 /* ------------------------------------------------- splitmix64 stream */
@@ -52,7 +49,7 @@ static inline u64 vrm_rand(struct vrm_rng *g)
 /* Uniform in [0, n) by multiply-shift (bias is irrelevant here); draws once. */
 static inline u64 vrm_below(struct vrm_rng *g, u64 n)
 {
-	return (u64)(((vrm_u128)vrm_rand(g) * n) >> 64);
+	return (u64)(((__uint128_t)vrm_rand(g) * n) >> 64);
 }
 
 /* Uniform in [0, 1), 53 bits. */
@@ -89,9 +86,9 @@ struct vrm_rapl {
 	u64 power_uw;
 	u64 t;
 	u64 next_upd;
-	vrm_u128 truth_fj;
-	vrm_u128 latch_fj;
-	vrm_s128 offset;
+	__uint128_t truth_fj;
+	__uint128_t latch_fj;
+	__int128_t offset;
 	u64 resets;
 };
 
@@ -101,7 +98,7 @@ static inline u64 vrm_mask(u32 width)
 }
 
 /* Energy in source units, floor. */
-static inline vrm_u128 vrm_fj_to_units(vrm_u128 fj, u32 esu)
+static inline __uint128_t vrm_fj_to_units(__uint128_t fj, u32 esu)
 {
 	return (fj << esu) / VRM_FJ_PER_J;
 }
@@ -155,13 +152,13 @@ static inline void vrm_advance(struct vrm_rapl *r, u64 now)
 	if (now <= r->t)
 		return;
 	while (r->next_upd <= now) {
-		r->truth_fj += (vrm_u128)r->power_uw * (r->next_upd - r->t);
+		r->truth_fj += (__uint128_t)r->power_uw * (r->next_upd - r->t);
 		r->t = r->next_upd;
 		r->latch_fj = r->truth_fj;
 		r->next_upd += r->step_ns - r->jitter_ns +
 			       vrm_below(g, 2 * r->jitter_ns + 1);
 	}
-	r->truth_fj += (vrm_u128)r->power_uw * (now - r->t);
+	r->truth_fj += (__uint128_t)r->power_uw * (now - r->t);
 	r->t = now;
 }
 
@@ -173,9 +170,9 @@ static inline void vrm_set_power(struct vrm_rapl *r, u64 now, u64 uw)
 }
 
 /* Unbounded register value (before the width mask), in units. */
-static inline vrm_s128 vrm_units(const struct vrm_rapl *r)
+static inline __int128_t vrm_units(const struct vrm_rapl *r)
 {
-	return r->offset + (vrm_s128)vrm_fj_to_units(r->latch_fj, r->esu);
+	return r->offset + (__int128_t)vrm_fj_to_units(r->latch_fj, r->esu);
 }
 
 /* What RDMSR returns at @now. */
@@ -188,8 +185,8 @@ static inline u64 vrm_read(struct vrm_rapl *r, u64 now)
 /* The register restarts from @to (a reset or resume), at the last latch. */
 static inline void vrm_reset(struct vrm_rapl *r, u64 to)
 {
-	r->offset = (vrm_s128)to -
-		    (vrm_s128)vrm_fj_to_units(r->latch_fj, r->esu);
+	r->offset = (__int128_t)to -
+		    (__int128_t)vrm_fj_to_units(r->latch_fj, r->esu);
 	r->resets++;
 }
 

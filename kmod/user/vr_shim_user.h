@@ -7,20 +7,24 @@
 #ifndef _VMRAPL_SHIM_USER_H
 #define _VMRAPL_SHIM_USER_H
 
-
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 
-typedef uint64_t u64;
-typedef int64_t s64;
-typedef uint32_t u32;
-typedef int32_t s32;
-typedef uint8_t u8;
+/* The kernel's names for the uapi's fixed-size types. */
+typedef __u64 u64;
+typedef __s64 s64;
+typedef __u32 u32;
+typedef __s32 s32;
+typedef __u8 u8;
 
-typedef struct {
+/* Names as #defines, like the kernel side of vr_shim.h. */
+struct vr_user_atomic64 {
 	u64 counter;
-} vr_atomic64_t;
+};
+
+#define vr_atomic64_t		struct vr_user_atomic64
 
 #define vr_atomic64_fetch_add(v, p) \
 	__atomic_fetch_add(&(p)->counter, (v), __ATOMIC_RELAXED)
@@ -30,13 +34,13 @@ typedef struct {
 	__atomic_load_n(&(p)->counter, __ATOMIC_RELAXED)
 
 /* The userspace users of the core are single-threaded. */
-typedef int vr_lock_t;
+#define vr_lock_t		int
 #define vr_lock_init(l)		(*(l) = 0)
 #define vr_lock(l)		((void)(l))
 #define vr_unlock(l)		((void)(l))
 #define vr_trylock(l)		(1)
 
-typedef unsigned int vr_seq_t;
+#define vr_seq_t		unsigned int
 #define vr_seq_init(s)		(*(s) = 0)
 #define vr_seq_write_begin(s)	((*(s))++)
 #define vr_seq_write_end(s)	((*(s))++)
@@ -67,13 +71,12 @@ typedef unsigned int vr_seq_t;
 /* a * b / c; saturated when the quotient does not fit, like the kernel's. */
 static inline u64 vr_mul_div(u64 a, u64 b, u64 c)
 {
-	unsigned __int128 q;
+	__uint128_t q;
 
 	if (!c)
 		return ~0ULL;
-	q = (unsigned __int128)a * b / c;
+	q = (__uint128_t)a * b / c;
 	return q >> 64 ? ~0ULL : (u64)q;
 }
-
 
 #endif /* _VMRAPL_SHIM_USER_H */

@@ -163,8 +163,8 @@ static inline u64 vt_seed(u64 dflt)
 
 /* ------------------------------------------------ simulated RAPL counter */
 
-typedef vrm_u128 vt_u128;
-typedef vrm_s128 vt_s128;
+typedef __uint128_t vt_u128;
+typedef __int128_t vt_s128;
 
 #define VT_FJ_PER_J	VRM_FJ_PER_J	/* uW * ns */
 #define VT_MS		1000000ULL
