@@ -104,6 +104,18 @@ TEST(unprivileged_open)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+/* The child @pid exits 0, or with the number of the step that failed. */
+static void child_passed(struct __test_metadata *_metadata, pid_t pid)
+{
+	int status;
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d failed (see the child's checks)",
+		       WEXITSTATUS(status));
+}
+
 /*
  * A VMM's user: group kvm, no capability.  It may open the device, attach
  * its own VM and read that VM's books, but not the host-wide ones
@@ -112,7 +124,6 @@ TEST(unprivileged_open)
 TEST(kvm_group_no_perfmon)
 {
 	pid_t pid = fork();
-	int status;
 
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -154,11 +165,7 @@ TEST(kvm_group_no_perfmon)
 		vrg_destroy(g);
 		_exit(0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("step %d failed (see the child's checks)",
-		       WEXITSTATUS(status));
+	child_passed(_metadata, pid);
 }
 
 /* No state: only for the longer timeout of TEST_F_TIMEOUT(). */
@@ -614,7 +621,6 @@ static int poll_changes(int vfd, int ms, bool msr, int *not_step)
 TEST(unpriv_coarse)
 {
 	pid_t pid;
-	int status;
 
 	ASSERT_EQ(0, vr_reload(NULL));
 	pid = fork();
@@ -660,11 +666,7 @@ TEST(unpriv_coarse)
 		}
 		_exit(0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("step %d failed (see the child's checks)",
-		       WEXITSTATUS(status));
+	child_passed(_metadata, pid);
 }
 
 static void *spin(void *unused)
