@@ -5,7 +5,9 @@
 #
 #   make                      module for KVER + userspace
 #   make KVER=6.12.117+deb12-amd64 / make KDIR=/path/to/kernel/build
+#   make KVER=7.3.4+deb13-amd64  (builds in the trixie root "make deps" made)
 #   make modules-all          module for every installed linux-headers-*-amd64
+#                             and every 7.x kernel of the trixie build root
 #   make lint                 sparse (C=2) + checkpatch --strict
 #   make unit                 userspace unit tests (TAP)
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
@@ -34,11 +36,26 @@ KVER := $(shell k=$$(uname -r); \
 	sed 's|^/lib/modules/||; s|/build$$||' | sort -V | tail -n1; fi)
 endif
 endif
+# A kernel whose headers need a newer userland than the host's (7.x on
+# Debian 12) builds inside the cached trixie root (scripts/kernels.sh,
+# made by "make deps"), transparently: same command, same build/<KVER>.
+VMRAPL_CACHE ?= /var/cache/vmrapl
+KROOT := $(VMRAPL_CACHE)/trixie-root
+ifeq ($(KDIR)$(wildcard /lib/modules/$(KVER)/build),)
+ifneq ($(wildcard $(KROOT)/usr/src/linux-headers-$(KVER)),)
+KDIR := /usr/src/linux-headers-$(KVER)
+KCHROOT := $(TOP)/scripts/kernels.sh run
+KDIR_TEST := $(KROOT)$(KDIR)
+endif
+endif
 KDIR ?= /lib/modules/$(KVER)/build
+KDIR_TEST ?= $(KDIR)
 
 # Every kernel with an installed headers package.
 ALL_KVERS := $(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | \
 	sed 's|^/usr/src/linux-headers-||' | sort -V)
+# The 7.x kernels of the trixie build root ("make deps").
+NEW_KVERS := $(shell $(TOP)/scripts/kernels.sh list 2>/dev/null)
 
 MODDIR := $(BUILD)/$(KVER)
 KSRC := $(BUILD)/ksrc
@@ -50,7 +67,7 @@ VERSION_STR := $(strip $(shell cat $(TOP)/VERSION))
 KMOD_SRCS := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)
 LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 
-KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
+KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
@@ -71,7 +88,7 @@ kver:
 # kernels never clobber each other or the source tree.
 $(MODDIR)/.mirror: FORCE
 	@test -n "$(KVER)" || { echo "no kernel headers found; run 'make deps'" >&2; exit 1; }
-	@test -d "$(KDIR)" || { echo "KDIR $(KDIR) does not exist" >&2; exit 1; }
+	@test -d "$(KDIR_TEST)" || { echo "KDIR $(KDIR_TEST) does not exist (headers for $(KVER) not installed; 7.x kernels: 'make deps')" >&2; exit 1; }
 	@mkdir -p $(MODDIR)/kmod
 	@ln -sfn $(TOP)/Kbuild $(MODDIR)/Kbuild
 	@ln -sfn $(TOP)/uapi $(MODDIR)/uapi
@@ -86,6 +103,8 @@ module: $(MODDIR)/.mirror
 modules-all:
 	@set -e; for k in $(ALL_KVERS); do \
 		echo "=== $$k"; $(MAKE) --no-print-directory module KVER=$$k KDIR=/lib/modules/$$k/build; \
+	done; for k in $(NEW_KVERS); do \
+		echo "=== $$k"; $(MAKE) --no-print-directory module KVER=$$k; \
 	done
 
 userspace:
@@ -182,8 +201,14 @@ dkms-uninstall:
 		dkms remove -m vmrapl -v $(VERSION_STR) --all; fi
 	rm -rf /usr/src/vmrapl-$(VERSION_STR)
 
+# The 7.x kernels' DKMS builds run where their headers are, in the trixie
+# build root: what DKMS does on a trixie host.
 dkms-test:
-	@$(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS)
+	@rc=0; $(TOP)/scripts/dkms-test.sh $(VERSION_STR) $(ALL_KVERS) || rc=1; \
+	if [ -n "$(NEW_KVERS)" ]; then \
+		$(TOP)/scripts/kernels.sh run $(TOP)/scripts/dkms-test.sh \
+			$(VERSION_STR) $(NEW_KVERS) || rc=1; \
+	fi; exit $$rc
 
 install-test:
 	@$(TOP)/scripts/install-test.sh

@@ -2,7 +2,8 @@
 /*
  * Every difference between the kernels vmrapl supports lives here.  Each
  * branch names the upstream change it follows.  Supported window: Linux 6.1
- * up to and including 6.12 (Debian 12's kernel and its 6.12 backport).
+ * up to and including 7.3 (Debian 12's kernel, its 6.12 backport, and
+ * trixie-backports' 7.x kernels).
  */
 #ifndef _VMRAPL_COMPAT_H
 #define _VMRAPL_COMPAT_H
@@ -15,7 +16,7 @@
  * and defines VMRAPL_KERNEL_SUPPORTED inside it.
  */
 #ifndef VMRAPL_KERNEL_SUPPORTED
-#error "vmrapl supports Linux 6.1 to 6.12; this kernel is outside that window"
+#error "vmrapl supports Linux 6.1 to 7.3; this kernel is outside that window"
 #endif
 
 /*
@@ -54,6 +55,33 @@
 #define vr_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
 #else
 #define vr_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#endif
+
+/*
+ * Timer callbacks.  Upstream "treewide, timers: Rename from_timer() to
+ * timer_container_of()" (v6.16) removed the old name; Kbuild probes
+ * linux/timer.h for the new one.  (timer_delete_sync(), from "timers:
+ * Rename del_timer_sync() to timer_delete_sync()" in v6.2, is in Debian's
+ * 6.1 too and needs no branch.)
+ */
+#ifdef VMRAPL_HAVE_TIMER_CONTAINER_OF
+#define vr_timer_container_of(var, t, field)	timer_container_of(var, t, field)
+#else
+#define vr_timer_container_of(var, t, field)	from_timer(var, t, field)
+#endif
+
+/*
+ * 64-bit MSR reads.  Upstream "x86/msr: Rename 'rdmsrl_safe()' to
+ * 'rdmsrq_safe()'" and "x86/msr: Rename 'rdmsrl_safe_on_cpu()' to
+ * 'rdmsrq_safe_on_cpu()'" (v6.16) removed the old names; Kbuild probes
+ * asm/msr.h for rdmsrq_safe.
+ */
+#ifdef VMRAPL_HAVE_RDMSRQ
+#define vr_rdmsr_safe(msr, p)			rdmsrq_safe(msr, p)
+#define vr_rdmsr_safe_on_cpu(cpu, msr, p)	rdmsrq_safe_on_cpu(cpu, msr, p)
+#else
+#define vr_rdmsr_safe(msr, p)			rdmsrl_safe(msr, p)
+#define vr_rdmsr_safe_on_cpu(cpu, msr, p)	rdmsrl_safe_on_cpu(cpu, msr, p)
 #endif
 
 #endif /* _VMRAPL_COMPAT_H */

@@ -265,7 +265,7 @@ static void vr_timer_arm_on(struct vr_hpkg *hp, int cpu, unsigned long delay)
 /* Safety and freshness timer of a package. */
 static void vr_pkg_timer_fn(struct timer_list *t)
 {
-	struct vr_hpkg *hp = from_timer(hp, t, timer);
+	struct vr_hpkg *hp = vr_timer_container_of(hp, t, timer);
 	unsigned long next, flags;
 	bool busy;
 	int cpu;
@@ -502,7 +502,7 @@ static void vr_stop_timers(void)
 		WRITE_ONCE(hp->timer_cpu, -1);
 		raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 		/* Not under timer_lock: a running callback takes it. */
-		del_timer_sync(&hp->timer);
+		timer_delete_sync(&hp->timer);
 	}
 }
 

@@ -4,7 +4,7 @@
  * 0x639, DRAM 0x619) and AMD/Hygon (0xC0010299 unit, 0xC001029B package).
  * The counters are 32 bits wide; the core extends them.  Reads in the
  * epoch close are local (the closer runs on a CPU of the package) and use
- * rdmsrl_safe, so a counter that disappears is re-baselined, not fatal.
+ * a safe MSR read, so a counter that disappears is re-baselined, not fatal.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,7 +23,7 @@ static bool vr_rapl_present(u32 msr)
 {
 	u64 v;
 
-	return !rdmsrl_safe(msr, &v) && (v & 0xffffffffULL);
+	return !vr_rdmsr_safe(msr, &v) && (v & 0xffffffffULL);
 }
 
 static int vr_intel_probe(const char **why)
@@ -81,7 +81,7 @@ static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
 	u32 doms;
 	int ret;
 
-	ret = rdmsrl_safe_on_cpu(cpu, unit_msr, &regs.unit);
+	ret = vr_rdmsr_safe_on_cpu(cpu, unit_msr, &regs.unit);
 	if (ret) {
 		pr_err("package %u: cannot read the RAPL unit on CPU %u\n",
 		       hp->id, cpu);
@@ -116,7 +116,7 @@ static u32 vr_rapl_read(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy)
 	u64 v;
 
 	for (d = 0; d < VR_NDOM; d++) {
-		if (!vr_rapl_msr[d] || rdmsrl_safe(vr_rapl_msr[d], &v))
+		if (!vr_rapl_msr[d] || vr_rdmsr_safe(vr_rapl_msr[d], &v))
 			continue;
 		raw[d] = v & 0xffffffffULL;
 		valid |= 1U << d;

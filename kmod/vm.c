@@ -19,6 +19,7 @@
 #include <linux/file.h>
 #include <linux/hash.h>
 #include <linux/kvm_host.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/sched/task.h>
@@ -39,6 +40,42 @@ static void vr_track_workfn(struct work_struct *w);
 DECLARE_DELAYED_WORK(vr_track_work, vr_track_workfn);
 /* Set at unload: the probes stop handing VMs to vr_track_work. */
 bool vr_vm_stopping;
+
+/*
+ * The KVM VM behind @f, if @f is a VM fd of the calling process; NULL for
+ * anything else.  file_is_kvm() would compare f_op with KVM's own, but
+ * upstream "KVM: Export KVM-internal symbols for sub-modules only" (v6.18)
+ * exports it to kvm-amd and kvm-intel alone, so on every kernel vmrapl
+ * proves it from what KVM_CREATE_VM builds, with exported API only:
+ *
+ *  - the file is on anon_inodefs: only the kernel makes files there
+ *    (anon_inode_getfile() and friends), userspace cannot create, mount,
+ *    link or rename one;
+ *  - its name is "kvm-vm": the name is the creating caller's string
+ *    constant, and only kvm_dev_ioctl_create_vm() passes this one (vCPUs
+ *    are "kvm-vcpu:N", devices "kvm-<type>", guest_memfd "[kvm-gmem]",
+ *    vmrapl's own VM files "[vmrapl-vm]"), so private_data is its struct
+ *    kvm;
+ *  - the VM belongs to the caller's mm: KVM refuses every VM ioctl from
+ *    another mm, so a VMM attaches its own VM, and a VM whose process has
+ *    exited (its fd kept alive elsewhere, the VM on its way out) is
+ *    refused.
+ *
+ * Documentation/design.rst has the argument in full.  The caller's
+ * reference on @f pins the VM.
+ */
+static struct kvm *vr_kvm_of_file(struct file *f)
+{
+	struct kvm *kvm;
+
+	if (file_inode(f)->i_sb->s_magic != ANON_INODE_FS_MAGIC ||
+	    strcmp(f->f_path.dentry->d_name.name, "kvm-vm"))
+		return NULL;
+	kvm = f->private_data;
+	if (!kvm || kvm->mm != current->mm)
+		return NULL;
+	return kvm;
+}
 
 /* Drop a reference on a KVM VM that vmrapl took (kvm_get_kvm_safe()). */
 void vr_kvm_put(struct kvm *kvm)
@@ -290,6 +327,7 @@ long vr_attach_vm(void __user *argp)
 {
 	struct vr_vm *vm, *old = NULL;
 	struct vmrapl_attach a;
+	struct kvm *kvm;
 	struct file *f;
 	long ret;
 	int fd;
@@ -312,12 +350,12 @@ long vr_attach_vm(void __user *argp)
 	if (!f)
 		return -EBADF;
 	vr_obj_get(VR_OBJ_KVM_REFS);
-	if (!file_is_kvm(f)) {
+	kvm = vr_kvm_of_file(f);
+	if (!kvm) {
 		ret = -EINVAL;
 		goto err_put_file;
 	}
-	vm = vr_vm_alloc(f->private_data, a.nr_vcpus, a.regset, a.esu,
-			 perfmon_capable());
+	vm = vr_vm_alloc(kvm, a.nr_vcpus, a.regset, a.esu, perfmon_capable());
 	if (!vm) {
 		ret = -ENOMEM;
 		goto err_put_file;

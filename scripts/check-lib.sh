@@ -70,12 +70,12 @@ tap() { # name command...
 	record "$name" "$p" "$f" "$s" $(( $(date +%s) - start ))
 }
 
-# A rig run (selftests/rig/run.sh; RIG_KERNEL/RIG_MODDIR from the
-# environment): its passed/failed/skipped from build/rig-<tag>.result.
+# A rig run (selftests/rig/run.sh; RIG_KERNEL/RIG_MODDIR, RIG_ONLY from
+# the environment): its passed/failed/skipped from build/rig-<tag>.result.
 rig() { # kver [variant]
 	local k=$1 v=${2:-} tag name start res p=0 f=1 s=0
 	tag=$k${v:+-$v}
-	name="rig $tag"
+	name="rig $tag${RIG_ONLY:+ (smoke: $RIG_ONLY)}"
 	echo "check: --- $name"
 	start=$(date +%s)
 	rm -f "build/rig-$tag.result"

@@ -3,6 +3,8 @@
 #
 # Install what building, linting and the QEMU rig need (Debian 12).
 # Only runs apt-get when something is missing; prints what it skipped.
+# Then the trixie build root and the 7.x kernels (scripts/kernels.sh), in
+# /var/cache/vmrapl, never in the machine's own apt sources.
 #
 # Usage: scripts/deps.sh [--check]   (--check: exit 1 if anything missing)
 set -euo pipefail
@@ -17,6 +19,8 @@ pkgs=(
 	prometheus
 	# the debug kernel of "make check-debug" (scripts/debug-kernel.sh)
 	flex bison libelf-dev libssl-dev bc
+	# the trixie build root for the 7.x kernels (scripts/kernels.sh)
+	debootstrap
 )
 
 missing=()
@@ -29,22 +33,33 @@ for p in "${pkgs[@]}"; do
 	fi
 done
 
+top=$(cd "$(dirname "$0")/.." && pwd)
+
 if [[ ${1:-} == --check ]]; then
-	[[ ${#missing[@]} -eq 0 ]] && exit 0
-	echo "deps: missing: ${missing[*]}"
-	exit 1
+	rc=0
+	if [[ ${#missing[@]} -gt 0 ]]; then
+		echo "deps: missing: ${missing[*]}"
+		rc=1
+	fi
+	"$top/scripts/kernels.sh" check || rc=1
+	exit $rc
 fi
 
 echo "deps: already installed, skipped: ${present[*]:-none}"
 if [[ ${#missing[@]} -eq 0 ]]; then
 	echo "deps: nothing to install"
-	exit 0
+else
+	echo "deps: installing: ${missing[*]}"
+	if [[ $(id -u) != 0 ]]; then
+		echo "deps: need root to install packages" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-echo "deps: installing: ${missing[*]}"
-if [[ $(id -u) != 0 ]]; then
-	echo "deps: need root to install packages" >&2
-	exit 1
+if "$top/scripts/kernels.sh" check > /dev/null; then
+	echo "deps: trixie build root and kernels present: $("$top/scripts/kernels.sh" list | tr '\n' ' ')"
+else
+	"$top/scripts/kernels.sh" setup
 fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"

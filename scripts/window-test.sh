@@ -3,9 +3,9 @@
 #
 # The supported kernel window (dkms.conf's BUILD_EXCLUSIVE_KERNEL, which
 # Kbuild applies, and kmod/compat.h's #error): builds the module against
-# KDIR in a scratch mirror while pretending the kernel is 6.0 and 6.13, and
-# with no dkms.conf to read, and expects each to stop at the #error; the
-# real series must build.  TAP output.
+# KDIR in a scratch mirror while pretending the kernel is 6.0, 7.4 and 8.0,
+# and with no dkms.conf to read, and expects each to stop at the #error;
+# 6.19 and 7.0 (inside) and the real series must build.  TAP output.
 #
 # Usage: scripts/window-test.sh KDIR
 set -u
@@ -38,7 +38,10 @@ try() { # description, expect (pass|error), extra make args...
 	make -s -C "$kdir" M="$work" clean > /dev/null 2>&1
 }
 try "a 6.0 kernel stops at compat.h's #error" error PATCHLEVEL=0
-try "a 6.13 kernel stops at compat.h's #error" error PATCHLEVEL=13
+try "a 7.4 kernel stops at compat.h's #error" error VERSION=7 PATCHLEVEL=4
+try "an 8.0 kernel stops at compat.h's #error" error VERSION=8 PATCHLEVEL=0
+try "a 6.19 kernel is inside the window" pass PATCHLEVEL=19
+try "a 7.0 kernel is inside the window" pass VERSION=7 PATCHLEVEL=0
 try "without dkms.conf the build stops at the #error" error \
 	VMRAPL_SRCTREE="$work"
 try "the real kernel builds" pass

@@ -12,7 +12,8 @@
 # scripts/debug-kernel.sh: 3 GiB of memory, longer timeouts, and the
 # kmemleak report the guest prints at the end is judged too).
 #
-# Environment: RIG_KERNEL (the kernel image, default /boot/vmlinuz-KVER),
+# Environment: RIG_KERNEL (the kernel image, default /boot/vmlinuz-KVER, or
+# the one scripts/kernels.sh extracted for KVER),
 # RIG_MODDIR (its modules with modules.dep, default /lib/modules/KVER; for
 # a kernel that is not installed, e.g. the debug kernel's staging dir),
 # RIG_TIMEOUT (whole boot, default 900 s, debug 3600 s), RIG_TEST_TIMEOUT
@@ -61,6 +62,14 @@ tag=$kver${variant:+-$variant}
 initrd=$top/build/rig/initramfs-$kver.cpio.gz
 log=$top/build/rig-$tag.log
 result=$top/build/rig-$tag.result
+# A kernel that is not installed but extracted from its packages by
+# scripts/kernels.sh (the trixie-backports 7.x kernels): boot that.
+if [[ -z ${RIG_KERNEL:-} && ! -r /boot/vmlinuz-$kver ]] &&
+   img=$("$top/scripts/kernels.sh" image "$kver") && [[ -r $img ]]; then
+	export RIG_KERNEL=$img
+	RIG_MODDIR=$("$top/scripts/kernels.sh" moddir "$kver")
+	export RIG_MODDIR
+fi
 kernel=${RIG_KERNEL:-/boot/vmlinuz-$kver}
 mkdir -p "$top/build/rig"
 rm -f "$result"
