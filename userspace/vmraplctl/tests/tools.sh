@@ -56,9 +56,17 @@ comm_proc() {
 	kids+=("$kid")
 }
 
-# A process with a QEMU-style command line (not exec'ed away by bash).
-bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on > /dev/null 2>&1 &
+# A process with a QEMU-style command line (not exec'ed away by bash), as
+# libvirt starts QEMU: -name guest=NAME and the domain's UUID as -uuid.
+uuid=8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6b
+bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on -uuid "$uuid" > /dev/null 2>&1 &
 qemu_pid=$!
+# QEMU-style processes with other -uuid values: $kid is the pid.
+qemu_proc() { # name, uuid
+	bash -c 'sleep 60; :' qemu-system-x86_64 -name "guest=$1" -uuid "$2" > /dev/null 2>&1 &
+	kid=$!
+	kids+=("$kid")
+}
 
 echo "TAP version 13"
 run --json info
@@ -128,8 +136,16 @@ comm_proc twin;					p_twin2=$kid
 # A QEMU -name can be longer than comm, and hold anything but NUL.
 bash -c 'sleep 60; :' qemu-system-x86_64 -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1 &
 p_qemu2=$!; kids+=("$p_qemu2")
+# QEMU -uuid: in upper case, and values that are no canonical UUID (one
+# of them would end the label value and add a line if it were printed).
+uuid_up=0D2A6B7C-3E4F-4A5B-8C9D-0E1F2A3B4C5D uuid_lo=0d2a6b7c-3e4f-4a5b-8c9d-0e1f2a3b4c5d
+qemu_proc upper "$uuid_up";				p_uup=$kid
+qemu_proc short "${uuid_lo%?}";				p_ushort=$kid
+qemu_proc inject "$uuid_lo\"} 1"$'\n''vmrapl_up{x="';	p_uinject=$kid
+qemu_proc braces "{$uuid_lo}";				p_ubrace=$kid
 sleep 0.3
 fuzz="11:$p_bad 12:$p_ctl 13:$p_quote 14:$p_nl 15:$p_long 16:$p_utf 17:$p_cut 18:$p_twin1 19:$p_twin2 20:$p_qemu2"
+fuzz+=" 22:$p_uup 23:$p_ushort 24:$p_uinject 25:$p_ubrace"
 export FAKE_VMS=$fuzz
 run1 --json --interval 0 list
 check "fuzzed names: list --json exits 0" test $rc = 0
@@ -261,6 +277,12 @@ metrics_ok() {
 	fi
 	return 0
 }
+# Every per-VM sample of web,1 in $out (at least 7) has its uuid label.
+all_have_uuid() {
+	local lines
+	lines=$(grep '^vmrapl_vm_[a-z_]*{vm="web,1",' <<< "$out")
+	[[ $(grep -c . <<< "$lines") -ge 7 ]] && ! grep -vqF "uuid=\"$uuid\"," <<< "$lines"
+}
 stop_exporter() {
 	[[ -n $exp_pid ]] && kill "$exp_pid" 2>/dev/null && wait "$exp_pid" 2>/dev/null
 	exp_pid=
@@ -277,16 +299,18 @@ if [[ -n $exporter && -x $exporter ]]; then
 	scrape 127.0.0.1 $port
 	check "exporter: 200" has 'HTTP/1.1 200'
 	check "exporter: HELP/TYPE" has '# TYPE vmrapl_vm_energy_joules_total counter'
-	check "exporter: vm energy" has 'vmrapl_vm_energy_joules_total{vm="web,1",id="7",domain="dram"}'
-	check "exporter: overhead" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1",id="7",domain="pkg"}'
-	check "exporter: overhead per domain" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1",id="7",domain="dram"}'
+	check "exporter: vm energy, with the uuid" has "vmrapl_vm_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",domain=\"dram\"}"
+	check "exporter: overhead" has "vmrapl_vm_overhead_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",domain=\"pkg\"}"
+	check "exporter: overhead per domain" has "vmrapl_vm_overhead_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",domain=\"dram\"}"
+	check "exporter: no uuid label for a VM without -uuid" grep -Eq '^vmrapl_vm_energy_joules_total\{vm="[^"]*",id="9",domain="pkg"\} ' <<< "$out"
+	check "exporter: every series of a VM with -uuid has it" all_have_uuid
 	check "exporter: package" has 'vmrapl_package_energy_joules_total{package="1",domain="pkg"}'
 	check "exporter: unattributed" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="lost",domain="pkg"} 0.000000'
 	check "exporter: unattributed per domain" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="host",domain="dram"}'
 	check "exporter: build info" grep -Eq '^vmrapl_build_info\{version="[^"]+",abi="[0-9]+"\} 1$' <<< "$out"
-	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",uuid="'"$uuid"'",domain="pkg"\} [0-9.]+$' <<< "$out"
 	check "exporter: source" has 'vmrapl_source_info{source="estimate",estimated="true"} 1'
-	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
+	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
 	check "exporter: every sample has HELP and TYPE" bash -c '
 		awk "/^# HELP /{h[\$3]=1} /^# TYPE /{t[\$3]=1} /^vmrapl/{sub(/[{ ].*/, \"\"); if (!h[\$0] || !t[\$0]) bad=1} END{exit bad}" <<< "$1"' _ "$out"
 	sleep 0.3
@@ -312,9 +336,14 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, fuzzed names: invalid UTF-8 as U+FFFD" has $'vmrapl_vm_info{vm="bad\xef\xbf\xbdutf8",id="11",'
 	check "exporter, fuzzed names: quote and backslash escaped" has 'vm="q\"uo\\te\\",id="13"'
 	check "exporter, fuzzed names: newline" has $'vm="new\xef\xbf\xbdline",id="14"'
+	check "exporter, -uuid in upper case: the uuid label in lower case" has "vmrapl_vm_info{vm=\"upper\",id=\"22\",uuid=\"$uuid_lo\",pid="
+	check "exporter, -uuid of 35 characters: no uuid label" has 'vmrapl_vm_info{vm="short",id="23",pid='
+	check "exporter, -uuid with a quote and a newline: no uuid label" has 'vmrapl_vm_info{vm="inject",id="24",pid='
+	check "exporter, -uuid in braces: no uuid label" has 'vmrapl_vm_info{vm="braces",id="25",pid='
+	check "exporter, invalid -uuid: nothing of it in the body" hasnt 'vmrapl_up{x='
 	check "exporter, shared name: no -<id> renaming" hasnt 'twin-'
 	check "exporter, shared name: both VMs by id" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="1[89]",domain="pkg"}' <<< "$out")" = 2
-	check "exporter: vcpu series have the id" has 'vmrapl_vm_vcpu_energy_joules_total{vm="web,1",id="7",vcpu="1",domain="pkg"}'
+	check "exporter: vcpu series have the id and uuid" has "vmrapl_vm_vcpu_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",vcpu=\"1\",domain=\"pkg\"}"
 	sleep 0.3
 	check "powercap tree: the older of two VMs has the name" test -d "$work/pc2/twin/intel-rapl:0"
 	check "powercap tree: the other gets NAME-ID" test -d "$work/pc2/twin-19/intel-rapl:0"
