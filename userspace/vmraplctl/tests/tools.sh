@@ -88,6 +88,8 @@ check "info text: load time" has 'totals count from then'
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
 check "list: QEMU -name guest= with ,, escape" has '"name": "web,1"'
+check "list: QEMU -uuid" has "\"name\": \"web,1\", \"uuid\": \"$uuid\","
+check "list: no -uuid is null" grep -Eq '"id": 9, "pid": [0-9]+, "name": "[^"]*", "uuid": null,' <<< "$out"
 check "list: attached VM with pid" has "\"id\": 7, \"pid\": $qemu_pid,"
 check "list: energy per measured domain" has '"energy_j": {"pkg": '
 check "list: power over the interval" has '"power_w": {"pkg": '
@@ -109,6 +111,16 @@ run --json --interval 0 stats 9
 check "stats by id, per-vCPU energy" has '"per_vcpu": [{"vcpu": 0, "energy_j": {"pkg": '
 run stats "$qemu_pid"
 check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
+check "stats text: the uuid" grep -Eq "^  uuid +$uuid\$" <<< "$out"
+run --json --interval 0 stats "$uuid"
+check "stats by uuid" has '"id": 7,'
+run --json --interval 0 stats "${uuid^^}"
+check "stats by uuid in upper case" has '"id": 7,'
+run --interval 0 stats 9
+check "stats text: no uuid line without -uuid" hasnt 'uuid'
+run stats 00000000-1111-4222-8333-444444444444
+check "stats unknown uuid exits 4" test $rc = 4
+check "stats unknown VM: says what it tried" has "no VM matches '00000000-1111-4222-8333-444444444444'"
 run stats nosuch
 check "stats unknown VM exits 4" test $rc = 4
 run stats 12345678
@@ -174,10 +186,34 @@ check "fuzzed names: a VM by its table name" has '"id": 11,'
 run1 --json --interval 0 stats $'\xc3\xa9t\xc3\xa9 ok'
 check "fuzzed names: a VM by its UTF-8 name" has '"id": 16,'
 
-# ---- VM identity: ids and shared names ----
+# ---- VM identity: ids, UUIDs and shared names ----
+run1 --json --interval 0 list
+check "uuid: upper-case -uuid listed in lower case" has "\"name\": \"upper\", \"uuid\": \"$uuid_lo\","
+check "uuid: 35 characters are no uuid" has '"name": "short", "uuid": null,'
+check "uuid: a quote and a newline are no uuid" has '"name": "inject", "uuid": null,'
+check "uuid: braces are no uuid" has '"name": "braces", "uuid": null,'
+run --json --interval 0 stats "$uuid_lo"
+check "uuid: stats by the uuid of an upper-case -uuid" has '"id": 22,'
+run --interval 0 stats "${uuid_lo%?}"
+check "uuid: an invalid -uuid is not looked up" test $rc = 4
+run --json --interval 0 stats short
+check "uuid: the VM with the invalid -uuid by name" has '"id": 23,'
+run --json --interval 0 stats 23
+check "uuid: the VM with the invalid -uuid by id" has '"id": 23,'
 run --interval 0 stats twin
 check "shared name: stats is an error" test $rc = 1
 check "shared name: the error lists the ids" has 'ids 18, 19'
+check "shared name: the error says it is ambiguous and what to give" has "'twin' is ambiguous: it matches 2 VMs, ids 18, 19; give the id"
+# Two VMMs with one -uuid (a local migration's source and destination).
+uuid_mig=6a1d2c3b-4e5f-4061-8273-9485a6b7c8d9
+qemu_proc mig-src "$uuid_mig";	p_src=$kid
+qemu_proc mig-dst "$uuid_mig";	p_dst=$kid
+sleep 0.2
+FAKE_VMS="$fuzz 26:$p_src 27:$p_dst" run --interval 0 stats "$uuid_mig"
+check "shared uuid: stats is an error" test $rc = 1
+check "shared uuid: the error lists the ids" has "'$uuid_mig' is ambiguous: it matches 2 VMs, ids 26, 27; give the id"
+FAKE_VMS="$fuzz 26:$p_src 27:$p_dst" run --json --interval 0 stats mig-dst
+check "shared uuid: stats by name" has '"id": 27,'
 run --json --interval 0 stats 19
 check "shared name: stats by id" has '"id": 19,'
 run --json --interval 0 list
@@ -236,7 +272,9 @@ assert any(r[2] == "web,1" for r in rows[1:]), rows
 }
 check "-x ,: CSV" csv_ok , 2
 check "-x ,: a name with the separator is quoted" has '"web,1"'
-check "-x ,: header" has 'id,pid,name,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+check "-x ,: the uuid, and an empty field without one" grep -Eq "^7,$qemu_pid,\"web,1\",$uuid,2,attached," <<< "$out"
+check "-x ,: an empty uuid field" grep -Eq '^9,[0-9]+,[^,]*,,1,auto,' <<< "$out"
 run1 -x ';' top --iterations 2 --interval 0.1
 check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 4
 run1 stat -- sh -c 'sleep 0.2; exit 3'
