@@ -7,7 +7,7 @@
 #   make KVER=6.12.117+deb12-amd64 / make KDIR=/path/to/kernel/build
 #   make modules-all          module for every installed linux-headers-*-amd64
 #   make lint                 sparse (C=2) + checkpatch --strict
-#   make unit                 userspace unit tests (TAP)
+#   make unit                 unit tests of the core and of userspace (TAP)
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
@@ -98,8 +98,16 @@ $(KSRC_STAMP):
 selftests: ksrc userspace
 	$(MAKE) -C $(TOP)/selftests/vmrapl
 
+# The accounting core's unit tests, then userspace's: libvmrapl,
+# libvmrapl-host, vmraplctl and vmrapl-exporter against a fake device
+# (userspace/vmraplctl/tests/tools.sh), the VMM smoke test (with /dev/kvm).
+# Both run even when the first fails.
 unit:
-	$(MAKE) -C $(TOP)/selftests/unit run
+	@rc=0; $(MAKE) -C $(TOP)/selftests/unit run || rc=1; \
+	if [ -f $(TOP)/userspace/Makefile ]; then \
+		$(MAKE) -C $(TOP)/userspace test || rc=1; \
+	fi; \
+	exit $$rc
 
 # Simulator and hot-path benchmark (bench/sim), then the rig benchmarks
 # (selftests/vmrapl/bench*.c, rig.mode=bench) on one kernel (BENCH_KVER,
