@@ -13,6 +13,7 @@
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
+#   make readme-demo          make demo, and its output into README.md
 #   make prom-check           a real Prometheus scrape of the exporter in the rig
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
@@ -54,7 +55,7 @@ KBUILD_MAKE = $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
-	checkpatch ksrc deps check check-debug debug-kernel vmtest demo prom-check dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug debug-kernel vmtest demo readme-demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -150,6 +151,10 @@ vmtest: module selftests
 
 demo:
 	@$(TOP)/scripts/demo.sh $(KVER)
+
+# One make demo run; what it printed replaces README.md's demo section.
+readme-demo:
+	@$(TOP)/scripts/readme-demo.sh $(KVER)
 
 prom-check: module selftests
 	@$(TOP)/scripts/prom-scrape.sh $(KVER)
