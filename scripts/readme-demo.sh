@@ -63,7 +63,7 @@ fi
 # The first and the last refresh of top, "..." for those between; the
 # figures of this run.  Refreshes start with "vmraplctl top - " and end
 # where the next one or the next "==" section starts.
-awk -v kver="$kver" -v secs="$secs" -v date="$(date -u +%Y-%m-%d)" \
+awk -v kver="$kver" -v secs="$secs" -v date="$(date -u -r "$raw" +%Y-%m-%d)" \
     -v head="$head" -v block="$block" -v figs="$figs" '
 function flush_top(   i) {
 	if (!ntop)
@@ -122,7 +122,7 @@ END {
 	flush_top()
 	while (nout && out[nout] == "")
 		nout--
-	printf "What it printed (a run of %s on %s; the whole `make demo`, build and boot included, took %d s with the dependencies installed; the refreshes of `top` between the first and the last are left out):\n", date, kver, secs > head
+	printf "What it printed (a run of %s on %s; the whole `make demo`, with the dependencies installed and its build, initramfs and boot included, took %d s; the refreshes of `top` between the first and the last are left out):\n", date, kver, secs > head
 	for (i = 1; i <= nout; i++)
 		print out[i] > block
 	printf "In this run the host charged" > figs
