@@ -9,12 +9,13 @@
 #   make modules-all          module for every installed linux-headers-*-amd64
 #                             and every 7.x kernel of the trixie build root
 #   make lint                 sparse (C=2) + checkpatch --strict
-#   make unit                 userspace unit tests (TAP)
+#   make unit                 unit tests of the core and of userspace (TAP)
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
+#   make readme-demo          make demo, and its output into README.md
 #   make prom-check           a real Prometheus scrape of the exporter in the rig
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
@@ -71,7 +72,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse \
-	checkpatch ksrc deps check check-debug debug-kernel vmtest demo prom-check dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug debug-kernel vmtest demo readme-demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -117,8 +118,16 @@ $(KSRC_STAMP):
 selftests: ksrc userspace
 	$(MAKE) -C $(TOP)/selftests/vmrapl
 
+# The accounting core's unit tests, then userspace's: libvmrapl,
+# libvmrapl-host, vmraplctl and vmrapl-exporter against a fake device
+# (userspace/vmraplctl/tests/tools.sh), the VMM smoke test (with /dev/kvm).
+# Both run even when the first fails.
 unit:
-	$(MAKE) -C $(TOP)/selftests/unit run
+	@rc=0; $(MAKE) -C $(TOP)/selftests/unit run || rc=1; \
+	if [ -f $(TOP)/userspace/Makefile ]; then \
+		$(MAKE) -C $(TOP)/userspace test || rc=1; \
+	fi; \
+	exit $$rc
 
 # Simulator and hot-path benchmark (bench/sim), then the rig benchmarks
 # (selftests/vmrapl/bench*.c, rig.mode=bench) on one kernel (BENCH_KVER,
@@ -161,6 +170,10 @@ vmtest: module selftests
 
 demo:
 	@$(TOP)/scripts/demo.sh $(KVER)
+
+# One make demo run; what it printed replaces README.md's demo section.
+readme-demo:
+	@$(TOP)/scripts/readme-demo.sh $(KVER)
 
 prom-check: module selftests
 	@$(TOP)/scripts/prom-scrape.sh $(KVER)

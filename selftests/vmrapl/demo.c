@@ -145,7 +145,7 @@ int main(void)
 		snprintf(out[i], sizeof(out[i]), "/tmp/demo-%d.json", i);
 		snprintf(err[i], sizeof(err[i]), "/tmp/demo-%d.err", i);
 		pid[i] = spawn(argv, out[i], err[i]);
-		printf("   started %-9s  %s --name %s --guest %s --pin %s --esu %s --report-msr --json > %s\n",
+		printf("   started %-9s  %s --name %s --guest %s --pin %s --esu %s --report-msr --require-vrapl --json > %s\n",
 		       vms[i].name, VMM, vms[i].name, vms[i].guest, vms[i].cpu,
 		       ESU, out[i]);
 	}

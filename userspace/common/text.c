@@ -102,6 +102,12 @@ void text_vm_name(pid_t pid, char *out, size_t len)
 	text_clean(raw, out, len);
 }
 
+int text_vm_uuid(pid_t pid, char out[VMRAPL_HOST_UUID_LEN])
+{
+	/* Only hex digits and hyphens get through: canonical already. */
+	return vmrapl_host_vm_uuid(pid, out);
+}
+
 size_t text_ascii(const char *s, char *out, size_t len)
 {
 	size_t n = strlen(s), o = 0;

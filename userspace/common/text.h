@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Strings that come from a VMM (its QEMU -name, its comm) on their way out
- * of the tools: every such string goes through these functions and no
- * other code prints one.  A VMM chooses its own name, so it may hold any
- * byte but NUL: invalid UTF-8, control characters, quotes, backslashes,
- * newlines.
+ * Strings that come from a VMM (its QEMU -name and -uuid, its comm) on
+ * their way out of the tools: every such string goes through these
+ * functions and no other code prints one.  A VMM chooses its own name,
+ * so it may hold any byte but NUL: invalid UTF-8, control characters,
+ * quotes, backslashes, newlines.
  *
  * The canonical form (text_clean()) is valid UTF-8 without control
  * characters: every byte that is not part of a valid UTF-8 character
@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include "libvmrapl-host.h"
 
 /* U+FFFD in UTF-8. */
 #define TEXT_REPLACEMENT	"\xef\xbf\xbd"
@@ -45,6 +47,13 @@ size_t text_clean(const char *s, char *out, size_t len);
  * the tools take a VM's name from.
  */
 void text_vm_name(pid_t pid, char *out, size_t len);
+
+/*
+ * The UUID of the VM whose VMM is @pid (vmrapl_host_vm_uuid(): QEMU's
+ * -uuid, canonical and lower case, which needs no cleaning) into @out;
+ * "" when it has none.  Returns whether it has one.
+ */
+int text_vm_uuid(pid_t pid, char out[VMRAPL_HOST_UUID_LEN]);
 
 /*
  * The text-table form of @s into @out (@len bytes, NUL terminated):

@@ -144,6 +144,7 @@ struct snapshot {
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
 	char (*names)[NAME_LEN];	/* each VM's name (text.h form) */
+	char (*uuids)[VMRAPL_HOST_UUID_LEN];	/* QEMU's -uuid, or "" */
 	struct vm_detail *detail;	/* per VM, only with --vcpu-metrics */
 };
 
@@ -157,6 +158,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->pkgs);
 	free(s->vms);
 	free(s->names);
+	free(s->uuids);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -192,16 +194,19 @@ static void snapshot_details(struct snapshot *s, int fd)
 }
 
 /*
- * VM names (QEMU -name, else comm), cleaned (text.h).  Names need not be
- * unique: the id label tells VMs apart, and a VM keeps its name when
- * another VM with the same name starts.
+ * VM names (QEMU -name, else comm), cleaned (text.h), and UUIDs (QEMU
+ * -uuid, when it has a valid one).  Names need not be unique: the id
+ * label tells VMs apart, and a VM keeps its name when another VM with the
+ * same name starts.
  */
 static void label_vms(struct snapshot *s)
 {
 	int i;
 
-	for (i = 0; i < s->nr_vms; i++)
+	for (i = 0; i < s->nr_vms; i++) {
 		text_vm_name(s->vms[i].pid, s->names[i], NAME_LEN);
+		text_vm_uuid(s->vms[i].pid, s->uuids[i]);
+	}
 }
 
 static int snapshot_take(struct snapshot *s, bool vcpus)
@@ -229,7 +234,8 @@ static int snapshot_take(struct snapshot *s, bool vcpus)
 	}
 	s->nr_vms = n;
 	s->names = calloc(n ? n : 1, NAME_LEN);
-	if (!s->names) {
+	s->uuids = calloc(n ? n : 1, VMRAPL_HOST_UUID_LEN);
+	if (!s->names || !s->uuids) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -270,12 +276,20 @@ static const __u64 *vm_overhead(const struct snapshot *s, int i)
 	return s->vms[i].overhead_uj;
 }
 
-/* vm="NAME",id="ID", of VM @i. */
+/*
+ * vm="NAME",id="ID", of VM @i, and uuid="UUID", when its VMM has one: the
+ * labels of every per-VM series, written only here.
+ */
 static void vm_labels(struct buf *b, const struct snapshot *s, int i)
 {
 	bprintf(b, "vm=\"");
 	blabel(b, s->names[i]);
 	bprintf(b, "\",id=\"%llu\",", (unsigned long long)s->vms[i].id);
+	if (s->uuids[i][0]) {
+		bprintf(b, "uuid=\"");
+		blabel(b, s->uuids[i]);
+		bprintf(b, "\",");
+	}
 }
 
 /*
@@ -534,7 +548,7 @@ static void metrics(struct buf *b)
 	}
 
 	header(b, "vmrapl_vm_info", "gauge",
-	       "A VM tracked by vmrapl: its VMM pid, vCPUs and whether its VMM attached it (else track_all).");
+	       "A VM tracked by vmrapl: its VMM pid, vCPUs and whether its VMM attached it (else track_all); uuid, on every VM series, is its QEMU -uuid when it has one.");
 	for (i = 0; i < s.nr_vms; i++) {
 		bprintf(b, "vmrapl_vm_info{");
 		vm_labels(b, &s, i);
@@ -1021,7 +1035,7 @@ static void usage(FILE *f)
 "  -p, --power-interval S        vmrapl_vm_power_watts over S seconds\n"
 "                                (default 1; 0: no power gauge)\n"
 "      --vcpu-metrics            also export\n"
-"                                vmrapl_vm_vcpu_energy_joules_total{vm,id,vcpu,domain}\n"
+"                                vmrapl_vm_vcpu_energy_joules_total{vm,id,[uuid,]vcpu,domain}\n"
 "                                (one series per vCPU and domain: off by default)\n"
 "  -t, --powercap-tree DIR       also keep DIR/<vm>/intel-rapl:0/energy_uj\n"
 "                                (the layout scaphandre --vm reads); a VM's\n"

@@ -217,6 +217,73 @@ int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
 	return 0;
 }
 
+/*
+ * The value of the last "-@opt VALUE" (or "--@opt VALUE") in a command line
+ * of @len bytes, as QEMU takes the last of repeated options; NULL when
+ * there is none or the value is cut off (no NUL before @end).
+ */
+static const char *last_opt_value(const char *cmdline, size_t len,
+				  const char *opt)
+{
+	const char *p = cmdline, *end = cmdline + len, *val = NULL;
+
+	while (p < end) {
+		size_t alen = strnlen(p, end - p);
+		const char *next = p + alen + 1;
+		const char *a = p;
+
+		if (p + alen == end)
+			break;		/* cut off: no option, no value */
+		if (alen >= 2 && a[0] == '-' && a[1] == '-')
+			a++;
+		if (a[0] == '-' && !strcmp(a + 1, opt) && next < end) {
+			if (strnlen(next, end - next) < (size_t)(end - next))
+				val = next;
+			else
+				val = NULL;	/* the last one is cut off */
+		}
+		p = next;
+	}
+	return val;
+}
+
+int vmrapl_host_uuid_canonical(const char *s, char out[VMRAPL_HOST_UUID_LEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	char u[VMRAPL_HOST_UUID_LEN];
+	size_t i;
+
+	if (strlen(s) != VMRAPL_HOST_UUID_LEN - 1)
+		return 0;
+	for (i = 0; i < VMRAPL_HOST_UUID_LEN - 1; i++) {
+		char c = s[i];
+
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (c != '-')
+				return 0;
+			u[i] = c;
+			continue;
+		}
+		if (c >= 'A' && c <= 'F')
+			c = c - 'A' + 'a';
+		if (!c || !strchr(hex, c))
+			return 0;
+		u[i] = c;
+	}
+	u[i] = 0;
+	memcpy(out, u, sizeof(u));
+	return 1;
+}
+
+int vmrapl_host_qemu_uuid(const char *cmdline, size_t len,
+			  char buf[VMRAPL_HOST_UUID_LEN])
+{
+	const char *v = last_opt_value(cmdline, len, "uuid");
+
+	buf[0] = 0;
+	return v ? vmrapl_host_uuid_canonical(v, buf) : 0;
+}
+
 static ssize_t read_file(const char *path, char *buf, size_t len)
 {
 	ssize_t n, total = 0;
@@ -250,27 +317,67 @@ static void chomp(char *s)
 		s[--n] = 0;
 }
 
+/*
+ * Enough of a command line for QEMU's options: libvirt's can pass 8 KiB
+ * with many devices, but it gives -name and -uuid early on.
+ */
+#define CMDLINE_MAX	65536
+
+/* /proc/@pid/cmdline into a malloc'ed buffer (*@out); its length or -errno. */
+static ssize_t read_cmdline(pid_t pid, char **out)
+{
+	char path[64];
+	ssize_t n;
+
+	*out = malloc(CMDLINE_MAX + 1);
+	if (!*out)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_file(path, *out, CMDLINE_MAX);
+	if (n < 0) {
+		free(*out);
+		*out = NULL;
+		return n;
+	}
+	(*out)[n] = 0;
+	return n;
+}
+
+int vmrapl_host_vm_uuid(pid_t pid, char buf[VMRAPL_HOST_UUID_LEN])
+{
+	ssize_t n;
+	char *cmd;
+	int found;
+
+	buf[0] = 0;
+	n = read_cmdline(pid, &cmd);
+	if (n < 0)
+		return 0;
+	found = vmrapl_host_qemu_uuid(cmd, n, buf);
+	free(cmd);
+	return found;
+}
+
 int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len)
 {
-	char path[64], cmd[8192];
+	char path[64], comm[64], *cmd;
 	ssize_t n;
 
 	if (!len)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	n = read_file(path, cmd, sizeof(cmd) - 1);
-	if (n > 0) {
-		cmd[n] = 0;
-		if (vmrapl_host_qemu_name(cmd, n, buf, len))
-			return 1;
+	n = read_cmdline(pid, &cmd);
+	if (n > 0 && vmrapl_host_qemu_name(cmd, n, buf, len)) {
+		free(cmd);
+		return 1;
 	}
+	free(cmd);
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	n = read_file(path, cmd, sizeof(cmd) - 1);
+	n = read_file(path, comm, sizeof(comm) - 1);
 	if (n > 0) {
-		cmd[n] = 0;
-		chomp(cmd);
-		if (cmd[0]) {
-			snprintf(buf, len, "%s", cmd);
+		comm[n] = 0;
+		chomp(comm);
+		if (comm[0]) {
+			snprintf(buf, len, "%s", comm);
 			return 0;
 		}
 	}

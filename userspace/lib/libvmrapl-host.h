@@ -2,10 +2,10 @@
 /*
  * libvmrapl-host - host-side helpers for the vmrapl tools (vmraplctl,
  * vmrapl-exporter): the host-wide ioctls (GET_PKG_STATS, LIST_VMS,
- * GET_VM_STATS), VM names from /proc, the runtime module parameters and
- * names of the ABI's enums.  Built as a static archive (libvmrapl-host.a)
- * next to libvmrapl, also linked into vmrapl-vmm for the names; it is not
- * part of libvmrapl.so's ABI.
+ * GET_VM_STATS), VM names and UUIDs from /proc, the runtime module
+ * parameters and names of the ABI's enums.  Built as a static archive
+ * (libvmrapl-host.a) next to libvmrapl, also linked into vmrapl-vmm for
+ * the names; it is not part of libvmrapl.so's ABI.
  *
  * Conventions as libvmrapl: int returns are 0 (or a count) on success and
  * a negative errno value on failure.  The host-wide reads need CAP_PERFMON
@@ -57,6 +57,31 @@ int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len);
  */
 int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
 			  size_t buflen);
+
+/* A UUID in its canonical text form: 36 characters and the NUL. */
+#define VMRAPL_HOST_UUID_LEN	37
+
+/*
+ * Is @s a UUID in the canonical 8-4-4-4-12 form of hex digits (RFC 9562),
+ * either case?  1 and its lower-case form in @out; 0 otherwise (@out
+ * untouched).
+ */
+int vmrapl_host_uuid_canonical(const char *s, char out[VMRAPL_HOST_UUID_LEN]);
+
+/*
+ * QEMU's "-uuid UUID" from a command line (NUL-separated arguments, @len
+ * bytes; the last -uuid, as QEMU takes it; libvirt passes its domain's
+ * UUID so): 1 and its canonical lower-case form in @buf, 0 and "" when
+ * there is none or it is not a canonical UUID.
+ */
+int vmrapl_host_qemu_uuid(const char *cmdline, size_t len,
+			  char buf[VMRAPL_HOST_UUID_LEN]);
+
+/*
+ * The UUID of the VM whose VMM is @pid: vmrapl_host_qemu_uuid() of
+ * /proc/<pid>/cmdline.  1 and @buf filled, else 0 and "".
+ */
+int vmrapl_host_vm_uuid(pid_t pid, char buf[VMRAPL_HOST_UUID_LEN]);
 
 /* /sys/module/vmrapl/version without the newline (-ENOENT if absent). */
 int vmrapl_host_module_version(char *buf, size_t len);

@@ -51,6 +51,8 @@ enum {
 };
 
 #define NAME_LEN	128
+/* stats: the most VMs an ambiguous VM argument's error lists. */
+#define MAX_MATCH	16
 
 static bool opt_json;
 static const char *opt_sep;	/* -x: CSV with this separator */
@@ -83,7 +85,8 @@ static void usage(FILE *f)
 "  info                      module version, energy source, parameters\n"
 "  list                      every tracked VM: energy (J) and power (W)\n"
 "  top                       refreshing table of VMs sorted by power\n"
-"  stats VM                  what the host knows of one VM (id, pid or name)\n"
+"  stats VM                  what the host knows of one VM (id, pid, name\n"
+"                            or UUID)\n"
 "  stat [--] CMD [ARGS]      run CMD, then the VMs' energy over its run time\n"
 "  set NAME=VALUE...         set sample_period_us, static_policy, track_all\n"
 "\n"
@@ -100,8 +103,9 @@ static void usage(FILE *f)
 "  -h, --help                this text\n"
 "  -V, --version             print the version\n"
 "\n"
-"A VM is its vmrapl id, its VMM's pid or its name; a number that is an id\n"
-"is that VM, a name several VMs have is an error that lists their ids.\n"
+"A VM is its vmrapl id, its VMM's pid, its name or its UUID (QEMU's -uuid,\n"
+"libvirt's domain UUID), as virsh takes a domain: a number that is an id is\n"
+"that VM; a name or UUID several VMs have is an error that lists their ids.\n"
 "\n"
 "exit codes: 0 ok, 1 usage/error, 2 module not loaded, 3 permission denied,\n"
 "4 no such VM; stat: its command's exit status\n");
@@ -258,6 +262,7 @@ static const struct vmrapl_vm_entry *find_id(const struct sample *s,
 struct row {
 	struct vmrapl_vm_entry e;
 	char name[NAME_LEN];
+	char uuid[VMRAPL_HOST_UUID_LEN];	/* QEMU's -uuid, or "" */
 	bool have_power;
 	double power_w[VMRAPL_NR_DOMAINS];
 };
@@ -284,6 +289,7 @@ static struct row *make_rows(const struct sample *prev,
 
 		r->e = cur->vms[i];
 		text_vm_name(r->e.pid, r->name, sizeof(r->name));
+		text_vm_uuid(r->e.pid, r->uuid);
 		p = prev ? find_id(prev, r->e.id) : NULL;
 		if (!p)
 			continue;
@@ -345,6 +351,11 @@ static void json_row(const struct dev *d, const struct row *r)
 	printf("{\"id\": %llu, \"pid\": %u, \"name\": ",
 	       (unsigned long long)r->e.id, r->e.pid);
 	json_str(stdout, r->name);
+	printf(", \"uuid\": ");
+	if (r->uuid[0])
+		json_str(stdout, r->uuid);
+	else
+		printf("null");
 	printf(", \"vcpus\": %u, \"attached\": %s, \"mode\": \"%s\", \"charge\": \"%s\", ",
 	       r->e.nr_vcpus,
 	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "true" : "false",
@@ -425,8 +436,8 @@ static void csv_header(const struct dev *d, const char *pre_names)
 	unsigned int dom;
 
 	printf("%s", pre_names);
-	printf("id%spid%sname%svcpus%smode%scharge", opt_sep, opt_sep, opt_sep,
-	       opt_sep, opt_sep);
+	printf("id%spid%sname%suuid%svcpus%smode%scharge", opt_sep, opt_sep,
+	       opt_sep, opt_sep, opt_sep, opt_sep);
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 		if (dom_on(d, dom))
 			printf("%s%s_j", opt_sep, vmrapl_host_domain_name(dom));
@@ -443,6 +454,8 @@ static void csv_row(const struct dev *d, const char *pre, const struct row *r)
 	printf("%s%llu%s%u%s", pre, (unsigned long long)r->e.id, opt_sep,
 	       r->e.pid, opt_sep);
 	text_csv(stdout, r->name, opt_sep);
+	printf("%s", opt_sep);
+	text_csv(stdout, r->uuid, opt_sep);
 	printf("%s%u%s%s%s%s", opt_sep, r->e.nr_vcpus, opt_sep,
 	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto",
 	       opt_sep, vmrapl_host_charge_name(r->e.charge));
@@ -781,44 +794,60 @@ out:
 	return rc;
 }
 
-/* Index of the VM @what names in @s: id, then pid, then name. */
-static int resolve_vm(const struct sample *s, const char *what, int *nmatch)
+/* One more VM that matches: its index kept while there is room. */
+static void add_match(int *match, int room, int *n, int i)
 {
-	char name[NAME_LEN], *end;
-	unsigned long long v;
-	int i, found = -1;
+	if (*n < room)
+		match[*n] = i;
+	(*n)++;
+}
 
-	*nmatch = 0;
+/*
+ * The VMs @what names in @s, as virsh takes a domain: a number is an id
+ * (ids are unique), else a pid; a UUID (either case) is the VM whose QEMU
+ * -uuid it is; else a name, as the JSON shows it or as the table does.
+ * The first kind that matches decides.  Their indexes go to @match (room
+ * for @room); returns how many VMs match, 0 when none does.
+ */
+static int resolve_vm(const struct sample *s, const char *what, int *match,
+		      int room)
+{
+	char uuid[VMRAPL_HOST_UUID_LEN], *end;
+	unsigned long long v;
+	int i, n = 0;
+
 	errno = 0;
 	v = strtoull(what, &end, 10);
 	if (*what && !*end && !errno) {
 		for (i = 0; i < s->nr_vms; i++)
 			if (s->vms[i].id == v) {
-				*nmatch = 1;
-				return i;
+				add_match(match, room, &n, i);
+				return n;
 			}
 		for (i = 0; i < s->nr_vms; i++)
-			if (s->vms[i].pid == v) {
-				(*nmatch)++;
-				if (found < 0)
-					found = i;
-			}
-		if (found >= 0)
-			return found;
+			if (s->vms[i].pid == v)
+				add_match(match, room, &n, i);
+		if (n)
+			return n;
 	}
-	/* The name as the JSON shows it, or as the table does. */
+	if (vmrapl_host_uuid_canonical(what, uuid)) {
+		char vu[VMRAPL_HOST_UUID_LEN];
+
+		for (i = 0; i < s->nr_vms; i++)
+			if (text_vm_uuid(s->vms[i].pid, vu) && !strcmp(vu, uuid))
+				add_match(match, room, &n, i);
+		if (n)
+			return n;
+	}
 	for (i = 0; i < s->nr_vms; i++) {
-		char ascii[NAME_LEN];
+		char name[NAME_LEN], ascii[NAME_LEN];
 
 		text_vm_name(s->vms[i].pid, name, sizeof(name));
 		text_ascii(name, ascii, sizeof(ascii));
-		if (!strcmp(name, what) || !strcmp(ascii, what)) {
-			(*nmatch)++;
-			if (found < 0)
-				found = i;
-		}
+		if (!strcmp(name, what) || !strcmp(ascii, what))
+			add_match(match, room, &n, i);
 	}
-	return found;
+	return n;
 }
 
 /* Per-vCPU detail of one VM (VMRAPL_GET_VM_STATS), at one instant. */
@@ -944,11 +973,11 @@ static int cmd_stats(int argc, char **argv)
 	struct row *rows = NULL;
 	double dt = 0;
 	struct dev d;
-	int rc, idx, nmatch, i;
+	int rc, idx, nmatch, i, match[MAX_MATCH];
 	unsigned int dom;
 
 	if (argc != 1) {
-		msg("usage: vmraplctl stats <vm-id|pid|name>");
+		msg("usage: vmraplctl stats <vm-id|pid|name|uuid>");
 		return EXIT_USAGE;
 	}
 	rc = dev_open(&d);
@@ -957,31 +986,29 @@ static int cmd_stats(int argc, char **argv)
 	rc = sample_take(&d, &s0, false);
 	if (rc)
 		goto out;
-	idx = resolve_vm(&s0, argv[0], &nmatch);
-	if (idx < 0) {
-		msg("no VM matches '%s'", argv[0]);
+	nmatch = resolve_vm(&s0, argv[0], match, MAX_MATCH);
+	if (!nmatch) {
+		msg("no VM matches '%s' (an id, a pid, a name or a UUID)",
+		    argv[0]);
 		rc = EXIT_NOVM;
 		goto out;
 	}
 	if (nmatch > 1) {
-		char ids[256];
+		char ids[MAX_MATCH * 24];
 		size_t n = 0;
 
 		ids[0] = 0;
-		for (i = 0; i < s0.nr_vms && n < sizeof(ids) - 24; i++) {
-			int m;
-
-			if (resolve_vm(&(struct sample){ .vms = &s0.vms[i], .nr_vms = 1 },
-				       argv[0], &m) == 0)
-				n += snprintf(ids + n, sizeof(ids) - n, "%s%llu",
-					      n ? ", " : "",
-					      (unsigned long long)s0.vms[i].id);
-		}
-		msg("'%s' is ambiguous: it matches %d VMs, ids %s; give the id",
-		    argv[0], nmatch, ids);
+		for (i = 0; i < nmatch && i < MAX_MATCH; i++)
+			n += snprintf(ids + n, sizeof(ids) - n, "%s%llu",
+				      i ? ", " : "",
+				      (unsigned long long)s0.vms[match[i]].id);
+		msg("'%s' is ambiguous: it matches %d VMs, ids %s%s; give the id",
+		    argv[0], nmatch, ids,
+		    nmatch > MAX_MATCH ? ", ..." : "");
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	idx = match[0];
 	if (opt_interval > 0) {
 		uint64_t id = s0.vms[idx].id;
 
@@ -1041,6 +1068,8 @@ static int cmd_stats(int argc, char **argv)
 
 		text_ascii(r->name, name, sizeof(name));
 		printf("VM %llu \"%s\"\n", (unsigned long long)r->e.id, name);
+		if (r->uuid[0])
+			printf("  uuid              %s\n", r->uuid);
 		printf("  pid               %u\n", r->e.pid);
 		printf("  mode              %s\n",
 		       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" :

@@ -7,10 +7,11 @@
  * caller), VM 9 (1 vCPU) to the caller.
  *
  * $FAKE_VMS="ID:PID[ ID:PID...]" (or "@FILE", FILE holding that list,
- * read at every call so that VMs can come and go) adds VMs (1 vCPU, attached, 0.25 J per
- * call) owned by the given processes: the tools name a VM after its VMM's
- * /proc/PID/cmdline (QEMU -name) or /proc/PID/comm, so a test sets a VM's
- * name by starting a process with that command line or comm.
+ * read at every call so that VMs can come and go) adds up to 32 VMs
+ * (1 vCPU, attached, 0.25 J per call) owned by the given processes: the
+ * tools name a VM after its VMM's /proc/PID/cmdline (QEMU -name) or
+ * /proc/PID/comm and take its UUID from QEMU -uuid there, so a test sets a
+ * VM's name and UUID by starting a process with that command line or comm.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -38,7 +39,7 @@ static int is_fake(int fd)
 
 static unsigned int calls;
 
-#define MAX_EXTRA	16
+#define MAX_EXTRA	32
 static struct { uint64_t id; uint32_t pid; } extra[MAX_EXTRA];
 
 /* The VMs of $FAKE_VMS ("@FILE": read from FILE at every call); their count. */

@@ -56,9 +56,17 @@ comm_proc() {
 	kids+=("$kid")
 }
 
-# A process with a QEMU-style command line (not exec'ed away by bash).
-bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on > /dev/null 2>&1 &
+# A process with a QEMU-style command line (not exec'ed away by bash), as
+# libvirt starts QEMU: -name guest=NAME and the domain's UUID as -uuid.
+uuid=8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6b
+bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on -uuid "$uuid" > /dev/null 2>&1 &
 qemu_pid=$!
+# QEMU-style processes with other -uuid values: $kid is the pid.
+qemu_proc() { # name, uuid
+	bash -c 'sleep 60; :' qemu-system-x86_64 -name "guest=$1" -uuid "$2" > /dev/null 2>&1 &
+	kid=$!
+	kids+=("$kid")
+}
 
 echo "TAP version 13"
 run --json info
@@ -80,6 +88,8 @@ check "info text: load time" has 'totals count from then'
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
 check "list: QEMU -name guest= with ,, escape" has '"name": "web,1"'
+check "list: QEMU -uuid" has "\"name\": \"web,1\", \"uuid\": \"$uuid\","
+check "list: no -uuid is null" grep -Eq '"id": 9, "pid": [0-9]+, "name": "[^"]*", "uuid": null,' <<< "$out"
 check "list: attached VM with pid" has "\"id\": 7, \"pid\": $qemu_pid,"
 check "list: energy per measured domain" has '"energy_j": {"pkg": '
 check "list: power over the interval" has '"power_w": {"pkg": '
@@ -101,6 +111,16 @@ run --json --interval 0 stats 9
 check "stats by id, per-vCPU energy" has '"per_vcpu": [{"vcpu": 0, "energy_j": {"pkg": '
 run stats "$qemu_pid"
 check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
+check "stats text: the uuid" grep -Eq "^  uuid +$uuid\$" <<< "$out"
+run --json --interval 0 stats "$uuid"
+check "stats by uuid" has '"id": 7,'
+run --json --interval 0 stats "${uuid^^}"
+check "stats by uuid in upper case" has '"id": 7,'
+run --interval 0 stats 9
+check "stats text: no uuid line without -uuid" hasnt 'uuid'
+run stats 00000000-1111-4222-8333-444444444444
+check "stats unknown uuid exits 4" test $rc = 4
+check "stats unknown VM: says what it tried" has "no VM matches '00000000-1111-4222-8333-444444444444'"
 run stats nosuch
 check "stats unknown VM exits 4" test $rc = 4
 run stats 12345678
@@ -128,8 +148,16 @@ comm_proc twin;					p_twin2=$kid
 # A QEMU -name can be longer than comm, and hold anything but NUL.
 bash -c 'sleep 60; :' qemu-system-x86_64 -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1 &
 p_qemu2=$!; kids+=("$p_qemu2")
+# QEMU -uuid: in upper case, and values that are no canonical UUID (one
+# of them would end the label value and add a line if it were printed).
+uuid_up=0D2A6B7C-3E4F-4A5B-8C9D-0E1F2A3B4C5D uuid_lo=0d2a6b7c-3e4f-4a5b-8c9d-0e1f2a3b4c5d
+qemu_proc upper "$uuid_up";				p_uup=$kid
+qemu_proc short "${uuid_lo%?}";				p_ushort=$kid
+qemu_proc inject "$uuid_lo\"} 1"$'\n''vmrapl_up{x="';	p_uinject=$kid
+qemu_proc braces "{$uuid_lo}";				p_ubrace=$kid
 sleep 0.3
 fuzz="11:$p_bad 12:$p_ctl 13:$p_quote 14:$p_nl 15:$p_long 16:$p_utf 17:$p_cut 18:$p_twin1 19:$p_twin2 20:$p_qemu2"
+fuzz+=" 22:$p_uup 23:$p_ushort 24:$p_uinject 25:$p_ubrace"
 export FAKE_VMS=$fuzz
 run1 --json --interval 0 list
 check "fuzzed names: list --json exits 0" test $rc = 0
@@ -158,10 +186,34 @@ check "fuzzed names: a VM by its table name" has '"id": 11,'
 run1 --json --interval 0 stats $'\xc3\xa9t\xc3\xa9 ok'
 check "fuzzed names: a VM by its UTF-8 name" has '"id": 16,'
 
-# ---- VM identity: ids and shared names ----
+# ---- VM identity: ids, UUIDs and shared names ----
+run1 --json --interval 0 list
+check "uuid: upper-case -uuid listed in lower case" has "\"name\": \"upper\", \"uuid\": \"$uuid_lo\","
+check "uuid: 35 characters are no uuid" has '"name": "short", "uuid": null,'
+check "uuid: a quote and a newline are no uuid" has '"name": "inject", "uuid": null,'
+check "uuid: braces are no uuid" has '"name": "braces", "uuid": null,'
+run --json --interval 0 stats "$uuid_lo"
+check "uuid: stats by the uuid of an upper-case -uuid" has '"id": 22,'
+run --interval 0 stats "${uuid_lo%?}"
+check "uuid: an invalid -uuid is not looked up" test $rc = 4
+run --json --interval 0 stats short
+check "uuid: the VM with the invalid -uuid by name" has '"id": 23,'
+run --json --interval 0 stats 23
+check "uuid: the VM with the invalid -uuid by id" has '"id": 23,'
 run --interval 0 stats twin
 check "shared name: stats is an error" test $rc = 1
 check "shared name: the error lists the ids" has 'ids 18, 19'
+check "shared name: the error says it is ambiguous and what to give" has "'twin' is ambiguous: it matches 2 VMs, ids 18, 19; give the id"
+# Two VMMs with one -uuid (a local migration's source and destination).
+uuid_mig=6a1d2c3b-4e5f-4061-8273-9485a6b7c8d9
+qemu_proc mig-src "$uuid_mig";	p_src=$kid
+qemu_proc mig-dst "$uuid_mig";	p_dst=$kid
+sleep 0.2
+FAKE_VMS="$fuzz 26:$p_src 27:$p_dst" run --interval 0 stats "$uuid_mig"
+check "shared uuid: stats is an error" test $rc = 1
+check "shared uuid: the error lists the ids" has "'$uuid_mig' is ambiguous: it matches 2 VMs, ids 26, 27; give the id"
+FAKE_VMS="$fuzz 26:$p_src 27:$p_dst" run --json --interval 0 stats mig-dst
+check "shared uuid: stats by name" has '"id": 27,'
 run --json --interval 0 stats 19
 check "shared name: stats by id" has '"id": 19,'
 run --json --interval 0 list
@@ -220,7 +272,9 @@ assert any(r[2] == "web,1" for r in rows[1:]), rows
 }
 check "-x ,: CSV" csv_ok , 2
 check "-x ,: a name with the separator is quoted" has '"web,1"'
-check "-x ,: header" has 'id,pid,name,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+check "-x ,: the uuid, and an empty field without one" grep -Eq "^7,$qemu_pid,\"web,1\",$uuid,2,attached," <<< "$out"
+check "-x ,: an empty uuid field" grep -Eq '^9,[0-9]+,[^,]*,,1,auto,' <<< "$out"
 run1 -x ';' top --iterations 2 --interval 0.1
 check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 4
 run1 stat -- sh -c 'sleep 0.2; exit 3'
@@ -261,6 +315,12 @@ metrics_ok() {
 	fi
 	return 0
 }
+# Every per-VM sample of web,1 in $out (at least 7) has its uuid label.
+all_have_uuid() {
+	local lines
+	lines=$(grep '^vmrapl_vm_[a-z_]*{vm="web,1",' <<< "$out")
+	[[ $(grep -c . <<< "$lines") -ge 7 ]] && ! grep -vqF "uuid=\"$uuid\"," <<< "$lines"
+}
 stop_exporter() {
 	[[ -n $exp_pid ]] && kill "$exp_pid" 2>/dev/null && wait "$exp_pid" 2>/dev/null
 	exp_pid=
@@ -277,16 +337,18 @@ if [[ -n $exporter && -x $exporter ]]; then
 	scrape 127.0.0.1 $port
 	check "exporter: 200" has 'HTTP/1.1 200'
 	check "exporter: HELP/TYPE" has '# TYPE vmrapl_vm_energy_joules_total counter'
-	check "exporter: vm energy" has 'vmrapl_vm_energy_joules_total{vm="web,1",id="7",domain="dram"}'
-	check "exporter: overhead" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1",id="7",domain="pkg"}'
-	check "exporter: overhead per domain" has 'vmrapl_vm_overhead_energy_joules_total{vm="web,1",id="7",domain="dram"}'
+	check "exporter: vm energy, with the uuid" has "vmrapl_vm_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",domain=\"dram\"}"
+	check "exporter: overhead" has "vmrapl_vm_overhead_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",domain=\"pkg\"}"
+	check "exporter: overhead per domain" has "vmrapl_vm_overhead_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",domain=\"dram\"}"
+	check "exporter: no uuid label for a VM without -uuid" grep -Eq '^vmrapl_vm_energy_joules_total\{vm="[^"]*",id="9",domain="pkg"\} ' <<< "$out"
+	check "exporter: every series of a VM with -uuid has it" all_have_uuid
 	check "exporter: package" has 'vmrapl_package_energy_joules_total{package="1",domain="pkg"}'
 	check "exporter: unattributed" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="lost",domain="pkg"} 0.000000'
 	check "exporter: unattributed per domain" has 'vmrapl_package_unattributed_energy_joules_total{package="0",kind="host",domain="dram"}'
 	check "exporter: build info" grep -Eq '^vmrapl_build_info\{version="[^"]+",abi="[0-9]+"\} 1$' <<< "$out"
-	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",uuid="'"$uuid"'",domain="pkg"\} [0-9.]+$' <<< "$out"
 	check "exporter: source" has 'vmrapl_source_info{source="estimate",estimated="true"} 1'
-	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
+	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
 	check "exporter: every sample has HELP and TYPE" bash -c '
 		awk "/^# HELP /{h[\$3]=1} /^# TYPE /{t[\$3]=1} /^vmrapl/{sub(/[{ ].*/, \"\"); if (!h[\$0] || !t[\$0]) bad=1} END{exit bad}" <<< "$1"' _ "$out"
 	sleep 0.3
@@ -312,9 +374,14 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, fuzzed names: invalid UTF-8 as U+FFFD" has $'vmrapl_vm_info{vm="bad\xef\xbf\xbdutf8",id="11",'
 	check "exporter, fuzzed names: quote and backslash escaped" has 'vm="q\"uo\\te\\",id="13"'
 	check "exporter, fuzzed names: newline" has $'vm="new\xef\xbf\xbdline",id="14"'
+	check "exporter, -uuid in upper case: the uuid label in lower case" has "vmrapl_vm_info{vm=\"upper\",id=\"22\",uuid=\"$uuid_lo\",pid="
+	check "exporter, -uuid of 35 characters: no uuid label" has 'vmrapl_vm_info{vm="short",id="23",pid='
+	check "exporter, -uuid with a quote and a newline: no uuid label" has 'vmrapl_vm_info{vm="inject",id="24",pid='
+	check "exporter, -uuid in braces: no uuid label" has 'vmrapl_vm_info{vm="braces",id="25",pid='
+	check "exporter, invalid -uuid: nothing of it in the body" hasnt 'vmrapl_up{x='
 	check "exporter, shared name: no -<id> renaming" hasnt 'twin-'
 	check "exporter, shared name: both VMs by id" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="1[89]",domain="pkg"}' <<< "$out")" = 2
-	check "exporter: vcpu series have the id" has 'vmrapl_vm_vcpu_energy_joules_total{vm="web,1",id="7",vcpu="1",domain="pkg"}'
+	check "exporter: vcpu series have the id and uuid" has "vmrapl_vm_vcpu_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",vcpu=\"1\",domain=\"pkg\"}"
 	sleep 0.3
 	check "powercap tree: the older of two VMs has the name" test -d "$work/pc2/twin/intel-rapl:0"
 	check "powercap tree: the other gets NAME-ID" test -d "$work/pc2/twin-19/intel-rapl:0"

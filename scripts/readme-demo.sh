@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# "make readme-demo": run "make demo" once and put what it printed into
+# README.md between the lines <!-- demo:begin --> and <!-- demo:end -->,
+# so that the output and the figures the README quotes come from one real
+# run and cannot drift from what the demo prints.
+#
+# Only the demo's own output goes in (not the rig's stages or the test
+# kernel's console), with the middle refreshes of "vmraplctl top" left out
+# and a line of this run's figures after it.  When the demo fails,
+# README.md is left as it is.
+#
+# Usage: scripts/readme-demo.sh [KVER]
+#        scripts/readme-demo.sh --from FILE KVER SECONDS
+#            (no run: FILE is a saved "make demo" output, for checking
+#            this script)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+readme=README.md
+raw=build/readme-demo.out
+mkdir -p build
+
+if [[ ${1:-} == --from ]]; then
+	[[ $# == 4 ]] || { echo "usage: $0 --from FILE KVER SECONDS" >&2; exit 1; }
+	raw=$2 kver=$3 secs=$4
+else
+	kver=${1:-$(make -s --no-print-directory kver)}
+	start=$(date +%s)
+	set +e
+	scripts/demo.sh "$kver" | tee "$raw"
+	rc=${PIPESTATUS[0]}
+	set -e
+	secs=$(( $(date +%s) - start ))
+	if [[ $rc != 0 ]]; then
+		echo "readme-demo: make demo failed (exit $rc); $readme left as it is" >&2
+		exit "$rc"
+	fi
+fi
+
+for m in '<!-- demo:begin -->' '<!-- demo:end -->'; do
+	if [[ $(grep -cxF -- "$m" "$readme") != 1 ]]; then
+		echo "readme-demo: $readme needs exactly one line '$m'" >&2
+		exit 1
+	fi
+done
+
+# The demo's own lines: from its first "==" line to the rig's verdict,
+# without terminal escapes (top redraws on the serial console, a tty).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+body=$tmp/body gen=$tmp/gen head=$tmp/head block=$tmp/block figs=$tmp/figs
+sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r$//' "$raw" |
+	awk '/^== vmrapl loaded/ { on = 1 } /^rig / { on = 0 }
+	     on && !/^\[ *[0-9]+\.[0-9]+\]/' > "$body"
+if ! grep -q '^== summary' "$body"; then
+	echo "readme-demo: no demo summary in $raw; $readme left as it is" >&2
+	exit 1
+fi
+
+# The first and the last refresh of top, "..." for those between; the
+# figures of this run.  Refreshes start with "vmraplctl top - " and end
+# where the next one or the next "==" section starts.
+awk -v kver="$kver" -v secs="$secs" -v date="$(date -u -r "$raw" +%Y-%m-%d)" \
+    -v head="$head" -v block="$block" -v figs="$figs" '
+function flush_top(   i) {
+	if (!ntop)
+		return
+	for (i = 1; i <= nfirst; i++)
+		out[++nout] = first[i]
+	if (ntop > 2)
+		out[++nout] = "..."
+	if (ntop > 1)
+		for (i = 1; i <= nlast; i++)
+			out[++nout] = last[i]
+	ntop = 0
+}
+/^vmraplctl top - / {
+	ntop++
+	nlast = 0
+	intop = 1
+}
+/^== / && intop {
+	intop = 0
+	# drop the blank line that ends the last refresh
+	if (nlast && last[nlast] == "")
+		nlast--
+	if (nfirst && first[nfirst] == "")
+		nfirst--
+	flush_top()
+	out[++nout] = ""
+}
+intop {
+	if (ntop == 1)
+		first[++nfirst] = $0
+	else
+		last[++nlast] = $0
+	if ($1 == "ID") {
+		for (i = 1; i <= NF; i++)
+			if ($i == "pkg_W")
+				wcol = i
+	} else if (wcol && $1 ~ /^[0-9]+$/) {
+		w = $(wcol) + 0
+		if (!($3 in lo) || w < lo[$3])
+			lo[$3] = w
+		if (!($3 in hi) || w > hi[$3])
+			hi[$3] = w
+		nref[$3]++
+	}
+	next
+}
+{
+	out[++nout] = $0
+}
+/^== summary/ { insum = 1; next }
+insum && /^VM / { next }
+insum && NF == 6 { vm[++nvm] = $1; hostw[$1] = $3; diff[$1] = $6; next }
+insum && NF == 0 && nvm { insum = 0 }
+END {
+	flush_top()
+	while (nout && out[nout] == "")
+		nout--
+	printf "What it printed (a run of %s on %s; the whole `make demo`, with the dependencies installed and its build, initramfs and boot included, took %d s; the refreshes of `top` between the first and the last are left out):\n", date, kver, secs > head
+	for (i = 1; i <= nout; i++)
+		print out[i] > block
+	printf "In this run the host charged" > figs
+	for (i = 1; i <= nvm; i++)
+		printf "%s %s %.2f W", sep(i), vm[i], hostw[vm[i]] > figs
+	printf " over their runs; over the %d refreshes of `top` they ranged", nref[vm[1]] > figs
+	for (i = 1; i <= nvm; i++)
+		printf "%s %.2f to %.2f W", sep(i), lo[vm[i]], hi[vm[i]] > figs
+	printf ".  The powers their guests computed from their own counters were" > figs
+	for (i = 1; i <= nvm; i++)
+		printf "%s %s %%", sep(i), diff[vm[i]] > figs
+	printf " off the host'"'"'s.\n" > figs
+}
+function sep(i) {
+	return i == 1 ? "" : (i == nvm ? " and" : ",")
+}' "$body"
+{
+	fmt -w 74 "$head"
+	echo
+	echo '```'
+	cat "$block"
+	echo '```'
+	echo
+	fmt -w 74 "$figs"
+} > "$gen"
+
+if ! grep -q '^In this run the host charged [^ ]* [0-9.]* W' "$gen" ||
+   [[ $(grep -c '^vmraplctl top - ' "$gen") -lt 1 ]]; then
+	echo "readme-demo: could not read the demo's output in $raw; $readme left as it is" >&2
+	exit 1
+fi
+
+# Between the markers, the generated text; everything else as it was.
+awk -v gen="$gen" '
+$0 == "<!-- demo:begin -->" {
+	print
+	print "<!-- generated by scripts/readme-demo.sh (make readme-demo): do not edit -->"
+	while ((getline l < gen) > 0)
+		print l
+	skip = 1
+	next
+}
+$0 == "<!-- demo:end -->" { skip = 0 }
+!skip' "$readme" > "$readme.new"
+mv "$readme.new" "$readme"
+echo "readme-demo: $readme updated from $raw (the run took $secs s)"

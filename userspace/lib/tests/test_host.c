@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of libvmrapl-host's command-line parsing: QEMU's -uuid
+ * (vmrapl_host_qemu_uuid(), vmrapl_host_uuid_canonical()) on command
+ * lines the tools' shell tests cannot make, such as ones cut off where
+ * /proc stops reading.  Output: TAP version 13.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "libvmrapl-host.h"
+
+static int test_nr;
+static int failed;
+
+static void tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d ", ok ? "" : "not ", ++test_nr);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!ok)
+		failed++;
+}
+
+#define U1	"8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6b"
+#define U2	"0d2a6b7c-3e4f-4a5b-8c9d-0e1f2a3b4c5d"
+
+/*
+ * A command line from @args ("a|b|c": '|' separates the arguments, as
+ * NUL does in /proc/PID/cmdline), its last @cut bytes dropped (with the
+ * last argument's NUL: a read that stopped there); the UUID found in
+ * @uuid, whether one was.
+ */
+static int parse(const char *args, size_t cut,
+		 char uuid[VMRAPL_HOST_UUID_LEN])
+{
+	char cmd[512];
+	size_t i, n = strlen(args) + 1;	/* the last argument's NUL too */
+
+	memcpy(cmd, args, n);
+	for (i = 0; i < n; i++)
+		if (cmd[i] == '|')
+			cmd[i] = 0;
+	/* A NUL past the end, as the tools' reader leaves one. */
+	cmd[n - cut] = 0;
+	memset(uuid, 'x', VMRAPL_HOST_UUID_LEN);
+	return vmrapl_host_qemu_uuid(cmd, n - cut, uuid);
+}
+
+static void expect(const char *what, const char *args, size_t cut,
+		   const char *want)
+{
+	char got[VMRAPL_HOST_UUID_LEN];
+	int found = parse(args, cut, got);
+
+	if (want)
+		tap(found == 1 && !strcmp(got, want), "%s", what);
+	else
+		tap(found == 0 && !got[0], "%s", what);
+	if (found && (!want || strcmp(got, want)))
+		printf("# got '%.*s'\n", VMRAPL_HOST_UUID_LEN - 1, got);
+}
+
+int main(void)
+{
+	char out[VMRAPL_HOST_UUID_LEN] = "untouched";
+
+	printf("TAP version 13\n");
+	expect("-uuid", "qemu-system-x86_64|-name|guest=web|-uuid|" U1 "|-S",
+	       0, U1);
+	expect("--uuid", "qemu|--uuid|" U1, 0, U1);
+	expect("upper case becomes lower case",
+	       "qemu|-uuid|8F6C1A34-1C2D-4E5F-9A0B-1C2D3E4F5A6B", 0, U1);
+	expect("the last -uuid wins, as in QEMU",
+	       "qemu|-uuid|" U2 "|-m|1G|-uuid|" U1, 0, U1);
+	expect("no -uuid", "qemu|-name|web|-m|1G", 0, NULL);
+	expect("-uuid without a value", "qemu|-name|web|-uuid", 0, NULL);
+	expect("-uuid=VALUE is no QEMU syntax", "qemu|-uuid=" U1, 0, NULL);
+	expect("a value that is not a UUID", "qemu|-uuid|not-a-uuid", 0, NULL);
+	expect("35 characters",
+	       "qemu|-uuid|8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6", 0, NULL);
+	expect("37 characters", "qemu|-uuid|" U1 "0", 0, NULL);
+	expect("braces", "qemu|-uuid|{" U1 "}", 0, NULL);
+	expect("no hyphens (32 hex digits)",
+	       "qemu|-uuid|8f6c1a341c2d4e5f9a0b1c2d3e4f5a6b", 0, NULL);
+	expect("a hyphen out of place",
+	       "qemu|-uuid|8f6c1a3-41c2d-4e5f-9a0b-1c2d3e4f5a6b", 0, NULL);
+	expect("a non-hex digit",
+	       "qemu|-uuid|8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6g", 0, NULL);
+	expect("a space inside",
+	       "qemu|-uuid|8f6c1a34-1c2d-4e5f-9a0b 1c2d3e4f5a6b", 0, NULL);
+	expect("a later invalid -uuid hides an earlier valid one",
+	       "qemu|-uuid|" U1 "|-uuid|junk", 0, NULL);
+	expect("-uuid followed by an option",
+	       "qemu|-name|-uuid|-m|1G", 0, NULL);
+	/* /proc/PID/cmdline read into a buffer that ends mid-argument. */
+	expect("the value cut off by the buffer",
+	       "qemu|-uuid|" U1, 1, NULL);
+	expect("the value cut off after 36 characters of a longer one",
+	       "qemu|-uuid|" U1 "ff", 3, NULL);
+	expect("-uuid cut off before its value", "qemu|-m|1G|-uuid|",
+	       1, NULL);
+	expect("a complete -uuid before a cut-off argument",
+	       "qemu|-uuid|" U1 "|-device|virtio-net-pci", 5, U1);
+
+	tap(vmrapl_host_uuid_canonical(U1, out) == 1 && !strcmp(out, U1),
+	    "canonical: a lower-case UUID as it is");
+	tap(vmrapl_host_uuid_canonical("", out) == 0 && !strcmp(out, U1),
+	    "canonical: the empty string is none, the output untouched");
+	tap(vmrapl_host_uuid_canonical("00000000-0000-0000-0000-000000000000",
+				       out) == 1,
+	    "canonical: the nil UUID has the form (QEMU accepts it)");
+
+	printf("1..%d\n", test_nr);
+	return failed ? 1 : 0;
+}
