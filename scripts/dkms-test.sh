@@ -29,6 +29,12 @@ sed -i "s/^PACKAGE_VERSION=.*/PACKAGE_VERSION=\"$ver\"/" "$src/dkms.conf"
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
 
 dkms_opts=(--sourcetree "$tmp/src" --dkmstree "$tmp/tree" --installtree "$tmp/install")
+# The install tree stands for /lib/modules: DKMS 3.x (trixie) looks for
+# each kernel's headers there, as <tree>/<KVER>/build.
+for k in "${kvers[@]}"; do
+	mkdir -p "$tmp/install/$k"
+	[[ -e /lib/modules/$k/build ]] && ln -s "/lib/modules/$k/build" "$tmp/install/$k/build"
+done
 export sign_file=/nonexistent/vmrapl-dkms-test-no-signing
 
 echo "TAP version 13"
