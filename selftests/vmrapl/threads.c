@@ -11,7 +11,7 @@
  * for an exit-heavy VMM.  And in a process that runs several VMs, every
  * other thread went to the first VM's overhead.  Here per-vCPU runtime_ns
  * must match /proc/<tid>/schedstat within 2 % for spinning and exit-heavy
- * vCPUs (at least 98 % and at most 104 % for one that sleeps every
+ * vCPUs (at least 98 % and at most 110 % for one that sleeps every
  * millisecond: see tvm_check()), with three VMs in one process and with
  * one VM in a process of its own, and a spinning non-vCPU thread of the
  * three-VM process must be nobody's overhead.
@@ -101,13 +101,19 @@ static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
 		       mid ? 100.0 * run / mid : 0);
 	/*
-	 * At most 2 % more, or 4 % for a vCPU that sleeps every millisecond:
-	 * schedstat stops a task's clock in put_prev_task() and vmrapl at
-	 * the sched_switch tracepoint, after the next task was picked, so
-	 * each switch-out gives the task the time of pick_next_task().  At
-	 * 2000 switches a second under TCG that was 1.5-2.8 % (six runs).
+	 * At most 2 % more, or 10 % for a vCPU that sleeps every
+	 * millisecond.  That one reads above schedstat by design: schedstat
+	 * stops a blocking task's clock when it is dequeued, vmrapl at the
+	 * sched_switch tracepoint, so the scheduler's work in between
+	 * (picking the next task, new-idle balancing), done in the task's
+	 * context and charged to it by tick-based accounting too, is the
+	 * task's in vmrapl.  Its cost depends on the host: under TCG 1.5-2.8 %
+	 * on an idle build machine (six runs), 6.7-8.6 % with the machine
+	 * loaded or under KASAN and lockdep (four runs).  Charging the
+	 * thread its idle time, the bug this bound is for, would be +100 %
+	 * or more at 30 % duty.
 	 */
-	EXPECT_LE(run, hi + hi / (t->sleeps ? 25 : 50))
+	EXPECT_LE(run, hi + hi / (t->sleeps ? 10 : 50))
 		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
 		       mid ? 100.0 * run / mid : 0);
 }
