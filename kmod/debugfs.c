@@ -29,10 +29,6 @@ const char *const vr_obj_names[VR_OBJ_NR] = {
 	[VR_OBJ_KVM_REFS] = "kvm_refs",
 };
 
-static const char *const vr_origin_names[] = {
-	"unknown", "param", "learned", "model"
-};
-
 static int vr_packages_show(struct seq_file *m, void *unused)
 {
 	struct vr_pkg_stats st[VR_NDOM];
@@ -51,7 +47,8 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 			   READ_ONCE(p->period_ns),
 			   vr_policy_names[READ_ONCE(p->policy) % VR_STATIC_NR],
 			   READ_ONCE(p->p_static_uw),
-			   vr_origin_names[READ_ONCE(p->static_origin) & 3],
+			   vr_origin_names[READ_ONCE(p->static_origin) %
+					   VR_STATIC_ORIGIN_NR],
 			   READ_ONCE(p->samples), READ_ONCE(p->epochs_idle),
 			   READ_ONCE(p->busy_ns), READ_ONCE(p->wraps),
 			   READ_ONCE(p->resets), READ_ONCE(p->overruns),

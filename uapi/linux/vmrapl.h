@@ -69,6 +69,13 @@
 #define VMRAPL_STATIC_BUSY	1
 #define VMRAPL_STATIC_NONE	2
 
+/* Where a package's static power comes from (vmrapl_pkg_stats.origin). */
+#define VMRAPL_ORIGIN_UNKNOWN	0	/* nothing known yet: 0 W */
+#define VMRAPL_ORIGIN_PARAM	1	/* the p_static_mw parameter */
+#define VMRAPL_ORIGIN_IDLE	2	/* learned from all-idle runs */
+#define VMRAPL_ORIGIN_MODEL	3	/* the estimate/test source's own */
+#define VMRAPL_ORIGIN_FIT	4	/* the online fit (VMRAPL_INFO_F_FIT) */
+
 /* vmrapl_info.features */
 #define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
 #define VMRAPL_INFO_F_TEST_INJECT	_BITULL(1)	/* VMRAPL_TEST_INJECT */
