@@ -15,6 +15,7 @@ const char *const vr_dom_names[VR_NDOM] = { "pkg", "core", "dram" };
 const char *const vr_policy_names[VR_STATIC_NR] = {
 	"occupied", "busy", "none"
 };
+
 const char *const vr_origin_names[VR_STATIC_ORIGIN_NR] = {
 	"unknown", "param", "learned", "model", "fit"
 };
@@ -312,6 +313,23 @@ static bool vr_fit_solve(struct vr_fit *f)
 	       f->sd_uw * VR_FIT_MAX_SD_DIV <= f->static_uw;
 }
 
+/* Context: close_lock held. */
+void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
+{
+	const struct vr_fit *f = &p->fit;
+
+	r->p_static_uw = p->p_static_uw;
+	r->fit_uw = f->static_uw;
+	r->fit_sd_uw = f->sd_uw;
+	r->fit_dyn_uw = f->dyn_uw;
+	r->fit_good_uw = f->good_uw;
+	r->idle_uw = p->idle_uw;
+	r->fit_blocks = f->blocks;
+	r->fit_flags = f->flags;
+	r->origin = p->static_origin;
+	r->idle_known = p->idle_known;
+}
+
 /**
  * vr_pkg_fit_update() - solve the online fit, apply the precedence
  * @p: the package.
@@ -460,8 +478,9 @@ static void vr_give_cur(struct vr_acct *a, struct vr_split *sp, u64 cum,
 	for (d = 0; d < VR_NDOM; d++) {
 		if (!sp->cur[d])
 			continue;
-		s = vr_mul_div(sp->scur[d], cum, total);
-		t = vr_mul_div(sp->cur[d] - sp->scur[d], cum, total);
+		s = sp->scur[d] ? vr_mul_div(sp->scur[d], cum, total) : 0;
+		t = sp->cur[d] == sp->scur[d] ? 0 :
+		    vr_mul_div(sp->cur[d] - sp->scur[d], cum, total);
 		WRITE_ONCE(a->energy[d], a->energy[d] + s + t -
 			   sp->given_scur[d] - sp->given_dcur[d]);
 		WRITE_ONCE(a->static_e[d], a->static_e[d] + s -

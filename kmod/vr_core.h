@@ -371,6 +371,22 @@ void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
 void vr_pkg_fit_update(struct vr_pkg *p);
 u64 vr_isqrt(u64 x);
 
+/* What the fit and the static power are, copied out under close_lock. */
+struct vr_static_report {
+	u64 p_static_uw;	/* in use */
+	u64 fit_uw;		/* intercept of the last solve */
+	u64 fit_sd_uw;		/* its standard error */
+	u64 fit_dyn_uw;		/* slope, per busy CPU */
+	u64 fit_good_uw;	/* the last well-conditioned intercept */
+	u64 idle_uw;		/* the idle-run estimate */
+	u32 fit_blocks;
+	u32 fit_flags;		/* VR_FIT_* */
+	u8 origin;		/* enum vr_static_origin */
+	bool idle_known;
+};
+
+void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r);
+
 /* Unit helpers. */
 u64 vr_wrap_delta(u64 old, u64 cur, u32 width);
 u64 vr_units_to_eu(u64 units, u32 esu, u64 *carry);

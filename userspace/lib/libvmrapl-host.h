@@ -44,6 +44,14 @@ int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out);
 
 /*
+ * The same, with each package's static power and its online fit in a
+ * second malloc'ed array (*@st, free() it; entry i is package i).  A module
+ * without VMRAPL_INFO_F_STATIC_FIT answers the books only: *@st is NULL.
+ */
+int vmrapl_host_pkg_static(int devfd, struct vmrapl_pkg_stats **out,
+			   struct vmrapl_pkg_static **st);
+
+/*
  * The name of the VM whose VMM is @pid: QEMU's "-name guest=NAME,..." or
  * "-name NAME[,...]" from /proc/<pid>/cmdline, else /proc/<pid>/comm,
  * else "pid<N>".  Always fills @buf (NUL terminated); returns 1 when the
