@@ -574,6 +574,14 @@ static const char *const policy_names[] = {
 	[VMRAPL_STATIC_NONE] = "none",
 };
 
+static const char *const origin_names[] = {
+	[VMRAPL_ORIGIN_UNKNOWN] = "unknown",
+	[VMRAPL_ORIGIN_PARAM] = "param",
+	[VMRAPL_ORIGIN_IDLE] = "idle",
+	[VMRAPL_ORIGIN_MODEL] = "model",
+	[VMRAPL_ORIGIN_FIT] = "fit",
+};
+
 static const char *const domain_names[VMRAPL_NR_DOMAINS] = {
 	[VMRAPL_DOM_PKG] = "pkg",
 	[VMRAPL_DOM_CORE] = "core",
@@ -618,6 +626,11 @@ const char *vmrapl_host_policy_name(uint32_t policy)
 int vmrapl_host_policy_value(const char *name)
 {
 	return value_of(NAMES(policy_names), name);
+}
+
+const char *vmrapl_host_origin_name(uint32_t origin)
+{
+	return name_of(NAMES(origin_names), origin, "unknown");
 }
 
 const char *vmrapl_host_domain_name(unsigned int dom)

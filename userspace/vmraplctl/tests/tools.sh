@@ -84,6 +84,11 @@ check "info: load time, 1 s after boot" load_ok
 run info
 check "info text: *estimated*" has '*estimated*'
 check "info text: load time" has 'totals count from then'
+check "info text: static power and its fit" has 'static power 0   5.000 W (fit); fit 5.000 +- 0.125 W, 2.500 W/busy CPU, 128 blocks, conditioned'
+check "info text: static power from idle runs" has 'static power 1   5.000 W (idle)'
+run --json info
+check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
+check "info --json: features" has '"static_fit", "static_split"'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
@@ -109,9 +114,15 @@ check "stats: per-vCPU power over the interval" has '{"vcpu": 1, "energy_j": {"p
 check "stats: per-vCPU busy share" has '"busy": '
 run --json --interval 0 stats 9
 check "stats by id, per-vCPU energy" has '"per_vcpu": [{"vcpu": 0, "energy_j": {"pkg": '
+run --json --interval 0 stats 7
+check "stats --json: the VM's static part" grep -Eq '"static_j": [0-9.]+, "dynamic_j": [0-9.]+' <<< "$out"
+check "stats --json: each vCPU's static and dynamic parts" grep -Eq '"vcpu": 1, "energy_j": \{[^}]*\}, "runtime_s": [0-9.]+, "static_j": [0-9.]+, "dynamic_j": [0-9.]+' <<< "$out"
 run stats "$qemu_pid"
 check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
 check "stats text: the uuid" grep -Eq "^  uuid +$uuid\$" <<< "$out"
+check "stats text: static part" grep -Eq '^  static \(pkg\) +[0-9.]+ J \(policy busy; overhead [0-9.]+ J\)$' <<< "$out"
+check "stats text: dynamic part" grep -Eq '^  dynamic \(pkg\) +[0-9.]+ J$' <<< "$out"
+check "stats text: static and dynamic columns" has 'static J    dynamic J'
 run --json --interval 0 stats "$uuid"
 check "stats by uuid" has '"id": 7,'
 run --json --interval 0 stats "${uuid^^}"
