@@ -337,16 +337,21 @@ void vr_vm_debugfs_show(struct seq_file *m)
 
 	mutex_lock(&vr_vm_mutex);
 	list_for_each_entry(vm, &vr_vms, list) {
-		u64 e[VR_NDOM];
+		u64 e[VR_NDOM], s = 0;
+		u32 i;
 
+		/* The static part first, then the energy: see vr_row_static(). */
+		for (i = 0; i <= vm->nr_vcpus; i++)
+			s += vr_row_static(vm, i);
 		for (d = 0; d < VR_NDOM; d++)
 			e[d] = vr_vm_energy(vm, d);
-		seq_printf(m, "vm %llu pid %d comm %s %s vcpus %u charge %s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu\n",
+		seq_printf(m, "vm %llu pid %d comm %s %s vcpus %u charge %s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu pkg_static_eu %llu\n",
 			   vm->id, vm->pid, vm->comm,
 			   vm->attached ? "attached" : "auto", vm->nr_vcpus,
 			   vm->charge == VMRAPL_CHARGE_GUEST ? "guest" : "thread",
 			   e[0], e[1], e[2], vr_ovh_energy(vm, VR_DOM_PKG),
-			   vr_vm_runtime_ns(vm), vr_ovh_ns(vm));
+			   vr_vm_runtime_ns(vm), vr_ovh_ns(vm),
+			   min(s, e[0]));
 	}
 	mutex_unlock(&vr_vm_mutex);
 }
