@@ -212,8 +212,8 @@ u64 vr_isqrt(u64 x)
 }
 
 /*
- * Add a closed epoch to the fit's open block; a full block becomes a
- * sample of the ring.  O(1): three additions per epoch, and per block two
+ * Add a closed epoch with busy time to the fit's open block; a full block
+ * becomes a sample of the ring.  O(1): three additions per epoch, and per block two
  * divisions and the update of five running sums.  A lost epoch drops the
  * open block, whose energy is then unknown.
  */
@@ -229,6 +229,15 @@ static void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy,
 		f->blk_de = 0;
 		return;
 	}
+	/*
+	 * Only epochs with busy time are samples: P_static only matters
+	 * there (an epoch with none is all idle whatever it is), and an
+	 * all-idle package may sit in a deeper package C-state than a busy
+	 * one ever reaches, which would pull the intercept down to that
+	 * floor.  Idle runs are learned on their own (vr_learn_static()).
+	 */
+	if (!busy)
+		return;
 	f->blk_dt += dt;
 	f->blk_busy += busy;
 	f->blk_de += de;

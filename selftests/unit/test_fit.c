@@ -14,6 +14,8 @@
  *     within 2 %, is used (origin fit), and its standard error covers the
  *     true error.  Also a load that stays between 4 and 12 CPUs and a
  *     mostly idle one.
+ *     A package C-state floor (lower power when every CPU is idle) does
+ *     not pull P_static down: only epochs with busy time are samples.
  *  2. Ill-conditioned input falls back: always busy, always idle (idle
  *     learning takes over), a constant partial load.
  *  3. Precedence: p_static_mw (PARAM) and MODEL > fit > idle runs >
@@ -40,6 +42,7 @@ struct fh {
 	u64 now, next_load, next_noise, next_fit;
 	unsigned int k;		/* busy CPUs */
 	double noise;		/* relative amplitude */
+	u64 floor_uw;		/* power with every CPU idle, 0: P_STATIC */
 	u64 closes;
 };
 
@@ -122,6 +125,9 @@ static void fh_power(struct fh *h)
 {
 	double w = (double)(P_STATIC + P_DYN * h->k);
 
+	if (!h->k && h->floor_uw)
+		w = (double)h->floor_uw;	/* a package C-state */
+
 	w *= 1.0 + h->noise * (2.0 * vt_unit() - 1.0);
 	vrm_set_power(&h->ctr, h->now, (u64)w);
 }
@@ -192,6 +198,30 @@ static void recovery(const char *what, load_fn load, double noise,
 		"%s: P_dyn within %.0f%%", what, tol_dyn * 100);
 	vt_ok(es <= 4 * w(f->sd_uw) + 0.05 && es >= -4 * w(f->sd_uw) - 0.05,
 	      "%s: the error is within 4 standard errors (+ 50 mW)", what);
+}
+
+/*
+ * A package that drops to a 25 W floor when every CPU is idle (package
+ * C-state) and draws 40 W + 6 W per busy CPU otherwise: the static power
+ * that busy CPUs share is 40 W.  Blocks with no busy time are not samples,
+ * so the floor does not pull the intercept down.
+ */
+static void cstate_floor(void)
+{
+	static struct fh h;
+	const struct vr_fit *f = &h.p.fit;
+
+	fh_init(&h, 0, VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED, true, 0.05);
+	h.floor_uw = 25000000;
+	fh_run(&h, 10 * VT_SEC, load_vary);
+	vt_diag("package C-state floor 25 W, active 40 W + 6 W/CPU: fit %.3f W "
+		"(standard error %.3f W), P_dyn %.3f W/CPU, idle runs %.3f W",
+		w(f->static_uw), w(f->sd_uw), w(f->dyn_uw), w(h.p.idle_uw));
+	vt_ok((f->flags & VR_FIT_OK) && h.p.static_origin == VR_STATIC_FIT,
+	      "C-state floor: the fit is used");
+	vt_near(w(f->static_uw), w(P_STATIC), 0.05 * w(P_STATIC),
+		"C-state floor: P_static is the active baseline (5%%), not "
+		"the floor");
 }
 
 static void ill(const char *what, load_fn load, u8 origin, double want_w)
@@ -343,7 +373,9 @@ int main(void)
 	/* less spread: a standard error of ~1.8 %, as the fit reports */
 	recovery("load 4-12 CPUs", load_mid, 0.05, 0.04, 0.04);
 	/* the slope of a load of 0-2 CPUs is known less well */
-	recovery("mostly idle", load_low, 0.05, 0.02, 0.05);
+	recovery("mostly idle", load_low, 0.05, 0.02, 0.08);
+
+	cstate_floor();
 
 	ill("always busy", load_full, VR_STATIC_UNKNOWN, 0);
 	ill("always idle", load_idle, VR_STATIC_LEARNED, w(P_STATIC));
