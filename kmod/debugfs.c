@@ -4,8 +4,11 @@
  * selftests that check conservation in the real kernel.
  *
  *   packages  per package: source, units, static power and how it was
- *             obtained, samples, and per domain the totals in eu (2^-24 J):
- *             sampled = tracked + host + idle + lost, exactly.
+ *             obtained, samples; the online fit of P_static (intercept,
+ *             standard error, slope, blocks, whether it is conditioned and
+ *             in use); and per domain the totals in eu (2^-24 J):
+ *             sampled = tracked + host + idle + lost, exactly, with the
+ *             static parts of tracked and host.
  *   vms       per tracked VM: energy, overhead and runtime.
  *   objects   the module's live objects by kind ("vms 0"), for the leak
  *             checks: all zero once every VM is gone.
@@ -29,13 +32,10 @@ const char *const vr_obj_names[VR_OBJ_NR] = {
 	[VR_OBJ_KVM_REFS] = "kvm_refs",
 };
 
-static const char *const vr_origin_names[] = {
-	"unknown", "param", "learned", "model"
-};
-
 static int vr_packages_show(struct seq_file *m, void *unused)
 {
 	struct vr_pkg_stats st[VR_NDOM];
+	struct vr_static_report sr;
 	unsigned int i, d;
 
 	vr_close_all(0);
@@ -51,20 +51,29 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 			   READ_ONCE(p->period_ns),
 			   vr_policy_names[READ_ONCE(p->policy) % VR_STATIC_NR],
 			   READ_ONCE(p->p_static_uw),
-			   vr_origin_names[READ_ONCE(p->static_origin) & 3],
+			   vr_origin_names[READ_ONCE(p->static_origin) %
+					   VR_STATIC_ORIGIN_NR],
 			   READ_ONCE(p->samples), READ_ONCE(p->epochs_idle),
 			   READ_ONCE(p->busy_ns), READ_ONCE(p->wraps),
 			   READ_ONCE(p->resets), READ_ONCE(p->overruns),
 			   READ_ONCE(p->over_max),
 			   READ_ONCE(hp->safety_reads),
 			   READ_ONCE(hp->remote_closes));
+		vr_pkg_static_read(hp, &sr);
+		seq_printf(m, "pkg %u fit static_uw %llu sd_uw %llu dyn_uw %llu blocks %u conditioned %d held_uw %llu in_use %d idle_uw %llu idle_known %d\n",
+			   i, sr.fit_uw, sr.fit_sd_uw, sr.fit_dyn_uw,
+			   sr.fit_blocks, !!(sr.fit_flags & VR_FIT_OK),
+			   sr.fit_flags & VR_FIT_HAVE ? sr.fit_good_uw : 0,
+			   sr.origin == VR_STATIC_FIT, sr.idle_uw,
+			   sr.idle_known);
 		for (d = 0; d < VR_NDOM; d++) {
 			if (!(p->domains & BIT(d)))
 				continue;
-			seq_printf(m, "pkg %u dom %s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu\n",
+			seq_printf(m, "pkg %u dom %s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu tracked_static %llu host_static %llu\n",
 				   i, vr_dom_names[d], st[d].sampled,
 				   st[d].static_e, st[d].dynamic, st[d].tracked,
-				   st[d].host, st[d].idle, st[d].lost);
+				   st[d].host, st[d].idle, st[d].lost,
+				   st[d].tracked_static, st[d].host_static);
 		}
 	}
 	return 0;

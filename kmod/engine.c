@@ -80,6 +80,16 @@ static void vr_close(struct vr_hpkg *hp, u64 now)
 	vr_pkg_try_close(&hp->core, now, vr_read_hpkg, hp);
 }
 
+/* The static power and its fit, consistent: process or timer context. */
+void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+	vr_pkg_static_report(&hp->core, r);
+	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
+}
+
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer)
 {
 	unsigned long flags;
@@ -281,6 +291,10 @@ static void vr_pkg_timer_fn(struct timer_list *t)
 
 	if (vr_pkg_stale(&hp->core, local_clock()))
 		vr_close_pkg_local(hp, true);
+	/* The online fit of P_static is solved here, off the probes. */
+	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+	vr_pkg_fit_update(&hp->core);
+	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
 	if (READ_ONCE(hp->core.over_max) != hp->timer_over_max) {
 		hp->timer_over_max = READ_ONCE(hp->core.over_max);
 		pr_warn_ratelimited("package %u drew more than max_power_w=%u W (%llu epochs): energy is charged, but raise max_power_w so that counter resets are told apart\n",

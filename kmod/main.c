@@ -179,60 +179,116 @@ static long vr_dev_get_info(void __user *argp)
 		info.features |= VMRAPL_INFO_F_TEST_INJECT;
 	if (READ_ONCE(vr_track_all))
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
-	info.features |= VMRAPL_INFO_F_LOAD_TIME;
+	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
+			 VMRAPL_INFO_F_STATIC_SPLIT;
 	info.load_boottime_ns = vr_load_boottime_ns;
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
 	return 0;
 }
 
-/* VMRAPL_GET_PKG_STATS: the host's books, per package. */
-static long vr_dev_get_pkg_stats(void __user *argp)
+/* One package's entries of GET_PKG_STATS: the books and the static power. */
+static void vr_pkg_entry(struct vr_hpkg *hp, struct vmrapl_pkg_stats *ps,
+			 struct vmrapl_pkg_static *pst)
 {
 	struct vr_pkg_stats st[VR_NDOM];
+	struct vr_pkg *p = &hp->core;
+	struct vr_static_report sr;
+	unsigned int d;
+
+	memset(ps, 0, sizeof(*ps));
+	memset(pst, 0, sizeof(*pst));
+	vr_pkg_read_stats(p, st, VR_NDOM);
+	vr_pkg_static_read(hp, &sr);
+	for (d = 0; d < VR_NDOM; d++) {
+		ps->sampled_uj[d] = vr_eu_to_uj(st[d].sampled);
+		ps->tracked_uj[d] = vr_eu_to_uj(st[d].tracked);
+		ps->host_uj[d] = vr_eu_to_uj(st[d].host);
+		ps->idle_uj[d] = vr_eu_to_uj(st[d].idle);
+		ps->lost_uj[d] = vr_eu_to_uj(st[d].lost);
+	}
+	ps->p_static_uw = sr.p_static_uw;
+	ps->samples = READ_ONCE(p->samples);
+	ps->busy_ns = READ_ONCE(p->busy_ns);
+	ps->nr_cpus = READ_ONCE(p->nr_online);
+
+	pst->origin = sr.origin;
+	if (sr.fit_flags & VR_FIT_OK)
+		pst->fit_flags |= VMRAPL_FIT_F_CONDITIONED;
+	if (sr.fit_flags & VR_FIT_HAVE) {
+		pst->fit_flags |= VMRAPL_FIT_F_HELD;
+		pst->fit_held_uw = sr.fit_good_uw;
+	}
+	pst->fit_static_uw = sr.fit_uw;
+	pst->fit_static_sd_uw = sr.fit_sd_uw;
+	pst->fit_dyn_uw = sr.fit_dyn_uw;
+	pst->idle_static_uw = sr.idle_known ? sr.idle_uw : 0;
+	pst->fit_blocks = sr.fit_blocks;
+	pst->static_uj = vr_eu_to_uj(st[VR_DOM_PKG].static_e);
+	pst->tracked_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].tracked_static);
+	pst->host_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].host_static);
+}
+
+/*
+ * VMRAPL_GET_PKG_STATS: the host's books, per package.  Each entry is
+ * built in kernel memory (vr_pkg_static_read() takes and drops the close
+ * lock) and copied out with no lock held.  The request grew by its size
+ * field: a 40-byte one (VMRAPL_PKG_LIST_SIZE_V1) reads as static_ptr 0,
+ * and only as many bytes as userspace passed are written back.
+ */
+static long vr_dev_get_pkg_stats(void __user *argp)
+{
+	struct vmrapl_pkg_static pst;
 	struct vmrapl_pkg_stats ps;
 	struct vmrapl_pkg_list l;
-	unsigned int i, d;
+	void __user *ent;
+	unsigned int i;
+	u32 usize;
 	int ret;
 
-	if (get_user(l.size, (u32 __user *)argp))
+	if (get_user(usize, (u32 __user *)argp))
 		return -EFAULT;
-	if (l.size < sizeof(l))
+	if (usize < VMRAPL_PKG_LIST_SIZE_V1)
 		return -EINVAL;
-	if (l.size > PAGE_SIZE)
+	if (usize > PAGE_SIZE)
 		return -E2BIG;
-	ret = copy_struct_from_user(&l, sizeof(l), argp, l.size);
+	ret = copy_struct_from_user(&l, sizeof(l), argp, usize);
 	if (ret)
 		return ret;
-	if (l.flags || l.reserved0 || l.reserved[0] || l.reserved[1])
+	if (l.flags || l.reserved0 || l.reserved[0] || l.reserved[1] ||
+	    l.reserved1)
 		return -EINVAL;
 	if (l.nr_pkgs && !l.pkgs_ptr)
 		return -EINVAL;
+	if (l.static_ptr && (l.static_size < VMRAPL_PKG_STATIC_SIZE_V1 ||
+			     l.static_size % sizeof(u64)))
+		return -EINVAL;
+	if (!l.static_ptr && l.static_size)
+		return -EINVAL;
+	if (l.static_size > PAGE_SIZE)
+		return -E2BIG;
 
 	vr_close_all(0);
 	for (i = 0; i < min(l.nr_pkgs, vr_topo.nr_pkgs); i++) {
-		struct vr_pkg *p = &vr_pkgs[i]->core;
-
-		memset(&ps, 0, sizeof(ps));
-		vr_pkg_read_stats(p, st, VR_NDOM);
-		for (d = 0; d < VR_NDOM; d++) {
-			ps.sampled_uj[d] = vr_eu_to_uj(st[d].sampled);
-			ps.tracked_uj[d] = vr_eu_to_uj(st[d].tracked);
-			ps.host_uj[d] = vr_eu_to_uj(st[d].host);
-			ps.idle_uj[d] = vr_eu_to_uj(st[d].idle);
-			ps.lost_uj[d] = vr_eu_to_uj(st[d].lost);
-		}
-		ps.p_static_uw = READ_ONCE(p->p_static_uw);
-		ps.samples = READ_ONCE(p->samples);
-		ps.busy_ns = READ_ONCE(p->busy_ns);
-		ps.nr_cpus = READ_ONCE(p->nr_online);
+		vr_pkg_entry(vr_pkgs[i], &ps, &pst);
 		if (copy_to_user(u64_to_user_ptr(l.pkgs_ptr) + i * sizeof(ps),
 				 &ps, sizeof(ps)))
+			return -EFAULT;
+		if (!l.static_ptr)
+			continue;
+		/* Of each entry, what this module knows; zeroes after it. */
+		ent = u64_to_user_ptr(l.static_ptr) + (size_t)i * l.static_size;
+		if (copy_to_user(ent, &pst,
+				 min_t(size_t, l.static_size, sizeof(pst))))
+			return -EFAULT;
+		if (l.static_size > sizeof(pst) &&
+		    clear_user(ent + sizeof(pst), l.static_size - sizeof(pst)))
 			return -EFAULT;
 	}
 	l.nr_pkgs = vr_topo.nr_pkgs;
 	l.size = sizeof(l);
-	return copy_to_user(argp, &l, sizeof(l)) ? -EFAULT : 0;
+	return copy_to_user(argp, &l, min_t(size_t, usize, sizeof(l))) ?
+	       -EFAULT : 0;
 }
 
 /*

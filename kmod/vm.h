@@ -89,6 +89,11 @@ struct vr_task {
 	struct list_head list;
 };
 
+/* Columns of a GET_STATS row: energy per domain, busy ns, PKG static. */
+#define VR_SNAP_NS	VR_NDOM
+#define VR_SNAP_STATIC	(VR_NDOM + 1)
+#define VR_SNAP_NR	(VR_NDOM + 2)
+
 /**
  * struct vr_vm - a tracked KVM VM
  * @kvm: the VM.  Attached: @kvm_file pins it.  Auto-tracked: a kvm
@@ -143,7 +148,7 @@ struct vr_vm {
 	struct vr_acct *acct;
 	struct vr_vcpu_thread *threads;
 	struct mutex lock;		/* see @lock above */
-	u64 (*stats_cache)[VR_NDOM + 1];
+	u64 (*stats_cache)[VR_SNAP_NR];
 	u64 stats_time;
 
 	raw_spinlock_t gv_lock;
@@ -248,6 +253,22 @@ static inline u64 vr_row_energy(struct vr_vm *vm, u32 row, unsigned int d)
 
 	for (p = 0; p < vr_topo.nr_pkgs; p++)
 		e += READ_ONCE(vm->acct[row * vr_npk() + p].energy[d]);
+	return e;
+}
+
+/*
+ * Static part (eu, PKG domain) of account row @row, summed over host
+ * packages.  Read it before the row's energy: the closer writes an
+ * account's energy before its static part, so this is then no larger
+ * (and the callers clamp it, for weakly ordered CPUs).
+ */
+static inline u64 vr_row_static(struct vr_vm *vm, u32 row)
+{
+	unsigned int p;
+	u64 e = 0;
+
+	for (p = 0; p < vr_topo.nr_pkgs; p++)
+		e += READ_ONCE(vm->acct[row * vr_npk() + p].static_e[VR_DOM_PKG]);
 	return e;
 }
 

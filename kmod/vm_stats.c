@@ -72,7 +72,7 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 {
 	struct vmrapl_stats *st = &r->st;
 	u32 i, v, rows = vm->nr_vcpus + 1;
-	u64 (*snap)[VR_NDOM + 1], *ovh;
+	u64 (*snap)[VR_SNAP_NR], *ovh;
 	u64 step = 1, now;
 	unsigned int d;
 
@@ -88,7 +88,7 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 		if (!r->ps)
 			return -ENOMEM;
 	}
-	/* Per row: the energy of each domain, then the busy ns. */
+	/* Per row: the energy of each domain, the busy ns, PKG static. */
 	snap = kvcalloc(rows, sizeof(*snap), GFP_KERNEL_ACCOUNT);
 	if (!snap)
 		return -ENOMEM;
@@ -99,9 +99,12 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 		memcpy(snap, vm->stats_cache, rows * sizeof(*snap));
 	} else {
 		for (i = 0; i < rows; i++) {
+			snap[i][VR_SNAP_STATIC] = vr_row_static(vm, i);
 			for (d = 0; d < VR_NDOM; d++)
 				snap[i][d] = vr_row_energy(vm, i, d);
-			snap[i][VR_NDOM] = vr_row_ns(vm, i);
+			snap[i][VR_SNAP_NS] = vr_row_ns(vm, i);
+			snap[i][VR_SNAP_STATIC] = min(snap[i][VR_SNAP_STATIC],
+						      snap[i][VR_DOM_PKG]);
 		}
 		if (!exact) {
 			memcpy(vm->stats_cache, snap, rows * sizeof(*snap));
@@ -116,10 +119,19 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 	for (i = 0; i < r->nvs; i++) {
 		for (d = 0; d < VR_NDOM; d++)
 			r->vs[i].energy_uj[d] = vr_stats_uj(snap[i][d], step);
-		r->vs[i].runtime_ns = snap[i][VR_NDOM];
+		r->vs[i].runtime_ns = snap[i][VR_SNAP_NS];
+		r->vs[i].static_uj = vr_stats_uj(snap[i][VR_SNAP_STATIC],
+						 step);
 	}
 	for (v = 0; v < r->nps; v++) {
+		u64 s = vr_mul_div(ovh[VR_SNAP_STATIC], vm->vpkg_vcpus[v],
+				   vm->nr_vcpus);
+
 		r->ps[v].nr_vcpus = vm->vpkg_vcpus[v];
+		for (i = 0; i < vm->nr_vcpus; i++)
+			if (vm->vpkg[i] == v)
+				s += snap[i][VR_SNAP_STATIC];
+		r->ps[v].static_uj = vr_stats_uj(s, step);
 		for (d = 0; d < VR_NDOM; d++) {
 			/* The overhead share of a vpkg: by its vCPU count. */
 			u64 e = vr_mul_div(ovh[d], vm->vpkg_vcpus[v],
@@ -133,8 +145,13 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 		}
 	}
 	st->runtime_ns = 0;
+	st->static_uj = 0;
 	for (i = 0; i < vm->nr_vcpus; i++)
-		st->runtime_ns += snap[i][VR_NDOM];
+		st->runtime_ns += snap[i][VR_SNAP_NS];
+	for (i = 0; i < rows; i++)
+		st->static_uj += snap[i][VR_SNAP_STATIC];
+	st->static_uj = vr_stats_uj(st->static_uj, step);
+	st->overhead_static_uj = vr_stats_uj(ovh[VR_SNAP_STATIC], step);
 	for (d = 0; d < VR_NDOM; d++) {
 		u64 e = 0;
 
@@ -143,7 +160,7 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 		st->energy_uj[d] = vr_stats_uj(e, step);
 		st->overhead_uj[d] = vr_stats_uj(ovh[d], step);
 	}
-	st->overhead_ns = ovh[VR_NDOM];
+	st->overhead_ns = ovh[VR_SNAP_NS];
 	st->nr_vcpus = vm->nr_vcpus;
 	st->nr_vpkgs = vm->nr_vpkgs;
 	st->size = sizeof(*st);
@@ -190,6 +207,8 @@ long vr_vm_get_stats(struct vr_vm *vm, void __user *argp)
 static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
 {
 	unsigned int d;
+	u64 s = 0;
+	u32 i;
 
 	lockdep_assert_held(&vr_vm_mutex);
 	memset(e, 0, sizeof(*e));
@@ -204,6 +223,12 @@ static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
 	}
 	e->runtime_ns = vr_vm_runtime_ns(vm);
 	e->overhead_ns = vr_ovh_ns(vm);
+	/* Read after the energies: clamped, see vr_row_static(). */
+	e->overhead_static_uj = vr_eu_to_uj(min(vr_row_static(vm, vm->nr_vcpus),
+						vr_ovh_energy(vm, VR_DOM_PKG)));
+	for (i = 0; i <= vm->nr_vcpus; i++)
+		s += vr_row_static(vm, i);
+	e->static_uj = vr_eu_to_uj(min(s, vr_vm_energy(vm, VR_DOM_PKG)));
 }
 
 /*
@@ -312,16 +337,21 @@ void vr_vm_debugfs_show(struct seq_file *m)
 
 	mutex_lock(&vr_vm_mutex);
 	list_for_each_entry(vm, &vr_vms, list) {
-		u64 e[VR_NDOM];
+		u64 e[VR_NDOM], s = 0;
+		u32 i;
 
+		/* The static part first, then the energy: see vr_row_static(). */
+		for (i = 0; i <= vm->nr_vcpus; i++)
+			s += vr_row_static(vm, i);
 		for (d = 0; d < VR_NDOM; d++)
 			e[d] = vr_vm_energy(vm, d);
-		seq_printf(m, "vm %llu pid %d comm %s %s vcpus %u charge %s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu\n",
+		seq_printf(m, "vm %llu pid %d comm %s %s vcpus %u charge %s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu pkg_static_eu %llu\n",
 			   vm->id, vm->pid, vm->comm,
 			   vm->attached ? "attached" : "auto", vm->nr_vcpus,
 			   vm->charge == VMRAPL_CHARGE_GUEST ? "guest" : "thread",
 			   e[0], e[1], e[2], vr_ovh_energy(vm, VR_DOM_PKG),
-			   vr_vm_runtime_ns(vm), vr_ovh_ns(vm));
+			   vr_vm_runtime_ns(vm), vr_ovh_ns(vm),
+			   min(s, e[0]));
 	}
 	mutex_unlock(&vr_vm_mutex);
 }

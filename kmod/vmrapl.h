@@ -153,6 +153,7 @@ unsigned int vr_engine_policy(void);
 void vr_close_all(u64 min_gap_ns);
 void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
+void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
 
 /* The VM layer (vm.h has its private side). */
 extern const struct vr_vm_ops vr_vm_probe_ops;		/* vm_probe.c */

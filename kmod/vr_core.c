@@ -16,6 +16,10 @@ const char *const vr_policy_names[VR_STATIC_NR] = {
 	"occupied", "busy", "none"
 };
 
+const char *const vr_origin_names[VR_STATIC_ORIGIN_NR] = {
+	"unknown", "param", "learned", "model", "fit"
+};
+
 void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 		 u64 period_ns, u64 max_power_uw)
 {
@@ -46,13 +50,47 @@ void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width)
 	p->domains |= 1U << dom;
 }
 
+/*
+ * The static power in use, by precedence: a fixed value (PARAM, MODEL)
+ * stays; otherwise the last well-conditioned fit, else the idle-run
+ * estimate, else unknown (0 W).  A fit that is no longer well conditioned
+ * (a load that stopped varying) is held: it was measured while the
+ * package was active, which an idle run (the package's deepest idle
+ * state) is not.
+ */
+static void vr_static_resolve(struct vr_pkg *p)
+{
+	if (!p->learn_static)
+		return;
+	if (p->fit.flags & VR_FIT_HAVE) {
+		p->p_static_uw = p->fit.good_uw;
+		p->static_origin = VR_STATIC_FIT;
+	} else if (p->idle_known) {
+		p->p_static_uw = p->idle_uw;
+		p->static_origin = VR_STATIC_LEARNED;
+	} else {
+		p->p_static_uw = 0;
+		p->static_origin = VR_STATIC_UNKNOWN;
+	}
+}
+
+/*
+ * PARAM and MODEL fix the static power; UNKNOWN lets the package learn;
+ * LEARNED seeds the idle-run estimate with @uw (tests, a restart).
+ */
 void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 {
-	p->p_static_uw = uw;
-	p->static_origin = origin;
-	/* Only a package whose static power is unknown or learned learns. */
 	p->learn_static = origin == VR_STATIC_UNKNOWN ||
-			  origin == VR_STATIC_LEARNED;
+			  origin == VR_STATIC_LEARNED ||
+			  origin == VR_STATIC_FIT;
+	if (!p->learn_static) {
+		p->p_static_uw = uw;
+		p->static_origin = origin;
+		return;
+	}
+	p->idle_known = origin == VR_STATIC_LEARNED;
+	p->idle_uw = p->idle_known ? uw : 0;
+	vr_static_resolve(p);
 }
 
 /* Energy of one domain since the last sample, in eu; false when unknown. */
@@ -144,25 +182,198 @@ static void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
 	p->learn_eu = 0;
 	p->learn_ns = 0;
-	if (p->static_origin == VR_STATIC_UNKNOWN || uw < p->p_static_uw) {
-		p->p_static_uw = uw;
-		p->static_origin = VR_STATIC_LEARNED;
+	if (!p->idle_known || uw < p->idle_uw) {
+		p->idle_uw = uw;
+		p->idle_known = true;
 	} else {
 		/* A slowly rising minimum: robust to a noisy low run. */
-		p->p_static_uw += (uw - p->p_static_uw) >> 6;
+		p->idle_uw += (uw - p->idle_uw) >> 6;
 	}
+	vr_static_resolve(p);
+}
+
+/* floor(sqrt(@x)), bit by bit: no floating point, no division. */
+u64 vr_isqrt(u64 x)
+{
+	u64 r = 0, b = 1ULL << 62;
+
+	while (b > x)
+		b >>= 2;
+	while (b) {
+		if (x >= r + b) {
+			x -= r + b;
+			r = (r >> 1) + b;
+		} else {
+			r >>= 1;
+		}
+		b >>= 2;
+	}
+	return r;
+}
+
+/*
+ * Add a closed epoch with busy time to the fit's open block; a full block
+ * becomes a sample of the ring.  O(1): three additions per epoch, and per block two
+ * divisions and the update of five running sums.  A lost epoch drops the
+ * open block, whose energy is then unknown.
+ */
+static void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy,
+			 bool lost)
+{
+	struct vr_fit *f = &p->fit;
+	u64 u, y, ou, oy;
+
+	if (lost) {
+		f->blk_dt = 0;
+		f->blk_busy = 0;
+		f->blk_de = 0;
+		return;
+	}
+	/*
+	 * Only epochs with busy time are samples: P_static only matters
+	 * there (an epoch with none is all idle whatever it is), and an
+	 * all-idle package may sit in a deeper package C-state than a busy
+	 * one ever reaches, which would pull the intercept down to that
+	 * floor.  Idle runs are learned on their own (vr_learn_static()).
+	 */
+	if (!busy)
+		return;
+	f->blk_dt += dt;
+	f->blk_busy += busy;
+	f->blk_de += de;
+	if (f->blk_dt < VR_FIT_BLOCK_NS)
+		return;
+	u = vr_mul_div(f->blk_busy, 1ULL << VR_FIT_U_SHIFT, f->blk_dt);
+	/* eu/ns -> uW is x 10^15 / 2^24, here in 2^VR_FIT_Y_SHIFT uW */
+	y = vr_mul_div(f->blk_de, VR_FJ_PER_J >> VR_EU_SHIFT,
+		       f->blk_dt << VR_FIT_Y_SHIFT);
+	f->blk_dt = 0;
+	f->blk_busy = 0;
+	f->blk_de = 0;
+	if (u > VR_FIT_U_MAX || y > VR_FIT_Y_MAX)
+		return;		/* outside the bounds of the sums */
+	if (f->n == VR_FIT_BLOCKS) {
+		ou = f->ring_u[f->head];
+		oy = f->ring_y[f->head];
+		f->su -= ou;
+		f->sy -= oy;
+		f->suu -= ou * ou;
+		f->suy -= ou * oy;
+		f->syy -= oy * oy;
+	} else {
+		f->n++;
+	}
+	f->ring_u[f->head] = u;
+	f->ring_y[f->head] = y;
+	f->head = (f->head + 1) % VR_FIT_BLOCKS;
+	f->su += u;
+	f->sy += y;
+	f->suu += u * u;
+	f->suy += u * y;
+	f->syy += y * y;
+}
+
+/*
+ * Least squares of y = P_static + P_dyn x u over the ring, with n times
+ * the centered sums (exact integers):
+ *   Sxx = n Suu - Su^2, Sxy = n Suy - Su Sy, Syy = n Syy - Sy^2,
+ *   P_dyn = Sxy / Sxx, P_static = Sy / n - P_dyn Su / n,
+ *   Var(P_static) = SSE / (n - 2) x Suu / Sxx, with
+ *   n SSE = Syy - Sxy^2 / Sxx (SSE: sum of the squared residuals).
+ * Well conditioned: at least VR_FIT_MIN_BLOCKS samples, a standard
+ * deviation of u of at least VR_FIT_MIN_SPREAD, a positive slope and
+ * intercept, and a standard error of P_static within VR_FIT_MAX_SD_UW or
+ * 1/VR_FIT_MAX_SD_DIV of it.  Every product stays below 2^64 by the
+ * bounds of struct vr_fit; vr_mul_div() saturates where a ratio may not
+ * fit, which only makes the uncertainty too large to use.
+ */
+static bool vr_fit_solve(struct vr_fit *f)
+{
+	u64 n = f->n, sxx, sxy, syy, a, b, mean, term, sse, var;
+
+	f->blocks = n;
+	f->static_uw = 0;
+	f->sd_uw = 0;
+	f->dyn_uw = 0;
+	if (n < VR_FIT_MIN_BLOCKS)
+		return false;
+	sxx = n * f->suu - f->su * f->su;
+	if (sxx < (u64)VR_FIT_MIN_SPREAD * VR_FIT_MIN_SPREAD * n * n)
+		return false;
+	a = n * f->suy;
+	b = f->su * f->sy;
+	if (a <= b)
+		return false;		/* no positive dynamic power */
+	sxy = a - b;
+	syy = n * f->syy - f->sy * f->sy;
+	f->dyn_uw = vr_mul_div(sxy, 1ULL << (VR_FIT_U_SHIFT + VR_FIT_Y_SHIFT),
+			       sxx);
+	mean = vr_mul_div(f->sy, 1ULL << VR_FIT_Y_SHIFT, n);
+	term = vr_mul_div(sxy, f->su << VR_FIT_Y_SHIFT, n * sxx);
+	if (term >= mean)
+		return false;		/* no positive intercept */
+	f->static_uw = mean - term;
+	a = vr_mul_div(sxy, sxy, sxx);
+	sse = syy > a ? syy - a : 0;
+	var = vr_mul_div(sse, f->suu, sxx);
+	var = vr_mul_div(var, 1ULL << (2 * VR_FIT_Y_SHIFT), n * (n - 2));
+	f->sd_uw = vr_isqrt(var);
+	return f->sd_uw <= VR_FIT_MAX_SD_UW ||
+	       f->sd_uw * VR_FIT_MAX_SD_DIV <= f->static_uw;
+}
+
+/* Context: close_lock held. */
+void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
+{
+	const struct vr_fit *f = &p->fit;
+
+	r->p_static_uw = p->p_static_uw;
+	r->fit_uw = f->static_uw;
+	r->fit_sd_uw = f->sd_uw;
+	r->fit_dyn_uw = f->dyn_uw;
+	r->fit_good_uw = f->good_uw;
+	r->idle_uw = p->idle_uw;
+	r->fit_blocks = f->blocks;
+	r->fit_flags = f->flags;
+	r->origin = p->static_origin;
+	r->idle_known = p->idle_known;
+}
+
+/**
+ * vr_pkg_fit_update() - solve the online fit, apply the precedence
+ * @p: the package.
+ *
+ * Context: close_lock held; the package timer, never a scheduler probe.
+ */
+void vr_pkg_fit_update(struct vr_pkg *p)
+{
+	struct vr_fit *f = &p->fit;
+
+	f->solves++;
+	if (vr_fit_solve(f)) {
+		f->flags |= VR_FIT_OK | VR_FIT_HAVE;
+		f->good_uw = f->static_uw;
+	} else {
+		f->flags &= ~VR_FIT_OK;
+	}
+	vr_static_resolve(p);
 }
 
 /*
  * What one close hands out, per domain: to the accounts of this epoch
- * (cur), to those of the previous one (prev, the counter's lag), and what
- * each list was actually given.
+ * (cur, of which scur is static), to those of the previous one (prev, the
+ * counter's lag: dynamic only), and what each list was actually given.
+ * The static and dynamic parts of cur are rounded separately, so every
+ * account's share is exactly its static plus its dynamic part.
  */
 struct vr_split {
 	u64 de[VR_NDOM];
 	u64 cur[VR_NDOM];
+	u64 scur[VR_NDOM];
 	u64 prev[VR_NDOM];
 	u64 given_cur[VR_NDOM];
+	u64 given_scur[VR_NDOM];
+	u64 given_dcur[VR_NDOM];
 	u64 given_prev[VR_NDOM];
 };
 
@@ -233,9 +444,12 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	/* Dynamic energy with no busy time now or before it stays idle. */
 	sp->prev[VR_DOM_PKG] = dprev;
 	sp->cur[VR_DOM_PKG] = stat_busy + (busy ? dyn - dprev : 0);
+	sp->scur[VR_DOM_PKG] = stat_busy;
 	for (d = 1; d < VR_NDOM; d++) {
 		sp->cur[d] = de ? vr_mul_div(sp->de[d], sp->cur[VR_DOM_PKG],
 					     de) : 0;
+		/* <= cur[d]: the floors of a smaller share of the same */
+		sp->scur[d] = de ? vr_mul_div(sp->de[d], stat_busy, de) : 0;
 		sp->prev[d] = de ? vr_mul_div(sp->de[d], sp->prev[VR_DOM_PKG],
 					      de) : 0;
 	}
@@ -255,6 +469,34 @@ static void vr_give(struct vr_acct *a, const u64 *amount, u64 *given,
 		s = vr_mul_div(amount[d], cum, total);
 		WRITE_ONCE(a->energy[d], a->energy[d] + s - given[d]);
 		given[d] = s;
+	}
+}
+
+/*
+ * Charge @a its share of this epoch's list: the static and the dynamic
+ * part each by cumulative rounding, so the static parts add up to scur
+ * and the dynamic ones to cur - scur, exactly.  @energy first: a
+ * lockless reader that sees the new @static_e clamps it (vr_core.h).
+ */
+static void vr_give_cur(struct vr_acct *a, struct vr_split *sp, u64 cum,
+			u64 total)
+{
+	unsigned int d;
+	u64 s, t;
+
+	for (d = 0; d < VR_NDOM; d++) {
+		if (!sp->cur[d])
+			continue;
+		s = sp->scur[d] ? vr_mul_div(sp->scur[d], cum, total) : 0;
+		t = sp->cur[d] == sp->scur[d] ? 0 :
+		    vr_mul_div(sp->cur[d] - sp->scur[d], cum, total);
+		WRITE_ONCE(a->energy[d], a->energy[d] + s + t -
+			   sp->given_scur[d] - sp->given_dcur[d]);
+		WRITE_ONCE(a->static_e[d], a->static_e[d] + s -
+			   sp->given_scur[d]);
+		sp->given_scur[d] = s;
+		sp->given_dcur[d] = t;
+		sp->given_cur[d] = s + t;
 	}
 }
 
@@ -309,7 +551,7 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 		cum += r;
 		if (cum > busy)		/* tracked time is busy time */
 			cum = busy;
-		vr_give(a, sp->cur, sp->given_cur, cum, busy);
+		vr_give_cur(a, sp, cum, busy);
 		WRITE_ONCE(a->ns, a->ns + r);
 		if (keep && r) {
 			a->prev_ns = r;
@@ -400,6 +642,7 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	else
 		p->static_debt = 0;	/* owed by an interval now unknown */
 	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, !lost && !busy);
+	vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, lost);
 	vr_drain(p, slot, &sp, busy, !lost, now);
 
 	for (d = 0; d < VR_NDOM; d++) {
@@ -412,6 +655,8 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 		st[d].host = sp.cur[d] - sp.given_cur[d] +
 			     sp.prev[d] - sp.given_prev[d];
 		st[d].idle = sp.de[d] - sp.cur[d] - sp.prev[d];
+		st[d].tracked_static = sp.given_scur[d];
+		st[d].host_static = sp.scur[d] - sp.given_scur[d];
 	}
 
 	vr_seq_write_begin(&p->stat_seq);
@@ -423,6 +668,8 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 		p->st[d].host += st[d].host;
 		p->st[d].idle += st[d].idle;
 		p->st[d].lost += st[d].lost;
+		p->st[d].tracked_static += st[d].tracked_static;
+		p->st[d].host_static += st[d].host_static;
 	}
 	p->samples++;
 	p->busy_ns += busy;

@@ -49,12 +49,79 @@ enum vr_static_policy {
 extern const char *const vr_dom_names[VR_NDOM];
 extern const char *const vr_policy_names[VR_STATIC_NR];
 
-/* How vr_pkg.p_static_uw was obtained. */
+/*
+ * How vr_pkg.p_static_uw was obtained: the uapi's VMRAPL_ORIGIN_*.
+ * Precedence, highest first: PARAM or MODEL (fixed), FIT, LEARNED,
+ * UNKNOWN; see vr_static_resolve() and Documentation/design.rst.
+ */
 enum vr_static_origin {
-	VR_STATIC_UNKNOWN = 0,	/* nothing learned yet: treated as 0 W */
-	VR_STATIC_PARAM,	/* set by the administrator */
-	VR_STATIC_LEARNED,	/* from epochs with no busy CPU */
-	VR_STATIC_MODEL,	/* the estimate/test source's own idle power */
+	VR_STATIC_UNKNOWN = VMRAPL_ORIGIN_UNKNOWN,	/* none: 0 W */
+	VR_STATIC_PARAM = VMRAPL_ORIGIN_PARAM,		/* administrator */
+	VR_STATIC_LEARNED = VMRAPL_ORIGIN_IDLE,		/* idle runs */
+	VR_STATIC_MODEL = VMRAPL_ORIGIN_MODEL,		/* the model's own */
+	VR_STATIC_FIT = VMRAPL_ORIGIN_FIT,		/* online fit */
+	VR_STATIC_ORIGIN_NR,
+};
+
+extern const char *const vr_origin_names[VR_STATIC_ORIGIN_NR];
+
+/*
+ * Online fit of dE = P_static x dt + P_dyn x busy (struct vr_fit).
+ *
+ * Closed epochs are summed into blocks of at least VR_FIT_BLOCK_NS; each
+ * block is one sample (u, y): its utilization u = busy / dt in 1/2^
+ * VR_FIT_U_SHIFT CPUs, its power y = dE / dt in 2^VR_FIT_Y_SHIFT uW.  The
+ * last VR_FIT_BLOCKS samples are kept in a ring with their running sums
+ * (exact integers: adding the new sample and taking the old one out never
+ * drifts), so that a block costs O(1).  The bounds keep every sum and
+ * every centered sum of vr_pkg_fit_update() within 63 bits.
+ */
+#define VR_FIT_BLOCKS		128
+#define VR_FIT_BLOCK_NS		(20 * 1000000ULL)
+#define VR_FIT_U_SHIFT		10
+#define VR_FIT_U_MAX		((1U << 21) - 1)	/* 2047 CPUs */
+#define VR_FIT_Y_SHIFT		6
+#define VR_FIT_Y_MAX		((1U << 24) - 1)	/* 1073 W */
+/* Well conditioned: enough samples, spread of u, small uncertainty. */
+#define VR_FIT_MIN_BLOCKS	32
+#define VR_FIT_MIN_SPREAD	(1U << (VR_FIT_U_SHIFT - 3))	/* 1/8 CPU */
+#define VR_FIT_MAX_SD_UW	500000ULL		/* 0.5 W, or */
+#define VR_FIT_MAX_SD_DIV	20			/* 5 % of P_static */
+
+/* vr_fit.flags */
+#define VR_FIT_OK	BIT(0)	/* the last solve was well conditioned */
+#define VR_FIT_HAVE	BIT(1)	/* @good_uw holds a well-conditioned fit */
+
+/**
+ * struct vr_fit - the online fit of a package (close_lock)
+ * @blk_dt, @blk_busy, @blk_de: the open block: ns, busy CPU-ns, PKG eu.
+ * @head: next ring slot; @n: samples in the ring.
+ * @su, @sy, @suu, @suy, @syy: running sums of u, y, u^2, u*y, y^2.
+ * @ring_u, @ring_y: the samples.
+ * @static_uw: intercept of the last solve, uW (0 when it had none).
+ * @sd_uw: its standard error, uW.
+ * @dyn_uw: slope of the last solve, uW per busy CPU.
+ * @good_uw: the last well-conditioned intercept, uW.
+ * @blocks: samples of the last solve.
+ * @flags: VR_FIT_*.
+ * @solves: solves run.
+ */
+struct vr_fit {
+	u64 blk_dt;
+	u64 blk_busy;
+	u64 blk_de;
+	u32 head;
+	u32 n;
+	u64 su, sy, suu, suy, syy;
+	u32 ring_u[VR_FIT_BLOCKS];
+	u32 ring_y[VR_FIT_BLOCKS];
+	u64 static_uw;
+	u64 sd_uw;
+	u64 dyn_uw;
+	u64 good_uw;
+	u32 blocks;
+	u32 flags;
+	u64 solves;
 };
 
 /**
@@ -63,6 +130,10 @@ enum vr_static_origin {
  * @pnext: links of the package's pending lists, indexed like @pend.
  * @energy: exact energy in eu per domain; written only by the closer of
  *	the package, read locklessly (monotonic).
+ * @static_e: the static part of @energy (P_static's share under the
+ *	policy), per domain; the rest is dynamic.  Written by the closer
+ *	after @energy, so a lockless reader may see it ahead of @energy for
+ *	one close: readers clamp it to @energy.
  * @ns: busy ns resolved into @energy.
  * @pprev: link of the package's list of the previous epoch (close lock).
  * @prev_ns: busy ns of the previous epoch, for the lag share (close lock).
@@ -74,6 +145,7 @@ struct vr_acct {
 	vr_atomic64_t pend[2];
 	struct vr_acct *pnext[2];
 	u64 energy[VR_NDOM];
+	u64 static_e[VR_NDOM];
 	u64 ns;
 	struct vr_acct *pprev;
 	u64 prev_ns;
@@ -113,8 +185,11 @@ struct vr_cpu {
  * @host: busy time that no account claimed.
  * @idle: unoccupied time, and epochs with no busy time.
  * @lost: intervals that could not be attributed (re-baselines).
+ * @tracked_static: static part of @tracked (the accounts' static_e).
+ * @host_static: static part of @host.
  *
- * Invariant: tracked + host + idle + lost == sampled, exactly.
+ * Invariants: tracked + host + idle + lost == sampled, exactly; the
+ * static part of @idle is static_e - tracked_static - host_static.
  */
 struct vr_pkg_stats {
 	u64 sampled;
@@ -124,6 +199,8 @@ struct vr_pkg_stats {
 	u64 host;
 	u64 idle;
 	u64 lost;
+	u64 tracked_static;
+	u64 host_static;
 };
 
 /* Source description of one domain. */
@@ -151,6 +228,8 @@ struct vr_dom_src {
  * @static_rem: remainder of the static energy conversion, carried.
  * @static_debt: static energy owed by earlier epochs whose dE was smaller.
  * @learn_eu, @learn_ns: the current run of idle epochs, to learn from.
+ * @idle_uw, @idle_known: P_static learned from idle runs.
+ * @fit: the online fit of P_static.
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
@@ -187,6 +266,8 @@ struct vr_pkg {
 	u64 static_debt;
 	u64 learn_eu;
 	u64 learn_ns;
+	u64 idle_uw;
+	bool idle_known;
 	u64 lag_ns;
 	struct vr_acct *prev;
 	u64 prev_busy;
@@ -196,6 +277,8 @@ struct vr_pkg {
 	struct vr_cpu **cpus;
 
 	struct vr_acct *pending[2];
+
+	struct vr_fit fit;
 
 	vr_seq_t stat_seq;
 	struct vr_pkg_stats st[VR_NDOM];
@@ -279,6 +362,30 @@ static inline void vr_pkg_rebaseline(struct vr_pkg *p)
 
 void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
 		       unsigned int ndom);
+
+/*
+ * Under close_lock: solve the online fit and apply the P_static precedence.
+ * Runs off the scheduler probes (the package timer); a close only adds
+ * the epoch to the open block, and a full block to the ring.
+ */
+void vr_pkg_fit_update(struct vr_pkg *p);
+u64 vr_isqrt(u64 x);
+
+/* What the fit and the static power are, copied out under close_lock. */
+struct vr_static_report {
+	u64 p_static_uw;	/* in use */
+	u64 fit_uw;		/* intercept of the last solve */
+	u64 fit_sd_uw;		/* its standard error */
+	u64 fit_dyn_uw;		/* slope, per busy CPU */
+	u64 fit_good_uw;	/* the last well-conditioned intercept */
+	u64 idle_uw;		/* the idle-run estimate */
+	u32 fit_blocks;
+	u32 fit_flags;		/* VR_FIT_* */
+	u8 origin;		/* enum vr_static_origin */
+	bool idle_known;
+};
+
+void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r);
 
 /* Unit helpers. */
 u64 vr_wrap_delta(u64 old, u64 cur, u32 width);

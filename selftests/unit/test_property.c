@@ -28,7 +28,14 @@
  *  - the split: static / dynamic by the documented rule (P_static x dt
  *    plus the carried debt), the busy part by the policy (occupied: each
  *    busy CPU-ns carries P_static / online CPUs), other domains following
- *    PKG; each account's share and the host bucket by cumulative rounding;
+ *    PKG; each account's share and the host bucket by cumulative rounding,
+ *    the static part (P_static's share of the busy part) and the dynamic
+ *    part each rounded on its own;
+ *  - static / dynamic per account: each account's static part is the
+ *    floor or ceiling of its share of the static part, never more than
+ *    its energy; the accounts' static parts add up to tracked_static, the
+ *    rest of the static busy part is host_static, exactly, and
+ *    tracked_static + host_static <= static (PKG);
  *  - P_static, when learned: only from runs of consecutive idle, non-lost
  *    epochs of at least 100 ms (run energy / run time), taken at once when
  *    lower (or the first), else a rise of (uw - P_static) >> 6; any busy
@@ -60,7 +67,7 @@
 enum {
 	E_CONS, E_ACCT_SUM, E_MONO, E_BUSY_NS, E_ACCT_NS, E_DELTA, E_WRAPS,
 	E_RESET, E_OVERRUN, E_LOST, E_STATIC, E_TO_BUSY, E_DOMS, E_SHARE,
-	E_HOST, E_LEARN, E_LAG, E_NEEDED, E_NR
+	E_HOST, E_LEARN, E_LAG, E_NEEDED, E_SPLIT, E_NR
 };
 
 static const char *const e_name[E_NR] = {
@@ -85,6 +92,8 @@ static const char *const e_name[E_NR] = {
 	[E_LEARN] = "learned P_static: 100 ms idle runs, min with a slow rise",
 	[E_LAG] = "lag list (accounts, their ns, busy ns, time) == the model",
 	[E_NEEDED] = "event_needed() false only when nothing changes",
+	[E_SPLIT] = "static + dynamic per account == its energy; static "
+		    "parts add up to tracked_static, the rest host_static",
 };
 
 struct task {
@@ -94,6 +103,7 @@ struct task {
 	struct vr_acct acct[NPKG];
 	u64 truth_ns[NPKG];		/* in the open epoch */
 	u64 prev_e[NPKG][VR_NDOM], prev_ns[NPKG];
+	u64 prev_s[NPKG][VR_NDOM];	/* static part of prev_e */
 	u64 lag_ns[NPKG];		/* model: on the lag list with these ns */
 };
 
@@ -309,7 +319,8 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 	u64 dresets = p->resets - pk->prev_resets;
 	u64 doverruns = p->overruns - pk->prev_overruns;
 	u64 to_busy[VR_NDOM], sum[VR_NDOM] = {}, R = 0, RL = 0;
-	u64 cur[VR_NDOM] = {}, lag[VR_NDOM] = {};
+	u64 cur[VR_NDOM] = {}, lag[VR_NDOM] = {}, scur[VR_NDOM] = {};
+	u64 ssum[VR_NDOM] = {};
 	/* an unreadable PKG, or its first sample after one: no interval */
 	bool pkg_base = !(valid & 1) || pk->base_next[0];
 	bool lost, expect_reset = false, injected = false, clear, relist;
@@ -541,6 +552,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			S.lag_tail += dlag != 0;
 		}
 		cur[0] = stat_busy + (B ? dyn - dlag : 0);
+		scur[0] = stat_busy;
 		lag[0] = dlag;
 		if (to_busy[0] != cur[0] + lag[0])
 			fail(E_TO_BUSY, "pkg %d policy %u: to_busy %llu "
@@ -557,6 +569,8 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 				 0;
 			lag[d] = de ? mul_div_floor(dl[d].sampled, lag[0], de) :
 				 0;
+			scur[d] = de ? mul_div_floor(dl[d].sampled, stat_busy,
+						     de) : 0;
 			if (to_busy[d] != cur[d] + lag[d])
 				fail(E_DOMS, "pkg %d dom %u: to_busy %llu "
 				     "expected %llu + %llu", pi, d,
@@ -606,15 +620,32 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		RL += rl;
 		for (d = 0; d < VR_NDOM; d++) {
 			u64 e = a->energy[d] - t->prev_e[pi][d], lo, hi = 0;
+			u64 es = a->static_e[d] - t->prev_s[pi][d], slo, shi = 0;
 
-			if (a->energy[d] < t->prev_e[pi][d])
+			if (a->energy[d] < t->prev_e[pi][d] ||
+			    a->static_e[d] < t->prev_s[pi][d])
 				fail(E_MONO, "task %d energy went back", i);
 			/*
 			 * Cumulative rounding gives each account the floor or
-			 * the ceiling of its exact share, in each list.
+			 * the ceiling of its exact share, in each list, of
+			 * the static and of the dynamic part of this epoch's.
 			 */
-			lo = share_floor(cur[d], r, B, &hi);
+			slo = share_floor(scur[d], r, B, &shi);
+			lo = share_floor(scur[d], r, B, &hi);
+			lo += share_floor(cur[d] - scur[d], r, B, &hi);
 			lo += share_floor(lag[d], rl, pk->m_prev_busy, &hi);
+			if (es < slo || es > shi || es > e ||
+			    a->static_e[d] > a->energy[d])
+				fail(E_SPLIT, "task %d pkg %d dom %u: static %llu"
+				     " eu of %llu for %llu of %llu ns of %llu "
+				     "static eu", i, pi, d,
+				     (unsigned long long)es,
+				     (unsigned long long)e,
+				     (unsigned long long)r,
+				     (unsigned long long)B,
+				     (unsigned long long)scur[d]);
+			ssum[d] += a->static_e[d];
+			t->prev_s[pi][d] = a->static_e[d];
 			if (e < lo || e > hi)
 				fail(E_SHARE, "task %d pkg %d dom %u: %llu eu "
 				     "for %llu of %llu ns of %llu eu and %llu "
@@ -641,10 +672,36 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			fail(E_ACCT_SUM, "pkg %d dom %u: accounts %llu tracked "
 			     "%llu", pi, d, (unsigned long long)sum[d],
 			     (unsigned long long)st[d].tracked);
-		/* each list gives floor(amount x its tracked ns / its busy) */
+		if (ssum[d] != st[d].tracked_static)
+			fail(E_SPLIT, "pkg %d dom %u: accounts' static %llu "
+			     "tracked_static %llu", pi, d,
+			     (unsigned long long)ssum[d],
+			     (unsigned long long)st[d].tracked_static);
+		if (d == 0 && st[d].tracked_static + st[d].host_static >
+			      st[d].static_e)
+			fail(E_SPLIT, "pkg %d: tracked_static %llu + "
+			     "host_static %llu > static %llu", pi,
+			     (unsigned long long)st[d].tracked_static,
+			     (unsigned long long)st[d].host_static,
+			     (unsigned long long)st[d].static_e);
+		/*
+		 * Each list gives floor(amount x its tracked ns / its busy),
+		 * this epoch's static and dynamic parts each.
+		 */
 		if (R <= B && RL <= pk->m_prev_busy) {
-			given = share_floor(cur[d], R, B, &hi) +
+			u64 gs = share_floor(scur[d], R, B, &hi);
+
+			given = gs + share_floor(cur[d] - scur[d], R, B, &hi) +
 				share_floor(lag[d], RL, pk->m_prev_busy, &hi);
+			if (!lost && (dl[d].tracked_static != gs ||
+				      dl[d].host_static != scur[d] - gs))
+				fail(E_SPLIT, "pkg %d dom %u: tracked_static "
+				     "%llu host_static %llu, expected %llu "
+				     "%llu", pi, d,
+				     (unsigned long long)dl[d].tracked_static,
+				     (unsigned long long)dl[d].host_static,
+				     (unsigned long long)gs,
+				     (unsigned long long)(scur[d] - gs));
 			if (dl[d].tracked != given ||
 			    dl[d].host != cur[d] + lag[d] - given)
 				fail(E_HOST, "pkg %d dom %u: tracked %llu host "

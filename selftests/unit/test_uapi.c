@@ -35,6 +35,11 @@ static void test_layout(void)
 	vt_eq(sizeof(struct vmrapl_stats), 128, "vmrapl_stats is 128 bytes");
 	vt_eq(OFF(vmrapl_stats, energy_uj), 32, "stats.energy_uj at 32");
 	vt_eq(OFF(vmrapl_stats, reserved), 96, "stats.reserved at 96");
+	vt_eq(OFF(vmrapl_stats, static_uj), 112, "stats.static_uj at 112");
+	vt_eq(OFF(vmrapl_stats, overhead_static_uj), 120,
+	      "stats.overhead_static_uj at 120");
+	vt_eq(OFF(vmrapl_vcpu_stats, static_uj), 32, "vcpu_stats.static_uj at 32");
+	vt_eq(OFF(vmrapl_vpkg_stats, static_uj), 56, "vpkg_stats.static_uj at 56");
 	vt_eq(sizeof(struct vmrapl_policy), 32, "vmrapl_policy is 32 bytes");
 	vt_eq(sizeof(struct vmrapl_vpkg_state), 32, "vpkg_state is 32 bytes");
 	vt_eq(sizeof(struct vmrapl_state), 72, "vmrapl_state is 72 bytes");
@@ -44,10 +49,22 @@ static void test_layout(void)
 	vt_eq(OFF(vmrapl_page, vcpu), 72, "page.vcpu[] at 72");
 	vt_eq(sizeof(struct vmrapl_test_inject), 40, "test_inject is 40 bytes");
 	vt_eq(sizeof(struct vmrapl_pkg_stats), 168, "pkg_stats is 168 bytes");
+	vt_eq(sizeof(struct vmrapl_pkg_static), VMRAPL_PKG_STATIC_SIZE_V1,
+	      "pkg_static is VMRAPL_PKG_STATIC_SIZE_V1 bytes");
+	vt_eq(VMRAPL_PKG_STATIC_SIZE_V1, 112, "VMRAPL_PKG_STATIC_SIZE_V1 is 112");
+	vt_eq(OFF(vmrapl_pkg_static, fit_static_uw), 8, "fit_static_uw at 8");
+	vt_eq(OFF(vmrapl_pkg_static, fit_blocks), 48, "fit_blocks at 48");
+	vt_eq(OFF(vmrapl_pkg_static, static_uj), 56, "pkg static_uj at 56");
+	vt_eq(OFF(vmrapl_pkg_static, reserved), 80, "pkg_static.reserved at 80");
+	vt_eq(OFF(vmrapl_pkg_list, static_ptr), VMRAPL_PKG_LIST_SIZE_V1,
+	      "pkg_list grows after its first 40 bytes");
+	vt_eq(VMRAPL_PKG_LIST_SIZE_V1, 40, "VMRAPL_PKG_LIST_SIZE_V1 is 40");
+	vt_eq(OFF(vmrapl_pkg_list, static_size), 48, "static_size at 48");
 	vt_eq(OFF(vmrapl_pkg_stats, nr_cpus), 144, "pkg_stats.nr_cpus at 144");
-	vt_eq(sizeof(struct vmrapl_pkg_list), 40, "pkg_list is 40 bytes");
+	vt_eq(sizeof(struct vmrapl_pkg_list), 56, "pkg_list is 56 bytes");
 	vt_eq(sizeof(struct vmrapl_vm_entry), 104, "vm_entry is 104 bytes");
 	vt_eq(OFF(vmrapl_vm_entry, energy_uj), 24, "vm_entry.energy_uj at 24");
+	vt_eq(OFF(vmrapl_vm_entry, static_uj), 88, "vm_entry.static_uj at 88");
 	vt_eq(sizeof(struct vmrapl_vm_list), 40, "vm_list is 40 bytes");
 	vt_eq(sizeof(struct vmrapl_vm_query), 40, "vm_query is 40 bytes");
 	vt_eq(OFF(vmrapl_vm_query, id), 8, "vm_query.id at 8");

@@ -446,6 +446,114 @@ TEST(pkg_stats)
 	close(fd);
 }
 
+/*
+ * GET_PKG_STATS grown by its size field (VMRAPL_INFO_F_STATIC_FIT): the
+ * static power, its origin and its online fit per package; a 40-byte
+ * request is the first layout and nothing after it is written.
+ */
+TEST(pkg_static)
+{
+	struct {
+		struct vmrapl_pkg_list l;
+		uint64_t canary[4];
+	} r;
+	struct vmrapl_pkg_stats ps[4];
+	struct {
+		struct vmrapl_pkg_static s;
+		uint64_t tail;
+	} st[4];
+	struct vmrapl_info info;
+	int fd = vr_open_dev(), i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_INFO, &info));
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_FIT);
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_SPLIT);
+
+	/* The first layout: 40 bytes, the rest of the buffer untouched. */
+	memset(&r, 0xa5, sizeof(r));
+	memset(&r.l, 0, VMRAPL_PKG_LIST_SIZE_V1);
+	r.l.size = VMRAPL_PKG_LIST_SIZE_V1;
+	r.l.nr_pkgs = 4;
+	r.l.pkgs_ptr = (uintptr_t)ps;
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(rig_packages(), (int)r.l.nr_pkgs);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, r.l.static_ptr);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, r.canary[0]);
+
+	/* The grown request, entries larger than the module's: zero-filled. */
+	memset(&r, 0, sizeof(r));
+	memset(st, 0xa5, sizeof(st));
+	r.l.size = sizeof(r.l);
+	r.l.nr_pkgs = 4;
+	r.l.pkgs_ptr = (uintptr_t)ps;
+	r.l.static_ptr = (uintptr_t)st;
+	r.l.static_size = sizeof(st[0]);
+	vr_sleep_ms(50);
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	for (i = 0; i < (int)r.l.nr_pkgs && i < 4; i++) {
+		const struct vmrapl_pkg_static *s = &st[i].s;
+
+		TH_LOG("pkg %d: P_static %llu uW origin %u, fit %llu +- %llu uW over %u blocks, flags %u, idle %llu uW, static %llu uJ (tracked %llu, host %llu)",
+		       i, (unsigned long long)ps[i].p_static_uw, s->origin,
+		       (unsigned long long)s->fit_static_uw,
+		       (unsigned long long)s->fit_static_sd_uw, s->fit_blocks,
+		       s->fit_flags, (unsigned long long)s->idle_static_uw,
+		       (unsigned long long)s->static_uj,
+		       (unsigned long long)s->tracked_static_uj,
+		       (unsigned long long)s->host_static_uj);
+		EXPECT_EQ(0, st[i].tail);
+		EXPECT_EQ(0, s->reserved0);
+		EXPECT_LE(s->origin, VMRAPL_ORIGIN_FIT);
+		EXPECT_LE(s->fit_blocks, 128);
+		EXPECT_LE(s->fit_flags, VMRAPL_FIT_F_CONDITIONED |
+					VMRAPL_FIT_F_HELD);
+		if (s->origin == VMRAPL_ORIGIN_FIT)
+			EXPECT_EQ(ps[i].p_static_uw, s->fit_held_uw);
+		EXPECT_LE(s->tracked_static_uj + s->host_static_uj,
+			  s->static_uj + 2);
+		EXPECT_LE(s->static_uj, ps[i].sampled_uj[VMRAPL_DOM_PKG]);
+	}
+
+	/* Bad sizes. */
+	r.l.static_size = VMRAPL_PKG_STATIC_SIZE_V1 - 8;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(EINVAL, errno);
+	r.l.static_size = VMRAPL_PKG_STATIC_SIZE_V1 + 4;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(EINVAL, errno);
+	r.l.static_ptr = 0;
+	r.l.static_size = sizeof(st[0]);
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(EINVAL, errno);
+	r.l.static_size = 0;
+	r.l.reserved1 = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(EINVAL, errno);
+	r.l.reserved1 = 0;
+	r.l.reserved0 = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(EINVAL, errno);
+	r.l.reserved0 = 0;
+	r.l.static_ptr = 8;
+	r.l.static_size = sizeof(st[0]);
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(EFAULT, errno);
+	/* Bytes beyond the module's request: zero, else E2BIG. */
+	memset(&r, 0, sizeof(r));
+	r.l.size = sizeof(r);
+	EXPECT_EQ(0, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	/* The answer: this module's size, and only that much written. */
+	EXPECT_EQ(sizeof(r.l), r.l.size);
+	EXPECT_EQ(0, r.canary[0]);
+	memset(&r, 0, sizeof(r));
+	r.l.size = sizeof(r);
+	r.canary[1] = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_GET_PKG_STATS, &r.l));
+	EXPECT_EQ(E2BIG, errno);
+	close(fd);
+}
+
 TEST_F(attach, list_vms)
 {
 	struct vmrapl_vm_entry e[8];
@@ -524,12 +632,20 @@ TEST_F(attach, get_vm_stats)
 	/* The same books the VM fd reports, read just after. */
 	vs = (struct vmrapl_stats){ .size = sizeof(vs), .nr_vcpus = 2,
 				    .vcpus_ptr = (uintptr_t)vv };
+	/* static_uj is output only: a request reused after a call is valid. */
+	vs.static_uj = 12345;
+	vs.overhead_static_uj = 678;
 	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_GET_STATS, &vs));
 	for (i = 0; i < 2; i++) {
 		EXPECT_LE(hv[i].energy_uj[VMRAPL_DOM_PKG],
 			  vv[i].energy_uj[VMRAPL_DOM_PKG]);
 		EXPECT_LE(hv[i].runtime_ns, vv[i].runtime_ns);
+		EXPECT_LE(vv[i].static_uj, vv[i].energy_uj[VMRAPL_DOM_PKG]);
+		EXPECT_EQ(0, vv[i].reserved);
 	}
+	EXPECT_LE(vs.static_uj, vs.energy_uj[VMRAPL_DOM_PKG]);
+	EXPECT_LE(vs.overhead_static_uj, vs.overhead_uj[VMRAPL_DOM_PKG]);
+	EXPECT_LE(hs.static_uj, hs.energy_uj[VMRAPL_DOM_PKG]);
 	EXPECT_LE(hs.energy_uj[VMRAPL_DOM_PKG], vs.energy_uj[VMRAPL_DOM_PKG]);
 
 	/* Bad input: the query, then the stats struct it points to. */

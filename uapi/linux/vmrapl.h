@@ -69,11 +69,22 @@
 #define VMRAPL_STATIC_BUSY	1
 #define VMRAPL_STATIC_NONE	2
 
+/* Where a package's static power comes from (vmrapl_pkg_stats.origin). */
+#define VMRAPL_ORIGIN_UNKNOWN	0	/* nothing known yet: 0 W */
+#define VMRAPL_ORIGIN_PARAM	1	/* the p_static_mw parameter */
+#define VMRAPL_ORIGIN_IDLE	2	/* learned from all-idle runs */
+#define VMRAPL_ORIGIN_MODEL	3	/* the estimate/test source's own */
+#define VMRAPL_ORIGIN_FIT	4	/* the online fit (VMRAPL_INFO_F_FIT) */
+
 /* vmrapl_info.features */
 #define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
 #define VMRAPL_INFO_F_TEST_INJECT	_BITULL(1)	/* VMRAPL_TEST_INJECT */
 #define VMRAPL_INFO_F_TRACK_ALL		_BITULL(2)	/* every KVM VM tracked */
 #define VMRAPL_INFO_F_LOAD_TIME		_BITULL(3)	/* @load_boottime_ns set */
+/* GET_PKG_STATS fills vmrapl_pkg_list.static_ptr: the P_static fit */
+#define VMRAPL_INFO_F_STATIC_FIT	_BITULL(4)
+/* GET_STATS, GET_VM_STATS, LIST_VMS fill their static_uj fields */
+#define VMRAPL_INFO_F_STATIC_SPLIT	_BITULL(5)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -123,14 +134,63 @@ struct vmrapl_pkg_stats {
 	__u64 reserved[2];
 };
 
+/* vmrapl_pkg_static.fit_flags */
+#define VMRAPL_FIT_F_CONDITIONED	_BITUL(0)	/* last solve usable */
+#define VMRAPL_FIT_F_HELD		_BITUL(1)	/* @fit_held_uw valid */
+
+/**
+ * struct vmrapl_pkg_static - static power of one package, and its fit
+ * @origin: VMRAPL_ORIGIN_* of vmrapl_pkg_stats.p_static_uw.
+ * @fit_flags: VMRAPL_FIT_F_*.
+ * @fit_static_uw: intercept (P_static) of the last solve of the online
+ *	fit dE = P_static x dt + P_dyn x busy (Documentation/design.rst),
+ *	0 when it had none.
+ * @fit_static_sd_uw: its standard error.
+ * @fit_dyn_uw: slope of the last solve (P_dyn), per busy CPU.
+ * @fit_held_uw: the last well-conditioned intercept; with
+ *	VMRAPL_FIT_F_HELD it is P_static unless p_static_mw or the source
+ *	fixes it (origin VMRAPL_ORIGIN_FIT).
+ * @idle_static_uw: P_static learned from all-idle runs, 0 if none.
+ * @fit_blocks: samples (blocks of epochs) of the last solve.
+ * @reserved0: zero.
+ * @static_uj: static part of sampled_uj[VMRAPL_DOM_PKG].
+ * @tracked_static_uj: static part of tracked_uj[VMRAPL_DOM_PKG].
+ * @host_static_uj: static part of host_uj[VMRAPL_DOM_PKG]; the rest of
+ *	@static_uj is in idle_uj.
+ * @reserved: zero.
+ */
+struct vmrapl_pkg_static {
+	__u32 origin;
+	__u32 fit_flags;
+	__u64 fit_static_uw;
+	__u64 fit_static_sd_uw;
+	__u64 fit_dyn_uw;
+	__u64 fit_held_uw;
+	__u64 idle_static_uw;
+	__u32 fit_blocks;
+	__u32 reserved0;
+	__u64 static_uj;
+	__u64 tracked_static_uj;
+	__u64 host_static_uj;
+	__u64 reserved[4];
+};
+
 /**
  * struct vmrapl_pkg_list - VMRAPL_GET_PKG_STATS
- * @size: sizeof(struct vmrapl_pkg_list).
+ * @size: sizeof(struct vmrapl_pkg_list) as userspace was built: 40 (the
+ *	first layout, VMRAPL_PKG_LIST_SIZE_V1) or more.
  * @flags: zero.
- * @nr_pkgs: in: entries at @pkgs_ptr; out: host packages.
+ * @nr_pkgs: in: entries at @pkgs_ptr (and at @static_ptr); out: host
+ *	packages.
  * @reserved0: zero.
  * @pkgs_ptr: user address of struct vmrapl_pkg_stats[].
  * @reserved: zero.
+ * @static_ptr: (VMRAPL_INFO_F_STATIC_FIT) user address of @nr_pkgs
+ *	entries of @static_size bytes each, struct vmrapl_pkg_static, or 0.
+ * @static_size: sizeof(struct vmrapl_pkg_static) as userspace was built,
+ *	a multiple of 8 of at least 112; 0 when @static_ptr is 0.  The
+ *	kernel fills what it knows of each entry and zeroes the rest.
+ * @reserved1: zero.
  *
  * The sums of microjoules are rounded down per field, so they conserve
  * within a few uJ; debugfs has the exact books.
@@ -142,14 +202,26 @@ struct vmrapl_pkg_list {
 	__u32 reserved0;
 	__u64 pkgs_ptr;
 	__u64 reserved[2];
+	/* VMRAPL_PKG_LIST_SIZE_V1 ends here */
+	__u64 static_ptr;
+	__u32 static_size;
+	__u32 reserved1;
 };
+
+#define VMRAPL_PKG_LIST_SIZE_V1		40
+#define VMRAPL_PKG_STATIC_SIZE_V1	112
 
 #define VMRAPL_GET_PKG_STATS	_IOWR(VMRAPL_IO, 0x02, struct vmrapl_pkg_list)
 
 /* vmrapl_vm_entry.flags */
 #define VMRAPL_VM_F_ATTACHED	_BITUL(0)	/* else tracked by track_all */
 
-/* One tracked VM, as the host sees it. */
+/*
+ * One tracked VM, as the host sees it.  The static parts (filled with
+ * VMRAPL_INFO_F_STATIC_SPLIT, zero before) are of the PKG domain, under
+ * the host's static_policy; energy_uj[VMRAPL_DOM_PKG] - static_uj is the
+ * dynamic part, so a tool can re-apply another static policy.
+ */
 struct vmrapl_vm_entry {
 	__u64 id;				/* vmrapl's id, never reused */
 	__u32 pid;				/* the VMM process */
@@ -160,7 +232,8 @@ struct vmrapl_vm_entry {
 	__u64 overhead_uj[VMRAPL_NR_DOMAINS];
 	__u64 runtime_ns;
 	__u64 overhead_ns;
-	__u64 reserved[2];
+	__u64 static_uj;	/* static part of energy_uj[PKG] (F_STATIC_SPLIT) */
+	__u64 overhead_static_uj;	/* static part of overhead_uj[PKG] */
 };
 
 /**
@@ -361,20 +434,28 @@ struct vmrapl_msr {
 
 #define VMRAPL_VM_READ_MSR	_IOWR(VMRAPL_IO, 0x12, struct vmrapl_msr)
 
-/* Exact energy of one vCPU.  energy_uj is indexed by VMRAPL_DOM_*. */
+/*
+ * Exact energy of one vCPU.  energy_uj is indexed by VMRAPL_DOM_*;
+ * static_uj is the static part of energy_uj[VMRAPL_DOM_PKG]
+ * (VMRAPL_INFO_F_STATIC_SPLIT; zero before), the rest is dynamic.
+ */
 struct vmrapl_vcpu_stats {
 	__u64 energy_uj[VMRAPL_NR_DOMAINS];
 	__u64 runtime_ns;
-	__u64 reserved[2];
+	__u64 static_uj;
+	__u64 reserved;
 };
 
-/* A virtual package: its vCPUs plus its share of the VM's overhead. */
+/*
+ * A virtual package: its vCPUs plus its share of the VM's overhead;
+ * static_uj is the static part of energy_uj[VMRAPL_DOM_PKG].
+ */
 struct vmrapl_vpkg_stats {
 	__u64 energy_uj[VMRAPL_NR_DOMAINS];
 	__u64 overhead_uj[VMRAPL_NR_DOMAINS];
 	__u32 nr_vcpus;
 	__u32 reserved0;
-	__u64 reserved;
+	__u64 static_uj;
 };
 
 /**
@@ -391,6 +472,11 @@ struct vmrapl_vpkg_stats {
  * @runtime_ns: out: CPU time charged to the vCPUs.
  * @overhead_ns: out: CPU time charged to the overhead.
  * @reserved: zero.
+ * @static_uj: out only (not checked on input): the static part of
+ *	@energy_uj[VMRAPL_DOM_PKG] under the host's static_policy, the rest
+ *	being dynamic (VMRAPL_INFO_F_STATIC_SPLIT; zero before).
+ * @overhead_static_uj: out only: the static part of
+ *	@overhead_uj[VMRAPL_DOM_PKG].
  */
 struct vmrapl_stats {
 	__u32 size;
@@ -403,7 +489,9 @@ struct vmrapl_stats {
 	__u64 overhead_uj[VMRAPL_NR_DOMAINS];
 	__u64 runtime_ns;
 	__u64 overhead_ns;
-	__u64 reserved[4];
+	__u64 reserved[2];
+	__u64 static_uj;
+	__u64 overhead_static_uj;
 };
 
 #define VMRAPL_VM_GET_STATS	_IOWR(VMRAPL_IO, 0x13, struct vmrapl_stats)

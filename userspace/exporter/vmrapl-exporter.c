@@ -140,6 +140,7 @@ struct vm_detail {
 struct snapshot {
 	struct vmrapl_info info;
 	struct vmrapl_pkg_stats *pkgs;
+	struct vmrapl_pkg_static *pstat;	/* NULL: an older module */
 	int nr_pkgs;
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
@@ -156,6 +157,7 @@ static void snapshot_free(struct snapshot *s)
 		free(s->detail[i].vcpus);
 	free(s->detail);
 	free(s->pkgs);
+	free(s->pstat);
 	free(s->vms);
 	free(s->names);
 	free(s->uuids);
@@ -221,7 +223,7 @@ static int snapshot_take(struct snapshot *s, bool vcpus)
 		err = -errno;
 		goto out;
 	}
-	n = vmrapl_host_pkg_stats(fd, &s->pkgs);
+	n = vmrapl_host_pkg_static(fd, &s->pkgs, &s->pstat);
 	if (n < 0) {
 		err = n;
 		goto out;
@@ -274,6 +276,37 @@ static const __u64 *vm_overhead(const struct snapshot *s, int i)
 	if (s->detail && s->detail[i].nr_vcpus >= 0)
 		return s->detail[i].st.overhead_uj;
 	return s->vms[i].overhead_uj;
+}
+
+static void vm_labels(struct buf *b, const struct snapshot *s, int i);
+
+/* The static part (uJ) of a VM's PKG energy, from the same read. */
+static __u64 vm_static(const struct snapshot *s, int i)
+{
+	if (s->detail && s->detail[i].nr_vcpus >= 0)
+		return s->detail[i].st.static_uj;
+	return s->vms[i].static_uj;
+}
+
+/*
+ * NAME{[vm labels,]LABELSpart="static"|"dynamic",domain="pkg"}: the PKG
+ * energy @uj split into its static part @st and the rest; the two add up
+ * to the pkg sample of the total.
+ */
+static void part_samples(struct buf *b, const struct snapshot *s,
+			 const char *name, int vm, const char *labels,
+			 __u64 uj, __u64 st)
+{
+	if (st > uj)
+		st = uj;
+	bprintf(b, "%s{", name);
+	vm_labels(b, s, vm);
+	bprintf(b, "%spart=\"static\",domain=\"pkg\"} %.6f\n", labels,
+		st / 1e6);
+	bprintf(b, "%s{", name);
+	vm_labels(b, s, vm);
+	bprintf(b, "%spart=\"dynamic\",domain=\"pkg\"} %.6f\n", labels,
+		(uj - st) / 1e6);
 }
 
 /*
@@ -473,6 +506,40 @@ static void report_state(int err)
 	last = err;
 }
 
+/* Each package's static power, where it comes from, and its online fit. */
+static void static_metrics(struct buf *b, const struct snapshot *s)
+{
+	int i;
+
+	header(b, "vmrapl_package_static_power_watts", "gauge",
+	       "The static power a package's split uses; origin: param (p_static_mw), fit (the online fit), idle (all-idle runs), model (the source's own), unknown (0 W).");
+	for (i = 0; i < s->nr_pkgs; i++)
+		bprintf(b, "vmrapl_package_static_power_watts{package=\"%d\",origin=\"%s\"} %.6f\n",
+			i, vmrapl_host_origin_name(s->pstat[i].origin),
+			s->pkgs[i].p_static_uw / 1e6);
+	header(b, "vmrapl_package_static_fit_watts", "gauge",
+	       "The online fit dE = P_static dt + P_dyn busy of a package, last solve: its intercept (P_static), 0 when it had none.");
+	for (i = 0; i < s->nr_pkgs; i++)
+		bprintf(b, "vmrapl_package_static_fit_watts{package=\"%d\"} %.6f\n",
+			i, s->pstat[i].fit_static_uw / 1e6);
+	header(b, "vmrapl_package_static_fit_stderr_watts", "gauge",
+	       "The standard error of vmrapl_package_static_fit_watts.");
+	for (i = 0; i < s->nr_pkgs; i++)
+		bprintf(b, "vmrapl_package_static_fit_stderr_watts{package=\"%d\"} %.6f\n",
+			i, s->pstat[i].fit_static_sd_uw / 1e6);
+	header(b, "vmrapl_package_static_fit_samples", "gauge",
+	       "Samples (blocks of epochs, 20 ms or more each) of the last solve of the fit.");
+	for (i = 0; i < s->nr_pkgs; i++)
+		bprintf(b, "vmrapl_package_static_fit_samples{package=\"%d\"} %u\n",
+			i, s->pstat[i].fit_blocks);
+	header(b, "vmrapl_package_static_fit_conditioned", "gauge",
+	       "1 when the last solve of the fit was well conditioned (it then sets the static power unless p_static_mw or the source fixes it).");
+	for (i = 0; i < s->nr_pkgs; i++)
+		bprintf(b, "vmrapl_package_static_fit_conditioned{package=\"%d\"} %d\n",
+			i, !!(s->pstat[i].fit_flags &
+			      VMRAPL_FIT_F_CONDITIONED));
+}
+
 static void metrics(struct buf *b)
 {
 	char labels[48];
@@ -523,6 +590,16 @@ static void metrics(struct buf *b)
 		dom_samples(b, &s, "vmrapl_vm_overhead_energy_joules_total", i,
 			    "", vm_overhead(&s, i), NULL);
 
+	if (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) {
+		header(b, "vmrapl_vm_pkg_energy_by_part_joules_total", "counter",
+		       "A VM's pkg energy (overhead included) split into its static part (its share of the package's static power under static_policy) and its dynamic part; sum without(part) is vmrapl_vm_energy_joules_total{domain=\"pkg\"}.");
+		for (i = 0; i < s.nr_vms; i++)
+			part_samples(b, &s,
+				     "vmrapl_vm_pkg_energy_by_part_joules_total",
+				     i, "", vm_energy(&s, i)[VMRAPL_DOM_PKG],
+				     vm_static(&s, i));
+	}
+
 	if (opt_power_interval > 0) {
 		header(b, "vmrapl_vm_power_watts", "gauge",
 		       "Average power of a VM over the exporter's last --power-interval, per RAPL domain (a convenience: rate() of vmrapl_vm_energy_joules_total is the reference).");
@@ -545,6 +622,24 @@ static void metrics(struct buf *b)
 					    i, labels,
 					    s.detail[i].vcpus[v].energy_uj, NULL);
 			}
+		if (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) {
+			header(b, "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
+			       "counter",
+			       "One vCPU's pkg energy split into static and dynamic parts, as vmrapl_vm_pkg_energy_by_part_joules_total (--vcpu-metrics).");
+			for (i = 0; i < s.nr_vms; i++)
+				for (v = 0; v < s.detail[i].nr_vcpus; v++) {
+					const struct vmrapl_vcpu_stats *vs =
+						&s.detail[i].vcpus[v];
+
+					snprintf(labels, sizeof(labels),
+						 "vcpu=\"%d\",", v);
+					part_samples(b, &s,
+						     "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
+						     i, labels,
+						     vs->energy_uj[VMRAPL_DOM_PKG],
+						     vs->static_uj);
+				}
+		}
 	}
 
 	header(b, "vmrapl_vm_info", "gauge",
@@ -577,6 +672,8 @@ static void metrics(struct buf *b)
 				    -1, labels, vmrapl_host_book(&s.pkgs[i], k),
 				    NULL);
 		}
+	if (s.pstat)
+		static_metrics(b, &s);
 	snapshot_free(&s);
 }
 

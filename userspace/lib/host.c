@@ -65,12 +65,12 @@ static int host_fill_array(int devfd, host_fill_fn fill, void *ctx,
 }
 
 /*
- * LIST_VMS and GET_PKG_STATS take lists of the same layout (size, flags,
- * count, reserved0, pointer), so one filler serves both: @ctx points at
- * the ioctl request.
+ * LIST_VMS and the first layout of GET_PKG_STATS take lists of the same
+ * layout (size, flags, count, reserved0, pointer), so one filler serves
+ * both: @ctx points at the ioctl request.  GET_PKG_STATS reads a 40-byte
+ * request as its first layout (no static_ptr).
  */
-_Static_assert(sizeof(struct vmrapl_vm_list) ==
-	       sizeof(struct vmrapl_pkg_list) &&
+_Static_assert(sizeof(struct vmrapl_vm_list) == VMRAPL_PKG_LIST_SIZE_V1 &&
 	       offsetof(struct vmrapl_vm_list, nr_vms) ==
 	       offsetof(struct vmrapl_pkg_list, nr_pkgs) &&
 	       offsetof(struct vmrapl_vm_list, vms_ptr) ==
@@ -114,6 +114,67 @@ int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out)
 	int n;
 
 	*out = host_list(devfd, VMRAPL_GET_PKG_STATS, sizeof(**out), 8, 0, &n);
+	return n;
+}
+
+/* GET_PKG_STATS with static_ptr: @ctx is the array of static entries. */
+struct pkg_static_ctx {
+	struct vmrapl_pkg_static *st;
+	unsigned int room;
+};
+
+static int fill_pkg_static(int devfd, void *ctx, void *buf, unsigned int room,
+			   unsigned int *count)
+{
+	struct pkg_static_ctx *c = ctx;
+	struct vmrapl_pkg_list l = {
+		.size = sizeof(l), .nr_pkgs = room, .pkgs_ptr = (uintptr_t)buf,
+		.static_size = sizeof(struct vmrapl_pkg_static),
+	};
+
+	if (room > c->room) {
+		void *n = realloc(c->st, room * sizeof(*c->st));
+
+		if (!n)
+			return -ENOMEM;
+		c->st = n;
+		c->room = room;
+	}
+	if (room)
+		memset(c->st, 0, room * sizeof(*c->st));
+	l.static_ptr = (uintptr_t)c->st;
+	if (ioctl(devfd, VMRAPL_GET_PKG_STATS, &l) < 0)
+		return -errno;
+	*count = l.nr_pkgs;
+	return 0;
+}
+
+int vmrapl_host_pkg_static(int devfd, struct vmrapl_pkg_stats **out,
+			   struct vmrapl_pkg_static **st)
+{
+	struct pkg_static_ctx c = { NULL, 0 };
+	void *p;
+	int n;
+
+	/* A first call with room for 8 needs a static array too. */
+	c.st = calloc(8, sizeof(*c.st));
+	if (!c.st)
+		return -ENOMEM;
+	c.room = 8;
+	n = host_fill_array(devfd, fill_pkg_static, &c, sizeof(**out), 8, 0,
+			    &p);
+	if (n == -E2BIG || n == -EINVAL) {
+		/* A module before VMRAPL_INFO_F_STATIC_FIT: the books only. */
+		free(c.st);
+		*st = NULL;
+		return vmrapl_host_pkg_stats(devfd, out);
+	}
+	if (n <= 0) {
+		free(c.st);
+		c.st = NULL;
+	}
+	*out = p;
+	*st = c.st;
 	return n;
 }
 
@@ -513,6 +574,14 @@ static const char *const policy_names[] = {
 	[VMRAPL_STATIC_NONE] = "none",
 };
 
+static const char *const origin_names[] = {
+	[VMRAPL_ORIGIN_UNKNOWN] = "unknown",
+	[VMRAPL_ORIGIN_PARAM] = "param",
+	[VMRAPL_ORIGIN_IDLE] = "idle",
+	[VMRAPL_ORIGIN_MODEL] = "model",
+	[VMRAPL_ORIGIN_FIT] = "fit",
+};
+
 static const char *const domain_names[VMRAPL_NR_DOMAINS] = {
 	[VMRAPL_DOM_PKG] = "pkg",
 	[VMRAPL_DOM_CORE] = "core",
@@ -557,6 +626,11 @@ const char *vmrapl_host_policy_name(uint32_t policy)
 int vmrapl_host_policy_value(const char *name)
 {
 	return value_of(NAMES(policy_names), name);
+}
+
+const char *vmrapl_host_origin_name(uint32_t origin)
+{
+	return name_of(NAMES(origin_names), origin, "unknown");
 }
 
 const char *vmrapl_host_domain_name(unsigned int dom)

@@ -44,6 +44,14 @@ int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out);
 
 /*
+ * The same, with each package's static power and its online fit in a
+ * second malloc'ed array (*@st, free() it; entry i is package i).  A module
+ * without VMRAPL_INFO_F_STATIC_FIT answers the books only: *@st is NULL.
+ */
+int vmrapl_host_pkg_static(int devfd, struct vmrapl_pkg_stats **out,
+			   struct vmrapl_pkg_static **st);
+
+/*
  * The name of the VM whose VMM is @pid: QEMU's "-name guest=NAME,..." or
  * "-name NAME[,...]" from /proc/<pid>/cmdline, else /proc/<pid>/comm,
  * else "pid<N>".  Always fills @buf (NUL terminated); returns 1 when the
@@ -118,6 +126,10 @@ double vmrapl_host_load_time(const struct vmrapl_info *info);
  */
 /* VMRAPL_SOURCE_*: "intel", "amd", "estimate", "test", "unknown". */
 const char *vmrapl_host_source_name(uint32_t source);
+/* VMRAPL_ORIGIN_* (vmrapl_pkg_static.origin): "unknown", "param", "idle",
+ * "model", "fit". */
+const char *vmrapl_host_origin_name(uint32_t origin);
+
 /* VMRAPL_STATIC_* (static_policy): "occupied", "busy", "none", "unknown". */
 const char *vmrapl_host_policy_name(uint32_t policy);
 int vmrapl_host_policy_value(const char *name);

@@ -343,6 +343,18 @@ static void json_dom_obj(const struct dev *d, const char *key,
 	printf("}");
 }
 
+/* Does the module report the static part of each VM and vCPU? */
+static bool static_split(const struct dev *d)
+{
+	return d->info.features & VMRAPL_INFO_F_STATIC_SPLIT;
+}
+
+/* The dynamic part of a PKG energy: the rest after its static part. */
+static uint64_t dyn_uj(uint64_t energy_uj, uint64_t static_uj)
+{
+	return energy_uj > static_uj ? energy_uj - static_uj : 0;
+}
+
 static void json_row(const struct dev *d, const struct row *r)
 {
 	unsigned int dom;
@@ -378,8 +390,15 @@ static void json_row(const struct dev *d, const struct row *r)
 	} else {
 		printf("null");
 	}
-	printf(", \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f}",
+	printf(", \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f",
 	       ovh_share(&r->e), r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
+	/* The PKG energy's static part under the host's policy, and the rest. */
+	if (static_split(d))
+		printf(", \"static_j\": %.6f, \"dynamic_j\": %.6f",
+		       r->e.static_uj / 1e6,
+		       dyn_uj(r->e.energy_uj[VMRAPL_DOM_PKG], r->e.static_uj) /
+		       1e6);
+	printf("}");
 }
 
 static void table_header(const struct dev *d)
@@ -481,6 +500,8 @@ static void features_list(const struct dev *d, char *buf, size_t len)
 		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
 		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
 		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
+		{ VMRAPL_INFO_F_STATIC_FIT, "static_fit" },
+		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
 	};
 	uint64_t rest = d->info.features;
 	size_t i, n = 0;
@@ -506,6 +527,57 @@ static int track_all_value(const struct dev *d)
 	if (!vmrapl_host_param_get("track_all", v, sizeof(v)))
 		return v[0] == 'Y' || v[0] == 'y' || v[0] == '1';
 	return !!(d->info.features & VMRAPL_INFO_F_TRACK_ALL);
+}
+
+/*
+ * info: each package's static power, where it comes from and the online
+ * fit, when the module has them and the caller may read the host's books
+ * (CAP_PERFMON); nothing otherwise.
+ */
+static void info_static(const struct dev *d)
+{
+	struct vmrapl_pkg_static *st = NULL;
+	struct vmrapl_pkg_stats *p = NULL;
+	int i, n;
+
+	if (!(d->info.features & VMRAPL_INFO_F_STATIC_FIT))
+		return;
+	n = vmrapl_host_pkg_static(d->fd, &p, &st);
+	if (n <= 0 || !st)
+		goto out;
+	if (opt_json)
+		printf(", \"static_power\": [");
+	for (i = 0; i < n; i++) {
+		const struct vmrapl_pkg_static *s = &st[i];
+		bool cond = s->fit_flags & VMRAPL_FIT_F_CONDITIONED;
+
+		if (opt_json) {
+			printf("%s{\"package\": %d, \"p_static_w\": %.3f, "
+			       "\"origin\": \"%s\", \"fit_w\": %.3f, "
+			       "\"fit_sd_w\": %.3f, \"fit_dyn_w_per_cpu\": %.3f, "
+			       "\"fit_blocks\": %u, \"fit_conditioned\": %s, "
+			       "\"idle_w\": %.3f}", i ? ", " : "", i,
+			       p[i].p_static_uw / 1e6,
+			       vmrapl_host_origin_name(s->origin),
+			       s->fit_static_uw / 1e6,
+			       s->fit_static_sd_uw / 1e6, s->fit_dyn_uw / 1e6,
+			       s->fit_blocks, cond ? "true" : "false",
+			       s->idle_static_uw / 1e6);
+			continue;
+		}
+		printf("static power %-3d %.3f W (%s); fit %.3f +- %.3f W, "
+		       "%.3f W/busy CPU, %u blocks, %s\n", i,
+		       p[i].p_static_uw / 1e6,
+		       vmrapl_host_origin_name(s->origin),
+		       s->fit_static_uw / 1e6, s->fit_static_sd_uw / 1e6,
+		       s->fit_dyn_uw / 1e6, s->fit_blocks,
+		       cond ? "conditioned" : "not conditioned");
+	}
+	if (opt_json)
+		printf("]");
+out:
+	free(p);
+	free(st);
 }
 
 static int cmd_info(int argc, char **argv)
@@ -577,6 +649,7 @@ static int cmd_info(int argc, char **argv)
 		printf("]");
 		if (loaded > 0)
 			printf(", \"load_time\": %.3f", loaded);
+		info_static(&d);
 		printf("}\n");
 	} else {
 		printf("module version   %s\n", version);
@@ -602,6 +675,7 @@ static int cmd_info(int argc, char **argv)
 			printf("loaded           %s (totals count from then)\n",
 			       when);
 		}
+		info_static(&d);
 	}
 	close(d.fd);
 	return EXIT_OK;
@@ -881,6 +955,8 @@ static void entry_set_totals(struct vmrapl_vm_entry *e,
 	memcpy(e->overhead_uj, st->overhead_uj, sizeof(e->overhead_uj));
 	e->runtime_ns = st->runtime_ns;
 	e->overhead_ns = st->overhead_ns;
+	e->static_uj = st->static_uj;
+	e->overhead_static_uj = st->overhead_static_uj;
 }
 
 /* Power of vCPU @i between @a and @b (NULL: no interval), else -1. */
@@ -916,6 +992,11 @@ static void json_vcpus(const struct dev *d, const struct vcpu_snap *a,
 				       vmrapl_host_domain_name(dom),
 				       b->v[i].energy_uj[dom] / 1e6);
 		printf("}, \"runtime_s\": %.6f", b->v[i].runtime_ns / 1e9);
+		if (static_split(d))
+			printf(", \"static_j\": %.6f, \"dynamic_j\": %.6f",
+			       b->v[i].static_uj / 1e6,
+			       dyn_uj(b->v[i].energy_uj[VMRAPL_DOM_PKG],
+				      b->v[i].static_uj) / 1e6);
 		if (vcpu_busy(a, b, i, dt) >= 0) {
 			printf(", \"busy\": %.4f, \"power_w\": {",
 			       vcpu_busy(a, b, i, dt));
@@ -948,6 +1029,8 @@ static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
 			if (dom_on(d, dom))
 				printf(" %7s W", vmrapl_host_domain_name(dom));
 	}
+	if (static_split(d))
+		printf(" %12s %12s", "static J", "dynamic J");
 	printf("\n");
 	for (i = 0; i < b->n; i++) {
 		printf("  %-5d", i);
@@ -962,6 +1045,10 @@ static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
 					printf(" %9.2f",
 					       vcpu_power(a, b, i, dom, dt));
 		}
+		if (static_split(d))
+			printf(" %12.6f %12.6f", b->v[i].static_uj / 1e6,
+			       dyn_uj(b->v[i].energy_uj[VMRAPL_DOM_PKG],
+				      b->v[i].static_uj) / 1e6);
 		printf("\n");
 	}
 }
@@ -1088,6 +1175,15 @@ static int cmd_stats(int argc, char **argv)
 				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
 				       r->e.overhead_uj[dom] / 1e6);
 		printf("\n  overhead share    %.1f %%\n", 100.0 * ovh_share(&r->e));
+		if (static_split(&d)) {
+			printf("  static (pkg)      %.6f J (policy %s; overhead %.6f J)\n",
+			       r->e.static_uj / 1e6,
+			       vmrapl_host_policy_name(d.info.static_policy),
+			       r->e.overhead_static_uj / 1e6);
+			printf("  dynamic (pkg)     %.6f J\n",
+			       dyn_uj(r->e.energy_uj[VMRAPL_DOM_PKG],
+				      r->e.static_uj) / 1e6);
+		}
 		if (r->have_power) {
 			printf("  power            ");
 			for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)

@@ -98,7 +98,9 @@ static int fake(unsigned long req, void *arg)
 		i->abi_version = VMRAPL_ABI_VERSION;
 		i->nr_packages = 2;
 		i->features = VMRAPL_INFO_F_ESTIMATED | VMRAPL_INFO_F_TRACK_ALL |
-			      VMRAPL_INFO_F_LOAD_TIME;
+			      VMRAPL_INFO_F_LOAD_TIME |
+			      VMRAPL_INFO_F_STATIC_FIT |
+			      VMRAPL_INFO_F_STATIC_SPLIT;
 		i->load_boottime_ns = 1000000000ull;	/* 1 s after boot */
 		i->nr_cpus = 4;
 		i->source = VMRAPL_SOURCE_ESTIMATE;
@@ -111,8 +113,16 @@ static int fake(unsigned long req, void *arg)
 	if (req == VMRAPL_GET_PKG_STATS) {
 		struct vmrapl_pkg_list *l = arg;
 		struct vmrapl_pkg_stats *p = (void *)(uintptr_t)l->pkgs_ptr;
+		struct vmrapl_pkg_static *s = NULL;
 		unsigned int i;
 
+		if (l->size >= sizeof(*l) && l->static_ptr) {
+			if (l->static_size < VMRAPL_PKG_STATIC_SIZE_V1) {
+				errno = EINVAL;
+				return -1;
+			}
+			s = (void *)(uintptr_t)l->static_ptr;
+		}
 		for (i = 0; i < 2 && i < l->nr_pkgs; i++) {
 			memset(&p[i], 0, sizeof(p[i]));
 			p[i].tracked_uj[0] = 1000000ull * c;
@@ -123,6 +133,22 @@ static int fake(unsigned long req, void *arg)
 			p[i].sampled_uj[2] = 100000ull * c;
 			p[i].p_static_uw = 5000000;
 			p[i].nr_cpus = 2;
+			if (!s)
+				continue;
+			/* package 0: a fit in use; package 1: idle runs */
+			memset(&s[i], 0, sizeof(s[i]));
+			s[i].origin = i ? VMRAPL_ORIGIN_IDLE : VMRAPL_ORIGIN_FIT;
+			s[i].fit_flags = i ? 0 : VMRAPL_FIT_F_CONDITIONED |
+						 VMRAPL_FIT_F_HELD;
+			s[i].fit_static_uw = i ? 0 : 5000000;
+			s[i].fit_static_sd_uw = i ? 0 : 125000;
+			s[i].fit_dyn_uw = i ? 0 : 2500000;
+			s[i].fit_held_uw = i ? 0 : 5000000;
+			s[i].idle_static_uw = 4800000;
+			s[i].fit_blocks = i ? 12 : 128;
+			s[i].static_uj = 400000ull * c;
+			s[i].tracked_static_uj = 250000ull * c;
+			s[i].host_static_uj = 50000ull * c;
 		}
 		l->nr_pkgs = 2;
 		return 0;
@@ -146,6 +172,8 @@ static int fake(unsigned long req, void *arg)
 		v[0].energy_uj[0] = 1000000ull * c;
 		v[0].energy_uj[2] = 10000ull * c;
 		v[0].overhead_uj[0] = 100000ull * c;
+		v[0].static_uj = 250000ull * c;
+		v[0].overhead_static_uj = 25000ull * c;
 		v[0].runtime_ns = 1000000000ull;
 		v[1].id = 9;
 		v[1].pid = getpid();
@@ -187,15 +215,18 @@ static int fake(unsigned long req, void *arg)
 			v[0].energy_uj[0] = (q->id == 7 ? 600000ull : 500000ull) * c;
 			v[0].energy_uj[2] = q->id == 7 ? 5000ull * c : 0;
 			v[0].runtime_ns = q->id == 7 ? 600000000ull : 0;
+			v[0].static_uj = (q->id == 7 ? 150000ull : 0) * c;
 		}
 		if (n == 2 && st->nr_vcpus >= 2) {
 			memset(&v[1], 0, sizeof(*v));
 			v[1].energy_uj[0] = 300000ull * c;
 			v[1].energy_uj[2] = 5000ull * c;
 			v[1].runtime_ns = 400000000ull;
+			v[1].static_uj = 100000ull * c;
 		}
 		st->nr_vcpus = n;
 		st->nr_vpkgs = 1;
+		st->static_uj = q->id == 7 ? 250000ull * c : 0;
 		return 0;
 	}
 	errno = ENOTTY;

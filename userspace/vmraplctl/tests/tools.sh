@@ -84,6 +84,11 @@ check "info: load time, 1 s after boot" load_ok
 run info
 check "info text: *estimated*" has '*estimated*'
 check "info text: load time" has 'totals count from then'
+check "info text: static power and its fit" has 'static power 0   5.000 W (fit); fit 5.000 +- 0.125 W, 2.500 W/busy CPU, 128 blocks, conditioned'
+check "info text: static power from idle runs" has 'static power 1   5.000 W (idle)'
+run --json info
+check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
+check "info --json: features" has '"static_fit", "static_split"'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
@@ -109,9 +114,15 @@ check "stats: per-vCPU power over the interval" has '{"vcpu": 1, "energy_j": {"p
 check "stats: per-vCPU busy share" has '"busy": '
 run --json --interval 0 stats 9
 check "stats by id, per-vCPU energy" has '"per_vcpu": [{"vcpu": 0, "energy_j": {"pkg": '
+run --json --interval 0 stats 7
+check "stats --json: the VM's static part" grep -Eq '"static_j": [0-9.]+, "dynamic_j": [0-9.]+' <<< "$out"
+check "stats --json: each vCPU's static and dynamic parts" grep -Eq '"vcpu": 1, "energy_j": \{[^}]*\}, "runtime_s": [0-9.]+, "static_j": [0-9.]+, "dynamic_j": [0-9.]+' <<< "$out"
 run stats "$qemu_pid"
 check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
 check "stats text: the uuid" grep -Eq "^  uuid +$uuid\$" <<< "$out"
+check "stats text: static part" grep -Eq '^  static \(pkg\) +[0-9.]+ J \(policy busy; overhead [0-9.]+ J\)$' <<< "$out"
+check "stats text: dynamic part" grep -Eq '^  dynamic \(pkg\) +[0-9.]+ J$' <<< "$out"
+check "stats text: static and dynamic columns" has 'static J    dynamic J'
 run --json --interval 0 stats "$uuid"
 check "stats by uuid" has '"id": 7,'
 run --json --interval 0 stats "${uuid^^}"
@@ -321,6 +332,14 @@ all_have_uuid() {
 	lines=$(grep '^vmrapl_vm_[a-z_]*{vm="web,1",' <<< "$out")
 	[[ $(grep -c . <<< "$lines") -ge 7 ]] && ! grep -vqF "uuid=\"$uuid\"," <<< "$lines"
 }
+# VM 7's static and dynamic pkg parts add up to its pkg total.
+parts_sum() {
+	awk -v u="$uuid" '
+		index($0, "vmrapl_vm_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"" u "\",domain=\"pkg\"}") == 1 { t = $2 }
+		index($0, "vmrapl_vm_pkg_energy_by_part_joules_total{vm=\"web,1\",id=\"7\",") == 1 { p += $2; n++ }
+		END { d = t - p; exit !(n == 2 && t > 0 && d < 1e-5 && d > -1e-5) }' <<< "$out"
+}
+
 stop_exporter() {
 	[[ -n $exp_pid ]] && kill "$exp_pid" 2>/dev/null && wait "$exp_pid" 2>/dev/null
 	exp_pid=
@@ -349,6 +368,13 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",uuid="'"$uuid"'",domain="pkg"\} [0-9.]+$' <<< "$out"
 	check "exporter: source" has 'vmrapl_source_info{source="estimate",estimated="true"} 1'
 	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
+	check "exporter: a VM's static part" grep -Eq '^vmrapl_vm_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a VM's dynamic part" grep -Eq '^vmrapl_vm_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="dynamic",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: static + dynamic == the pkg total" parts_sum
+	check "exporter: static power and origin" has 'vmrapl_package_static_power_watts{package="0",origin="fit"} 5.000000'
+	check "exporter: static power from idle runs" has 'vmrapl_package_static_power_watts{package="1",origin="idle"} 5.000000'
+	check "exporter: the fit and its standard error" has 'vmrapl_package_static_fit_stderr_watts{package="0"} 0.125000'
+	check "exporter: fit conditioned" has 'vmrapl_package_static_fit_conditioned{package="0"} 1'
 	check "exporter: every sample has HELP and TYPE" bash -c '
 		awk "/^# HELP /{h[\$3]=1} /^# TYPE /{t[\$3]=1} /^vmrapl/{sub(/[{ ].*/, \"\"); if (!h[\$0] || !t[\$0]) bad=1} END{exit bad}" <<< "$1"' _ "$out"
 	sleep 0.3
@@ -382,6 +408,7 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, shared name: no -<id> renaming" hasnt 'twin-'
 	check "exporter, shared name: both VMs by id" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="1[89]",domain="pkg"}' <<< "$out")" = 2
 	check "exporter: vcpu series have the id and uuid" has "vmrapl_vm_vcpu_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",vcpu=\"1\",domain=\"pkg\"}"
+	check "exporter: a vCPU's static part" grep -Eq '^vmrapl_vm_vcpu_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",vcpu="1",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
 	sleep 0.3
 	check "powercap tree: the older of two VMs has the name" test -d "$work/pc2/twin/intel-rapl:0"
 	check "powercap tree: the other gets NAME-ID" test -d "$work/pc2/twin-19/intel-rapl:0"
