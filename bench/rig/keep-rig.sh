@@ -28,13 +28,17 @@ note = ('The two rig sections below were not rerun with this simulator run: they
         ' wrote them (their kernel, machine and rig verdict are theirs).\n\n')
 text = open(sim_md).read().rstrip('\n') + '\n\n' + note + rig
 open(out_md, 'w').write(text)
-j = json.load(open(sim_json))
+# The simulator's JSON as it wrote it (one line per workload), the rig
+# object appended before its last brace.
+sim = open(sim_json).read().rstrip()
+json.loads(sim)
 o = json.load(open(old_json))
 if 'rig' in o:
-    j['rig'] = o['rig']
-    j['rig_kept_from_previous_run'] = True
+    rig = json.dumps(o['rig'], indent=2).replace('\n', '\n  ')
+    sim = sim[:-1].rstrip() + (',\n  "rig_kept_from_previous_run": true,'
+                               '\n  "rig": %s\n}' % rig)
+json.loads(sim)
 with open(out_json, 'w') as f:
-    json.dump(j, f, indent=2)
-    f.write('\n')
+    f.write(sim + '\n')
 print('keep-rig: wrote %s and %s' % (out_md, out_json))
 PY

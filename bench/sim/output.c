@@ -444,13 +444,18 @@ int write_json(const char *path, const struct wres *res, int n)
 					json_num(f, s.max);
 					fprintf(f, ", \"worst_window\": ");
 					json_num(f, s.wmax);
-					fprintf(f, ", \"per_seed\": [");
-					for (k = 0; k < wr->nseed; k++) {
-						fprintf(f, "%s", k ? ", " : "");
-						json_num(f, stat_mean(
-							&wr->r[k].err[a][j][wi]));
+					/* each seed's mean: occupied only */
+					if (j == J_OCC) {
+						fprintf(f, ", \"per_seed\": [");
+						for (k = 0; k < wr->nseed; k++) {
+							fprintf(f, "%s", k ?
+								", " : "");
+							json_num(f, stat_mean(
+								&wr->r[k].err[a][j][wi]));
+						}
+						fprintf(f, "]");
 					}
-					fprintf(f, "]}");
+					fprintf(f, "}");
 				}
 				fprintf(f, "}");
 			}
