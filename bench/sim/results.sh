@@ -28,7 +28,7 @@ Sections and where they come from:
 
 - "Simulator" and "Core hot path": \`make -C bench/sim full\` (the simulator
   part of \`make bench\`), run on $(date -u +%Y-%m-%d) from commit
-  $(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown); the
+  $(cat "$dir/commit.txt" 2>/dev/null || git -C "$here" describe --always --dirty 2>/dev/null || echo unknown); the
   accounting core (kmod/vr_core.[ch], vr_cpu.c, vr_units.c, vr_shim.h)
   $core; the core files were last changed in $core_commit.
 - "Context-switch overhead (rig)" and "Scaling (rig)": the rig part of
@@ -74,7 +74,8 @@ power plus uncore / n; *occupied*: dynamic-only plus floor / ncpus (the
 baseline split by occupied CPU time); *busy-share*: the package's whole
 power / n.  Energy drawn while every core is idle belongs to no task.  The
 model checks itself every run: the busy-share truths plus the all-idle
-energy equal the packages' energy (relative error < 1e-9).
+energy equal the packages' energy, and so does each counter's exact
+integral (relative error < 1e-9, or the run fails).
 
 **The rows.**
 
@@ -91,8 +92,10 @@ energy equal the packages' energy (relative error < 1e-9).
   target/i386/kvm/kvm.c (\`kvm_msr_energy_thread()\`) and
   target/i386/kvm/vmsr_energy.c (\`vmsr_get_ratio()\`; the loop period
   \`MSR_ENERGY_THREAD_SLEEP_US\` = 1 s in vmsr_energy.h), read from the
-  qemu/qemu repository (stored versions 00001a22d1 of kvm.c and
-  019fbfa4bc of vmsr_energy.c; vmsr first shipped in QEMU 9.1).  Per VM,
+  qemu/qemu repository: the stored versions 00001a22d1 of kvm.c and
+  019fbfa4bc of vmsr_energy.c, not a checkout of a v10.x tag (the full
+  repository was too large to fetch here); vmsr has shipped since QEMU
+  9.1, and this loop is the one issue 12's review describes for QEMU 10.  Per VM,
   once a second: each thread's /proc ticks and last CPU, the package
   counters before and after a 1 s sleep (a wrapped counter gives 0), a
   thread's share = ticks / (100 x the package's CPUs) x the delta.  As the
