@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vrsim: vmrapl, the real accounting core (kmod/vr_core.c), driven like the
- * kernel glue drives it.
+ * kernel glue drives it, through vr_core.h only.  Three instances run side
+ * by side on the same schedule and counter:
+ *
+ *   V_LEARN  the module's default (p_static_mw=0): nothing is handed in,
+ *            the core learns the static power by itself
+ *   V_HI     p_static_mw set 25 % above the package's idle floor
+ *   V_LO     p_static_mw set 25 % below it
+ *
+ * No instance is given the model's exact static power.
  */
 #include "vrsim.h"
 
-/* ----------------------------------------------------------- vmrapl */
-
-struct vr_acct *task_acct(const struct task *t, int pkg)
+struct vr_acct *task_acct(const struct task *t, int pkg, int v)
 {
-	const struct vm *v;
+	const struct vm *vm;
 
 	if (t->kind == T_HOST)
 		return NULL;
-	v = &S.vm[t->vm];
-	return &v->acct[(t->kind == T_VCPU ? t->vidx : v->nvcpu) * S.npkg +
-			pkg];
+	vm = &S.vm[t->vm];
+	return &vm->acct[((size_t)v * (vm->nvcpu + 1) +
+			  (t->kind == T_VCPU ? t->vidx : vm->nvcpu)) *
+			 S.npkg + pkg];
 }
 
 /* The vr_read_fn of a package: its PKG counter, now. */
@@ -25,65 +32,79 @@ static u32 pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
 
 	(void)dt;
 	(void)busy;
-	raw[VR_DOM_PKG] = vrm_read(&pk->ctr, S.now);
+	raw[VR_DOM_PKG] = ctr_read(&pk->ctr, S.now);
 	return BIT(VR_DOM_PKG);
 }
 
+/* The module's timer / a switch: each instance closes its stale epoch. */
 void vr_close(int pi)
 {
 	struct pkg *pk = &S.pk[pi];
 	struct vr_pkg_stats st[VR_NDOM];
 	unsigned int d;
+	int v;
 
-	if (!vr_pkg_stale(&pk->p, S.now) ||
-	    !vr_pkg_try_close(&pk->p, S.now, pkg_read, pk))
-		return;
-	pk->closes++;
-	S.closes++;
-	vr_pkg_read_stats(&pk->p, st, VR_NDOM);
-	for (d = 0; d < VR_NDOM; d++)
-		if (st[d].tracked + st[d].host + st[d].idle + st[d].lost !=
-		    st[d].sampled)
-			S.conservation_bad++;
-}
+	for (v = 0; v < NVR; v++) {
+		struct vr_pkg *p = &pk->p[v];
 
-
-/* The core's package of @pk, its CPUs online at 0, idle. */
-void vmrapl_pkg_init(struct pkg *pk)
-{
-	int i;
-
-	for (i = 0; i < pk->ncpu; i++)
-		pk->cpus[i] = &S.cpu[pk->first + i].vc;
-	vr_pkg_init(&pk->p, pk->cpus, pk->ncpu, period_ns, 500000000ULL);
-	/*
-	 * The counter is hardware-like (latched every ~1 ms): keep the lag
-	 * share vr_pkg_init() gives hardware sources, as the kernel's RAPL
-	 * source does.
-	 */
-	if (lag_ns >= 0)
-		pk->p.lag_ns = (u64)lag_ns;
-	lag_used_ns = pk->p.lag_ns;
-	vr_pkg_set_domain(&pk->p, VR_DOM_PKG, pk->ctr.esu, pk->ctr.width);
-	vr_pkg_set_static(&pk->p, pk->static_uw, VR_STATIC_PARAM);
-	pk->p.policy = VR_STATIC_OCCUPIED;
-	for (i = 0; i < pk->ncpu; i++) {
-		struct vr_cpu *c = pk->cpus[i];
-
-		vr_cpu_init(c, &pk->p);
-		vr_lock(&pk->p.close_lock);
-		vr_cpu_online(c, 0, false);
-		vr_unlock(&pk->p.close_lock);
+		if (!vr_pkg_stale(p, S.now) ||
+		    !vr_pkg_try_close(p, S.now, pkg_read, pk))
+			continue;
+		if (v == V_LEARN) {
+			pk->closes++;
+			S.closes++;
+		}
+		vr_pkg_read_stats(p, st, VR_NDOM);
+		for (d = 0; d < VR_NDOM; d++)
+			if (st[d].tracked + st[d].host + st[d].idle +
+			    st[d].lost != st[d].sampled)
+				S.conservation_bad++;
 	}
 }
 
-/* A reader of vmrapl: close what is stale, sum the VM's accounts. */
-double vmrapl_vm_j(const struct vm *v)
+/* The core's packages of @pk, one per instance, CPUs online at 0, idle. */
+void vmrapl_pkg_init(struct pkg *pk)
 {
-	u64 e = 0;
-	int i;
+	int i, v;
 
-	for (i = 0; i < (v->nvcpu + 1) * S.npkg; i++)
-		e += v->acct[i].energy[VR_DOM_PKG];
+	for (v = 0; v < NVR; v++) {
+		struct vr_pkg *p = &pk->p[v];
+
+		for (i = 0; i < pk->ncpu; i++)
+			pk->cpus[v][i] = &S.cpu[pk->first + i].vc[v];
+		vr_pkg_init(p, pk->cpus[v], pk->ncpu, period_ns,
+			    500000000ULL);
+		/* hardware-like counter: vr_pkg_init()'s lag share stays */
+		if (lag_ns >= 0)
+			p->lag_ns = (u64)lag_ns;
+		lag_used_ns = p->lag_ns;
+		vr_pkg_set_domain(p, VR_DOM_PKG, pk->ctr.esu, pk->ctr.width);
+		/* V_LEARN: as the module with p_static_mw=0, no call */
+		if (v == V_HI)
+			vr_pkg_set_static(p, pk->m.floor_uw * 5 / 4,
+					  VR_STATIC_PARAM);
+		else if (v == V_LO)
+			vr_pkg_set_static(p, pk->m.floor_uw * 3 / 4,
+					  VR_STATIC_PARAM);
+		for (i = 0; i < pk->ncpu; i++) {
+			struct vr_cpu *c = pk->cpus[v][i];
+
+			vr_cpu_init(c, p);
+			vr_lock(&p->close_lock);
+			vr_cpu_online(c, 0, false);
+			vr_unlock(&p->close_lock);
+		}
+	}
+}
+
+/* A reader of vmrapl: the VM's accounts of instance @var, summed. */
+double vmrapl_vm_j(const struct vm *v, int var)
+{
+	size_t n = (size_t)(v->nvcpu + 1) * S.npkg, i;
+	const struct vr_acct *a = &v->acct[(size_t)var * n];
+	u64 e = 0;
+
+	for (i = 0; i < n; i++)
+		e += a[i].energy[VR_DOM_PKG];
 	return ldexp((double)e, -VR_EU_SHIFT);
 }

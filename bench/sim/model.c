@@ -1,29 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vrsim: the power model: the random stream, the counters and the truth
- * (every task charged its dynamic power and its share of the static power
- * while it runs).
+ * vrsim: the physical side of the host, written for the simulator alone
+ * (it shares no code and no formula with kmod/): the random stream, the
+ * power model of a package, its RAPL-like counter, and the three truths.
+ *
+ * Power of a package at any instant:
+ *
+ *   every core idle:  P = floor                      (package C-state)
+ *   n cores active:   P = floor + uncore + sum over the active cores of
+ *                         base_uw(task) x (f(n) / f_all)^2
+ *
+ * where f(n) falls linearly from f_one (one core active, turbo) to f_all
+ * (every core active), and base_uw is the task's intensity: a vector-heavy
+ * task draws more per core than a memory-bound one.  The package floor is
+ * only reached when every core is idle; while any core runs, the uncore
+ * adds its uplift.
+ *
+ * The truths, integrated exactly between scheduling events (the state is
+ * constant in between), for a task running on a core while n are active:
+ *
+ *   dynamic-only  its core's power, plus uncore / n (the uplift is there
+ *                 because something runs; the runners share it equally)
+ *   occupied      dynamic-only, plus floor / ncpu (the baseline, split by
+ *                 occupied CPU time; unoccupied time's part is nobody's)
+ *   busy-share    P / n (the whole package power over whatever runs)
+ *
+ * Energy while every core is idle (floor x time) belongs to no task.
+ *
+ * The counter: the package energy integrated exactly (uW x ns), latched
+ * every latch_ns (+- 5 % jitter, uniform), shown floored to the ESU
+ * (2^-14 J), plus a start offset, in 32 bits: it wraps.
  */
 #include "vrsim.h"
 
 /* ---------------------------------------------------- random stream */
 
-/* One stream for the schedule and the counters' jitter, in event order. */
-struct vrm_rng sim_rng;
+/* xorshift64*: one stream for the schedule and the counters' jitter. */
+static u64 rng_state;
+
+void rng_seed(u64 s)
+{
+	rng_state = s * 0x2545f4914f6cdd1dULL + 0x9e3779b97f4a7c15ULL;
+	if (!rng_state)
+		rng_state = 1;
+	rnd();
+	rnd();
+}
 
 u64 rnd(void)
 {
-	return vrm_rand(&sim_rng);
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
 }
 
 u64 below(u64 n)
 {
-	return n ? vrm_below(&sim_rng, n) : 0;
+	return n ? (u64)(((__uint128_t)rnd() * n) >> 64) : 0;
 }
 
 static double unif(void)
 {
-	return vrm_unit(&sim_rng);
+	return (double)(rnd() >> 11) * 0x1p-53;
 }
 
 /* Exponential with mean @m ns, at least 10 us. */
@@ -59,32 +98,150 @@ void *xgrow(void *p, size_t n, size_t *cap, size_t first, size_t sz)
 	return p;
 }
 
-/* ------------------------------------------------------- counters */
+/* ------------------------------------------------------- counter */
 
-/*
- * The PKG counter of a package (kmod/user/vr_rapl_model.h): ESU 14, 32
- * bits, latched every latch_ns +- 2 %, its jitter drawn from the
- * simulation's stream.
- */
-void rapl_init(struct vrm_rapl *r, u64 offset)
+void ctr_init(struct ctr *c, u64 offset)
 {
-	vrm_init(r, 14, 32, latch_ns, latch_ns / 50, offset, 0);
-	vrm_use_rng(r, &sim_rng);
+	memset(c, 0, sizeof(*c));
+	c->esu = 14;
+	c->width = 32;
+	c->step_ns = latch_ns;
+	c->jitter_ns = latch_ns / 20;
+	c->offset = offset;
+	c->next_upd = c->step_ns;
 }
 
-/* ------------------------------------------------------------ truth */
+static void ctr_advance(struct ctr *c, u64 now)
+{
+	while (c->next_upd <= now) {
+		c->fj += (__uint128_t)c->power_uw * (c->next_upd - c->t);
+		c->t = c->next_upd;
+		c->latch_fj = c->fj;
+		c->next_upd += c->step_ns - c->jitter_ns +
+			       below(2 * c->jitter_ns + 1);
+	}
+	if (now > c->t) {
+		c->fj += (__uint128_t)c->power_uw * (now - c->t);
+		c->t = now;
+	}
+}
 
+static void ctr_set_power(struct ctr *c, u64 now, u64 uw)
+{
+	ctr_advance(c, now);
+	c->power_uw = uw;
+}
+
+/* The register at @now: latched energy in ESU units, wrapped. */
+u64 ctr_read(struct ctr *c, u64 now)
+{
+	u64 units;
+
+	ctr_advance(c, now);
+	units = (u64)((c->latch_fj << c->esu) / (__uint128_t)1000000000000000ULL);
+	return (units + c->offset) & (ctr_range(c) - 1);
+}
+
+double ctr_units_j(const struct ctr *c, u64 u)
+{
+	return ldexp((double)u, -(int)c->esu);
+}
+
+u64 ctr_range(const struct ctr *c)
+{
+	return 1ULL << c->width;
+}
+
+/* ------------------------------------------------------ power model */
+
+void pkg_model_init(struct pkg *pk)
+{
+	pk->nbusy = 0;
+	pk->fscale = 1;
+	pk->t_truth = 0;
+	pk->power_uw = pk->m.floor_uw;
+	ctr_set_power(&pk->ctr, 0, pk->power_uw);
+}
+
+/* Integrate the truths of package @pi up to now, in the current state. */
+void pkg_advance(int pi)
+{
+	struct pkg *pk = &S.pk[pi];
+	u64 dt = S.now - pk->t_truth;
+	double d = (double)dt / FJ_PER_J, base, share;
+	int i, j;
+
+	if (!dt)
+		return;
+	pk->t_truth = S.now;
+	pk->truth_j += (double)pk->power_uw * d;
+	if (!pk->nbusy) {
+		pk->all_idle_j += (double)pk->power_uw * d;
+		return;
+	}
+	base = (double)pk->m.floor_uw / pk->ncpu * d;
+	share = (double)pk->m.uncore_uw / pk->nbusy * d;
+	for (i = 0; i < pk->ncpu; i++) {
+		const struct cpu *c = &S.cpu[pk->first + i];
+		double tr[NTRUTH], *to;
+
+		if (c->cur == NOTASK)
+			continue;
+		tr[J_DYN] = (double)c->core_uw * d + share;
+		tr[J_OCC] = tr[J_DYN] + base;
+		tr[J_BUSY] = (double)pk->power_uw / pk->nbusy * d;
+		to = S.t[c->cur].kind == T_HOST ? S.host_task_truth :
+		     S.vm[S.t[c->cur].vm].truth;
+		for (j = 0; j < NTRUTH; j++)
+			to[j] += tr[j];
+	}
+}
+
+/*
+ * After a core of package @pi changed what it runs (its truths already
+ * integrated up to now): the frequency, every core's power, the package's.
+ */
+void pkg_retune(int pi)
+{
+	struct pkg *pk = &S.pk[pi];
+	double f;
+	u64 uw;
+	int i, n = 0;
+
+	for (i = 0; i < pk->ncpu; i++)
+		n += S.cpu[pk->first + i].cur != NOTASK;
+	pk->nbusy = n;
+	if (n > 1 && pk->ncpu > 1)
+		f = pk->m.f_one_mhz - ((double)pk->m.f_one_mhz -
+				       pk->m.f_all_mhz) * (n - 1) /
+				      (pk->ncpu - 1);
+	else
+		f = pk->m.f_one_mhz;
+	pk->fscale = (f / pk->m.f_all_mhz) * (f / pk->m.f_all_mhz);
+	uw = pk->m.floor_uw + (n ? pk->m.uncore_uw : 0);
+	for (i = 0; i < pk->ncpu; i++) {
+		struct cpu *c = &S.cpu[pk->first + i];
+
+		c->core_uw = c->cur == NOTASK ? 0 :
+			     (u64)llround((double)S.t[c->cur].base_uw *
+					  pk->fscale);
+		uw += c->core_uw;
+	}
+	pk->power_uw = uw;
+	ctr_set_power(&pk->ctr, S.now, uw);
+}
+
+/* ------------------------------------------------------ CPU time */
+
+/* A running task's CPU time up to now (what /proc and schedstat see). */
 void task_accrue(struct task *t)
 {
 	struct cpu *c;
-	struct pkg *pk;
 	u64 ran;
-	double stat_j, dyn_j;
 
 	if (t->state != S_RUNNING)
 		return;
 	c = &S.cpu[t->cpu];
-	pk = &S.pk[c->pkg];
 	ran = S.now - t->run_start;
 	t->run_start = S.now;
 	if (!ran)
@@ -92,27 +249,6 @@ void task_accrue(struct task *t)
 	t->runtime += ran;
 	t->runtime_pkg[c->pkg] += ran;
 	S.host_busy_ns += ran;
-	dyn_j = (double)t->dyn_uw * (double)ran / FJ_PER_J;
-	stat_j = (double)pk->static_uw / pk->ncpu * (double)ran / FJ_PER_J;
-	if (t->kind != T_HOST) {
-		S.vm[t->vm].truth_j += dyn_j + stat_j;
-		S.vm[t->vm].dyn_j += dyn_j;
-	}
-}
-
-void pkg_power(int pi)
-{
-	struct pkg *pk = &S.pk[pi];
-	u64 uw = pk->static_uw;
-	int i;
-
-	for (i = 0; i < pk->ncpu; i++) {
-		int cur = S.cpu[pk->first + i].cur;
-
-		if (cur != NOTASK)
-			uw += S.t[cur].dyn_uw;
-	}
-	vrm_set_power(&pk->ctr, S.now, uw);
 }
 
 u64 vm_runtime(const struct vm *v)
@@ -129,6 +265,34 @@ void sync_all(void)
 {
 	int i;
 
+	for (i = 0; i < S.npkg; i++)
+		pkg_advance(i);
 	for (i = 0; i < S.ntask; i++)
 		task_accrue(&S.t[i]);
+}
+
+/*
+ * The model's own check: the busy-share truths of every task and the
+ * energy spent with every core idle add up to the packages' energy, and
+ * so does each counter's exact integral (before latching and units).
+ * Returns the larger relative error.
+ */
+double model_check(void)
+{
+	double pk = 0, parts = S.host_task_truth[J_BUSY], ctr = 0, e;
+	int i;
+
+	sync_all();
+	for (i = 0; i < S.npkg; i++) {
+		pk += S.pk[i].truth_j;
+		parts += S.pk[i].all_idle_j;
+		ctr_read(&S.pk[i].ctr, S.now);
+		ctr += (double)S.pk[i].ctr.fj / FJ_PER_J;
+	}
+	for (i = 0; i < S.nvm; i++)
+		parts += S.vm[i].truth[J_BUSY];
+	if (pk <= 0)
+		return 0;
+	e = fabs(parts - pk) / pk;
+	return fmax(e, fabs(ctr - pk) / pk);
 }

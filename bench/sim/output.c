@@ -1,18 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vrsim: the error statistics of a run, and their markdown and JSON.
+ * vrsim: the error statistics of a run, their spread over seeds, and
+ * their markdown and JSON.
  */
 #include "vrsim.h"
 
-static const char *const alg_name[NALG] = {
-	"vmrapl", "qemu-vmsr", "scaphandre", "kepler"
+const char *const row_name[NROW] = {
+	"vmrapl (learned static)", "vmrapl p_static +25 %",
+	"vmrapl p_static -25 %", "qemu-vmsr 10", "scaphandre 1.0 as coded",
+	"scaphandre units fixed", "kepler 0.10"
 };
-static const char *const own_name[NALG] = {
-	"occupied truth", "exact-input vmsr formula",
-	"exact-input process share", "exact dynamic energy (no idle)"
+static const char *const row_key[NROW] = {
+	"vmrapl", "vmrapl_static_hi", "vmrapl_static_lo", "qemu_vmsr",
+	"scaphandre", "scaphandre_units_fixed", "kepler"
 };
+static const char *const judge_name[NJUDGE] = {
+	"occupied", "dynamic-only", "busy-share", "own rule"
+};
+static const char *const judge_key[NJUDGE] = {
+	"occupied", "dynamic", "busy", "own"
+};
+static const char *const own_name[NROW] = {
+	"the occupied truth", "the occupied truth", "the occupied truth",
+	"its formula with exact CPU time and energy",
+	"share of host capacity x host energy, exact inputs",
+	"share of host capacity x host energy, exact inputs",
+	"usage ratio x CPU-time share x energy, exact inputs"
+};
+static const int wsec[NWIN] = { 1, 5, 60 };
+static const char *const win_key[NWIN] = { "1s", "5s", "60s" };
 
-/* --------------------------------------------------------- results */
+/* --------------------------------------------------------- one run */
 
 static void stat_add(struct stat *s, double x)
 {
@@ -29,12 +47,12 @@ static double stat_mean(const struct stat *s)
 
 void analyse(struct result *r)
 {
-	static const int wsec[2] = { 1, 60 };
-	static const double thr[2] = { 0.05, 3.0 };	/* J */
-	int vi, wi, a;
+	int vi, wi, a, j;
+	double tr = 0;
 
-	for (wi = 0; wi < 2; wi++) {
+	for (wi = 0; wi < NWIN; wi++) {
 		int w = wsec[wi], k;
+		double thr = 0.05 * w;		/* J */
 
 		for (k = 0; (k + 1) * w <= S.nsec; k++) {
 			for (vi = 0; vi < S.nvm; vi++) {
@@ -42,40 +60,69 @@ void analyse(struct result *r)
 					(size_t)k * w * SNAPW];
 				const double *s1 = &S.vm[vi].snap[
 					(size_t)(k + 1) * w * SNAPW];
-				double tr = s1[0] - s0[0];
 
-				if (tr < thr[wi])
-					continue;
-				for (a = 0; a < NALG; a++) {
-					double e = s1[2 + a] - s0[2 + a];
-					double o = s1[2 + NALG + a] -
-						   s0[2 + NALG + a];
+				for (a = 0; a < NROW; a++) {
+					double e = s1[NTRUTH + a] -
+						   s0[NTRUTH + a];
 
-					stat_add(&r->err[a][wi],
-						 100 * fabs(e - tr) / tr);
-					if (o > thr[wi] / 10)
-						stat_add(&r->own[a][wi],
-							 100 * fabs(e - o) / o);
+					for (j = 0; j < NJUDGE; j++) {
+						int o = j < NTRUTH ? j :
+							NTRUTH + NROW + a;
+						double ref = s1[o] - s0[o];
+
+						if (ref < thr)
+							continue;
+						stat_add(&r->err[a][j][wi],
+							 100 * fabs(e - ref) /
+							 ref);
+					}
 				}
 			}
 		}
 	}
-	for (a = 0; a < NALG; a++) {
-		double est = 0, tr = 0;
+	for (vi = 0; vi < S.nvm; vi++)
+		tr += S.vm[vi].snap[(size_t)S.nsec * SNAPW + J_OCC];
+	r->truth_j = tr;
+	for (a = 0; a < NROW; a++) {
+		double est = 0;
 
-		for (vi = 0; vi < S.nvm; vi++) {
-			const double *s = &S.vm[vi].snap[(size_t)S.nsec *
-							 SNAPW];
-
-			est += s[2 + a];
-			tr += s[0];
-		}
+		for (vi = 0; vi < S.nvm; vi++)
+			est += S.vm[vi].snap[(size_t)S.nsec * SNAPW + NTRUTH +
+					     a];
 		r->net[a] = tr > 0 ? 100 * (est - tr) / tr : 0;
-		r->truth_j = tr;
 	}
 }
 
-/* ---------------------------------------------------------- output */
+/* ------------------------------------------------------ over seeds */
+
+struct spread {
+	double mean, min, max, wmax;	/* wmax: worst single window */
+	int n;
+};
+
+static struct spread over_seeds(const struct wres *wr, int a, int j, int wi)
+{
+	struct spread s = { 0, INFINITY, -INFINITY, 0, 0 };
+	int k;
+
+	for (k = 0; k < wr->nseed; k++) {
+		const struct stat *st = &wr->r[k].err[a][j][wi];
+		double m = stat_mean(st);
+
+		if (isnan(m))
+			continue;
+		s.mean += m;
+		s.min = fmin(s.min, m);
+		s.max = fmax(s.max, m);
+		s.wmax = fmax(s.wmax, st->max);
+		s.n++;
+	}
+	if (!s.n)
+		s.mean = s.min = s.max = s.wmax = NAN;
+	else
+		s.mean /= s.n;
+	return s;
+}
 
 static void fmt_pct(char *b, size_t n, double x)
 {
@@ -89,80 +136,264 @@ static void fmt_pct(char *b, size_t n, double x)
 		snprintf(b, n, "%.2f", x);
 }
 
-void print_md(const struct result *res, int n)
+/* "mean (min-max)", or "mean" for one seed. */
+static const char *cell(const struct wres *wr, int a, int j, int wi)
 {
-	int i, a;
+	static char buf[8][64];
+	static int slot;
+	struct spread s = over_seeds(wr, a, j, wi);
+	char m[16], lo[16], hi[16], *b = buf[slot++ % 8];
+
+	fmt_pct(m, sizeof(m), s.mean);
+	if (wr->nseed < 2 || isnan(s.mean)) {
+		snprintf(b, 64, "%s", m);
+		return b;
+	}
+	fmt_pct(lo, sizeof(lo), s.min);
+	fmt_pct(hi, sizeof(hi), s.max);
+	snprintf(b, 64, "%s (%s–%s)", m, lo, hi);
+	return b;
+}
+
+static bool is_anchor(int a)
+{
+	return a >= R_QEMU;
+}
+
+/* ---------------------------------------------------------- output */
+
+void print_md(const struct wres *res, int n)
+{
+	int i, a, j, wi, k;
 
 	printf("vmrapl: %llu us epochs, counter lag share lag_ns = %llu us%s; "
-	       "counter latched every %llu us.\n\n",
+	       "counter latched every %llu us +- 5 %%.  %d seed%s per "
+	       "workload, %.0f s each.\n\n",
 	       (unsigned long long)period_ns / 1000,
 	       (unsigned long long)lag_used_ns / 1000,
 	       lag_ns < 0 ? " (vr_pkg_init() default for hardware counters)" :
-	       " (--lag-us)", (unsigned long long)latch_ns / 1000);
-	printf("Per-VM energy error, %% of the VM's true energy "
-	       "(ground truth: dynamic power of its threads + P_static / "
-	       "ncpus per occupied CPU-ns).\n\n");
-	printf("| workload | algorithm | 1 s mean | 1 s max | 60 s mean | "
-	       "60 s max | net created(+)/lost(-) | own semantics 60 s mean |"
-	       "\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+	       " (--lag-us)", (unsigned long long)latch_ns / 1000,
+	       res[0].nseed, res[0].nseed > 1 ? "s" : "", res[0].r[0].secs);
+
+	printf("### Per-VM error over 60 s windows, under each truth\n\n");
+	printf("Mean absolute error of per-VM energy, %% of the judge's "
+	       "energy; each cell is the mean over seeds of each seed's "
+	       "mean, with the seeds' min–max.\n\n");
+	printf("| workload | algorithm | occupied | dynamic-only | "
+	       "busy-share | own rule | net vs occupied |\n"
+	       "|---|---|---:|---:|---:|---:|---:|\n");
 	for (i = 0; i < n; i++) {
-		const struct result *r = &res[i];
+		const struct wres *wr = &res[i];
 
-		for (a = 0; a < NALG; a++) {
-			char m1[16], x1[16], m6[16], x6[16], nt[16], ow[16];
+		for (a = 0; a < NROW; a++) {
+			double net = 0;
 
-			fmt_pct(m1, sizeof(m1), stat_mean(&r->err[a][0]));
-			fmt_pct(x1, sizeof(x1), r->err[a][0].n ?
-				r->err[a][0].max : NAN);
-			fmt_pct(m6, sizeof(m6), stat_mean(&r->err[a][1]));
-			fmt_pct(x6, sizeof(x6), r->err[a][1].n ?
-				r->err[a][1].max : NAN);
-			snprintf(nt, sizeof(nt), "%+.2f %%", r->net[a]);
-			fmt_pct(ow, sizeof(ow), stat_mean(&r->own[a][1]));
-			printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			       a ? "" : r->wl, alg_name[a], m1, x1, m6, x6,
-			       nt, ow);
+			for (k = 0; k < wr->nseed; k++)
+				net += wr->r[k].net[a] / wr->nseed;
+			printf("| %s | %s |", a ? "" : wr->wl, row_name[a]);
+			for (j = 0; j < NJUDGE; j++)
+				printf(" %s |", cell(wr, a, j, W_60));
+			printf(" %+.2f %% |\n", net);
 		}
 	}
-	printf("\nOwn semantics: ");
-	for (a = 0; a < NALG; a++)
-		printf("%s vs %s%s", alg_name[a], own_name[a],
-		       a < NALG - 1 ? "; " : ".\n");
-	printf("\nvmrapl conservation (tracked + host + idle + lost == "
-	       "sampled, after every close) and counter events:\n\n");
-	printf("| workload | sim s | VMs | closes | conservation | lost J | "
-	       "host J | idle J | wraps | resets | overruns | vmsr wraps "
-	       "zeroed | scaph deltas dropped | wall s |\n"
-	       "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
-	       "---:|---:|\n");
-	for (i = 0; i < n; i++) {
-		const struct result *r = &res[i];
+	printf("\nOwn rule: ");
+	for (a = 0; a < NROW; a++)
+		if (a == R_VR || a >= R_QEMU)
+			printf("%s: %s%s", row_name[a], own_name[a],
+			       a < NROW - 1 ? "; " : ".\n");
 
-		printf("| %s | %.0f | %d | %llu | %s | %.3f | %.1f | %.1f | "
-		       "%llu | %llu | %llu | %llu | %llu | %.2f |\n", r->wl,
-		       r->secs, r->nvm, (unsigned long long)r->closes,
-		       r->conservation_bad ? "BROKEN" : "exact",
-		       r->vr_lost_j, r->vr_host_j, r->vr_idle_j,
-		       (unsigned long long)r->vr_wraps,
-		       (unsigned long long)r->vr_resets,
-		       (unsigned long long)r->vr_overruns,
-		       (unsigned long long)r->qemu_wrap_zero,
-		       (unsigned long long)r->scaph_wrap_drop, r->wall);
+	printf("\n### Occupied truth, by window\n\n");
+	printf("| workload | algorithm | 1 s | 5 s aligned | 60 s | "
+	       "worst 1 s window |\n|---|---|---:|---:|---:|---:|\n");
+	for (i = 0; i < n; i++) {
+		const struct wres *wr = &res[i];
+
+		for (a = 0; a < NROW; a++) {
+			char wm[16];
+
+			fmt_pct(wm, sizeof(wm),
+				over_seeds(wr, a, J_OCC, W_1).wmax);
+			printf("| %s | %s | %s | %s | %s | %s |\n",
+			       a ? "" : wr->wl, row_name[a],
+			       cell(wr, a, J_OCC, W_1),
+			       cell(wr, a, J_OCC, W_5),
+			       cell(wr, a, J_OCC, W_60), wm);
+		}
 	}
+
+	printf("\n### vmrapl's books and the counters\n\n");
+	printf("Static power at the end of the run (mean over packages and "
+	       "seeds) against the model's idle floor; packages whose "
+	       "static power was learned; conservation of all three "
+	       "instances after every close.\n\n");
+	printf("| workload | VMs | idle floor W | learned W | packages "
+	       "learned | conservation | lost J (3 instances) | host J | "
+	       "idle J | wraps | vmsr wraps zeroed | scaph iterations "
+	       "skipped | wall s |\n"
+	       "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+	       "---:|\n");
+	for (i = 0; i < n; i++) {
+		const struct wres *wr = &res[i];
+		double lw = 0, fl = 0, lost = 0, host = 0, idle = 0, wall = 0;
+		u64 wraps = 0, qz = 0, ss = 0, bad = 0;
+		int learned = 0, pk = 0;
+
+		for (k = 0; k < wr->nseed; k++) {
+			const struct result *r = &wr->r[k];
+
+			lw += r->vr_static_w[V_LEARN] / wr->nseed;
+			fl += r->floor_w / wr->nseed;
+			for (a = 0; a < NVR; a++)
+				lost += r->vr_lost_j[a];
+			host += r->vr_host_j / wr->nseed;
+			idle += r->vr_idle_j / wr->nseed;
+			wraps += r->vr_wraps;
+			qz += r->qemu_wrap_zero;
+			ss += r->scaph_wrap_skip;
+			bad += r->conservation_bad;
+			learned += r->vr_learned;
+			pk += wr->w->npkg;
+			wall += r->wall;
+		}
+		printf("| %s | %d | %.1f | %.2f | %d/%d | %s | %.3f | %.1f | "
+		       "%.1f | %llu | %llu | %llu | %.1f |\n", wr->wl,
+		       wr->r[0].nvm, fl, lw, learned, pk,
+		       bad ? "BROKEN" : "exact", lost, host, idle,
+		       (unsigned long long)wraps, (unsigned long long)qz,
+		       (unsigned long long)ss, wall);
+	}
+
+	/* ---------------------------------------------- the targets */
+	printf("\n### Targets\n\n");
+	printf("1. vmrapl with its learned static power (nothing handed "
+	       "in): at most 2 %% mean error under the occupied truth on "
+	       "every homogeneous workload and every seed.  Judged on the "
+	       "worst seed's mean, in every window.\n\n");
+	printf("| workload | worst seed, 1 s | 5 s | 60 s | mean of seeds, "
+	       "60 s | met |\n|---|---:|---:|---:|---:|---|\n");
+	for (i = 0; i < n; i++) {
+		const struct wres *wr = &res[i];
+		char b[NWIN][16], m[16];
+		bool ok = true;
+
+		if (!wr->w->homogeneous)
+			continue;
+		for (wi = 0; wi < NWIN; wi++) {
+			struct spread s = over_seeds(wr, R_VR, J_OCC, wi);
+
+			fmt_pct(b[wi], sizeof(b[wi]), s.max);
+			if (!(s.max <= 2))
+				ok = false;
+		}
+		fmt_pct(m, sizeof(m), over_seeds(wr, R_VR, J_OCC, W_60).mean);
+		printf("| %s | %s | %s | %s | %s | %s |\n", wr->wl, b[0],
+		       b[1], b[2], m, ok ? "yes" : "NOT met");
+	}
+	printf("\n2. Heterogeneous intensity, at most 5 %% (needs per-core "
+	       "energy or APERF weighting):\n\n");
+	printf("| workload | worst seed, 60 s | mean of seeds, 60 s | met |\n"
+	       "|---|---:|---:|---|\n");
+	for (i = 0; i < n; i++) {
+		const struct wres *wr = &res[i];
+		struct spread s = over_seeds(wr, R_VR, J_OCC, W_60);
+		char b[16], m[16];
+
+		if (wr->w->homogeneous)
+			continue;
+		fmt_pct(b, sizeof(b), s.max);
+		fmt_pct(m, sizeof(m), s.mean);
+		printf("| %s | %s | %s | %s |\n", wr->wl, b, m,
+		       s.max <= 5 ? "yes" : "NOT met");
+	}
+	printf("\n3. Ahead of every anchor (qemu-vmsr, both scaphandre "
+	       "rows, kepler) on every workload under every truth: vmrapl "
+	       "(learned)'s mean of seeds against the best anchor's, "
+	       "60 s windows.\n\n");
+	printf("Tied: behind by less than 0.1 point.\n\n");
+	printf("| workload | occupied: vmrapl / best anchor | dynamic-only "
+	       "| busy-share | ahead under all three |\n"
+	       "|---|---|---|---|---|\n");
+	for (i = 0; i < n; i++) {
+		const struct wres *wr = &res[i];
+		bool all = true, tied = false;
+
+		printf("| %s |", wr->wl);
+		for (j = 0; j < NTRUTH; j++) {
+			double v = over_seeds(wr, R_VR, j, W_60).mean;
+			double best = INFINITY;
+			int ba = -1;
+			char x[16], y[16];
+
+			for (a = 0; a < NROW; a++) {
+				double m = over_seeds(wr, a, j, W_60).mean;
+
+				if (is_anchor(a) && !isnan(m) && m < best) {
+					best = m;
+					ba = a;
+				}
+			}
+			fmt_pct(x, sizeof(x), v);
+			fmt_pct(y, sizeof(y), best);
+			if (v >= best && v - best < 0.1)
+				tied = true;
+			else if (!(v < best))
+				all = false;
+			printf(" %s / %s (%s)%s |", x, y,
+			       ba >= 0 ? row_name[ba] : "-",
+			       v < best ? "" : v - best < 0.1 ? " tied" :
+			       " **behind**");
+		}
+		printf(" %s |\n", !all ? "NO" : tied ? "tied" : "yes");
+	}
+	for (wi = 0; wi < W_60; wi++) {
+		int behind = 0, total = 0;
+
+		for (i = 0; i < n; i++)
+			for (j = 0; j < NTRUTH; j++) {
+				double v = over_seeds(&res[i], R_VR, j,
+						      wi).mean, best = INFINITY;
+
+				for (a = R_QEMU; a < NROW; a++) {
+					double m = over_seeds(&res[i], a, j,
+							      wi).mean;
+
+					if (!isnan(m) && m < best)
+						best = m;
+				}
+				total++;
+				if (!(v < best)) {
+					if (!behind)
+						printf("\n%s windows, behind "
+						       "the best anchor:",
+						       win_key[wi]);
+					printf(" %s (%s)", res[i].wl,
+					       judge_name[j]);
+					behind++;
+				}
+			}
+		if (!behind)
+			printf("\n%s windows: ahead of every anchor in all "
+			       "%d workload x truth cases.", win_key[wi],
+			       total);
+		else
+			printf(" (%d of %d workload x truth cases).", behind,
+			       total);
+	}
+	printf("\n");
 }
 
 static void json_num(FILE *f, double x)
 {
-	if (isnan(x))
+	if (isnan(x) || isinf(x))
 		fprintf(f, "null");
 	else
 		fprintf(f, "%.6g", x);
 }
 
-int write_json(const char *path, const struct result *res, int n)
+int write_json(const char *path, const struct wres *res, int n)
 {
 	FILE *f = fopen(path, "w");
-	int i, a, wi;
+	int i, a, j, wi, k;
 
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
@@ -170,53 +401,73 @@ int write_json(const char *path, const struct result *res, int n)
 	}
 	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"period_us\": %llu,\n"
 		"  \"latch_us\": %llu,\n  \"lag_us\": %llu,\n"
+		"  \"seeds\": %d,\n  \"sim_s\": %.0f,\n"
 		"  \"results\": [\n", quick ? "quick" : "full",
 		(unsigned long long)period_ns / 1000,
 		(unsigned long long)latch_ns / 1000,
-		(unsigned long long)lag_used_ns / 1000);
+		(unsigned long long)lag_used_ns / 1000, res[0].nseed,
+		res[0].r[0].secs);
 	for (i = 0; i < n; i++) {
-		const struct result *r = &res[i];
+		const struct wres *wr = &res[i];
+		u64 bad = 0;
+		double lw = 0;
 
-		fprintf(f, "    {\"workload\": \"%s\", \"sim_s\": %.0f, "
-			"\"vms\": %d, \"events\": %llu, \"closes\": %llu, "
-			"\"conservation_exact\": %s, \"vmrapl_lost_j\": ",
-			r->wl, r->secs, r->nvm,
-			(unsigned long long)r->events,
-			(unsigned long long)r->closes,
-			r->conservation_bad ? "false" : "true");
-		json_num(f, r->vr_lost_j);
-		fprintf(f, ", \"vmrapl_resets\": %llu, \"vmrapl_overruns\": "
-			"%llu, \"vmrapl_wraps\": %llu, \"vmsr_wraps_zeroed\":"
-			" %llu, \"scaph_deltas_dropped\": %llu, "
-			"\"truth_j\": ", (unsigned long long)r->vr_resets,
-			(unsigned long long)r->vr_overruns,
-			(unsigned long long)r->vr_wraps,
-			(unsigned long long)r->qemu_wrap_zero,
-			(unsigned long long)r->scaph_wrap_drop);
-		json_num(f, r->truth_j);
-		fprintf(f, ", \"algorithms\": {");
-		for (a = 0; a < NALG; a++) {
-			fprintf(f, "%s\"%s\": {", a ? ", " : "", alg_name[a]);
-			for (wi = 0; wi < 2; wi++) {
-				const char *w = wi ? "60s" : "1s";
+		for (k = 0; k < wr->nseed; k++) {
+			bad += wr->r[k].conservation_bad;
+			lw += wr->r[k].vr_static_w[V_LEARN] / wr->nseed;
+		}
+		fprintf(f, "    {\"workload\": \"%s\", \"homogeneous\": %s, "
+			"\"vms\": %d, \"conservation_exact\": %s, "
+			"\"idle_floor_w\": ", wr->wl,
+			wr->w->homogeneous ? "true" : "false", wr->r[0].nvm,
+			bad ? "false" : "true");
+		json_num(f, wr->r[0].floor_w);
+		fprintf(f, ", \"vmrapl_learned_static_w\": ");
+		json_num(f, lw);
+		fprintf(f, ",\n     \"algorithms\": {");
+		for (a = 0; a < NROW; a++) {
+			fprintf(f, "%s\n      \"%s\": {\"label\": \"%s\", "
+				"\"own_rule\": \"%s\"", a ? "," : "",
+				row_key[a], row_name[a], own_name[a]);
+			for (j = 0; j < NJUDGE; j++) {
+				fprintf(f, ", \"%s\": {", judge_key[j]);
+				for (wi = 0; wi < NWIN; wi++) {
+					struct spread s = over_seeds(wr, a, j,
+								     wi);
 
-				fprintf(f, "\"mean_err_pct_%s\": ", w);
-				json_num(f, stat_mean(&r->err[a][wi]));
-				fprintf(f, ", \"max_err_pct_%s\": ", w);
-				json_num(f, r->err[a][wi].n ?
-					 r->err[a][wi].max : NAN);
-				fprintf(f, ", \"own_mean_err_pct_%s\": ", w);
-				json_num(f, stat_mean(&r->own[a][wi]));
-				fprintf(f, ", ");
+					fprintf(f, "%s\"%s\": {\"mean\": ",
+						wi ? ", " : "", win_key[wi]);
+					json_num(f, s.mean);
+					fprintf(f, ", \"min\": ");
+					json_num(f, s.min);
+					fprintf(f, ", \"max\": ");
+					json_num(f, s.max);
+					fprintf(f, ", \"worst_window\": ");
+					json_num(f, s.wmax);
+					/* each seed's mean: occupied only */
+					if (j == J_OCC) {
+						fprintf(f, ", \"per_seed\": [");
+						for (k = 0; k < wr->nseed; k++) {
+							fprintf(f, "%s", k ?
+								", " : "");
+							json_num(f, stat_mean(
+								&wr->r[k].err[a][j][wi]));
+						}
+						fprintf(f, "]");
+					}
+					fprintf(f, "}");
+				}
+				fprintf(f, "}");
 			}
-			fprintf(f, "\"net_pct\": ");
-			json_num(f, r->net[a]);
-			fprintf(f, ", \"own_semantics\": \"%s\"}",
-				own_name[a]);
+			fprintf(f, ", \"net_pct_per_seed\": [");
+			for (k = 0; k < wr->nseed; k++) {
+				fprintf(f, "%s", k ? ", " : "");
+				json_num(f, wr->r[k].net[a]);
+			}
+			fprintf(f, "]}");
 		}
 		fprintf(f, "}}%s\n", i < n - 1 ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 	return fclose(f);
 }
-

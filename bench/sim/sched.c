@@ -140,10 +140,11 @@ static void cpu_arm(struct cpu *c)
 static void cpu_switch(int ci, int next)
 {
 	struct cpu *c = &S.cpu[ci];
-	struct pkg *pk = &S.pk[c->pkg];
-	struct vr_acct *a = NULL;
+	struct vr_acct *a[NVR] = {};
 	bool busy = next != NOTASK;
+	int v;
 
+	pkg_advance(c->pkg);
 	if (c->cur != NOTASK) {
 		struct task *o = &S.t[c->cur];
 
@@ -163,14 +164,15 @@ static void cpu_switch(int ci, int next)
 		t->cpu = ci;
 		t->last_cpu = ci;
 		t->run_start = S.now;
-		a = task_acct(t, c->pkg);
+		for (v = 0; v < NVR; v++)
+			a[v] = task_acct(t, c->pkg, v);
 	}
-	pkg_power(c->pkg);
+	pkg_retune(c->pkg);
 	S.switches++;
-	if (vr_cpu_event_needed(&c->vc, busy, a))
-		vr_cpu_event(&c->vc, S.now, busy, a);
+	for (v = 0; v < NVR; v++)
+		if (vr_cpu_event_needed(&c->vc[v], busy, a[v]))
+			vr_cpu_event(&c->vc[v], S.now, busy, a[v]);
 	vr_close(c->pkg);
-	(void)pk;
 	cpu_arm(c);
 }
 
@@ -304,7 +306,7 @@ void on_cpu_event(int ci)
 
 /* ---------------------------------------------------- VMs and tasks */
 
-static int new_task(int kind, int vm, int vidx, u64 dyn_uw, int pattern,
+static int new_task(int kind, int vm, int vidx, u64 base_uw, int pattern,
 		    u64 on, u64 off)
 {
 	struct task *t;
@@ -313,7 +315,7 @@ static int new_task(int kind, int vm, int vidx, u64 dyn_uw, int pattern,
 	S.t = xgrow(S.t, S.ntask, &S.captask, 64, sizeof(*S.t));
 	t = &S.t[S.ntask];
 	*t = (struct task){
-		.kind = kind, .vm = vm, .vidx = vidx, .dyn_uw = dyn_uw,
+		.kind = kind, .vm = vm, .vidx = vidx, .base_uw = base_uw,
 		.pattern = pattern, .on_ns = on, .off_ns = off,
 		.phase_off = below(phase_len()), .state = S_SLEEP,
 		.cpu = NOTASK, .last_cpu = NOTASK, .qnext = NOTASK,
@@ -337,7 +339,7 @@ static void task_pin_pkg(int ti, int pkg)
 }
 
 /* A VM with @nvcpu vCPUs (and an I/O thread if io_uw), on @pkg (-1: any). */
-int new_vm(int nvcpu, u64 dyn_uw, int pattern, u64 on, u64 off, int pkg,
+int new_vm(int nvcpu, u64 base_uw, int pattern, u64 on, u64 off, int pkg,
 	   u64 io_uw, u64 io_on, u64 io_off, u64 start, u64 stop)
 {
 	struct vm *v;
@@ -350,9 +352,10 @@ int new_vm(int nvcpu, u64 dyn_uw, int pattern, u64 on, u64 off, int pkg,
 	v->first_task = S.ntask;
 	v->start = start;
 	v->stop = stop;
-	v->acct = xcalloc((size_t)(nvcpu + 1) * S.npkg, sizeof(*v->acct));
+	v->acct = xcalloc((size_t)NVR * (nvcpu + 1) * S.npkg,
+			  sizeof(*v->acct));
 	for (i = 0; i < nvcpu; i++) {
-		ti = new_task(T_VCPU, S.nvm, i, dyn_uw, pattern, on, off);
+		ti = new_task(T_VCPU, S.nvm, i, base_uw, pattern, on, off);
 		if (pkg >= 0)
 			task_pin_pkg(ti, pkg);
 	}
@@ -363,17 +366,17 @@ int new_vm(int nvcpu, u64 dyn_uw, int pattern, u64 on, u64 off, int pkg,
 			task_pin_pkg(ti, pkg);
 	}
 	v->ntask = S.ntask - v->first_task;
-	v->q_ticks = xcalloc(v->ntask, sizeof(u64));
 	ev_push(start, EV_VMSTART, S.nvm, 0);
 	if (stop)
 		ev_push(stop, EV_VMSTOP, S.nvm, 0);
 	return S.nvm++;
 }
 
-void host_noise(int n)
+/* @n host tasks (daemons), 1 ms bursts every ~20 ms, at @base_uw. */
+void host_noise(int n, u64 base_uw)
 {
 	while (n--)
-		new_task(T_HOST, -1, 0, 5000000, P_RANDOM, 1 * MS, 19 * MS);
+		new_task(T_HOST, -1, 0, base_uw, P_RANDOM, 1 * MS, 19 * MS);
 }
 
 void vm_start(int vi)

@@ -4,12 +4,14 @@
  * the events, the results, and what each part of the simulator gives the
  * others.  vrsim.c says what the simulator does.
  *
- *   model.c       the random stream, the RAPL counters (the shared model
- *                 of kmod/user/vr_rapl_model.h) and the power truth
+ *   model.c       the random stream, the physical power model of a
+ *                 package, its RAPL-like counter and the three truths
+ *                 (none of it shared with kmod/)
  *   sched.c       the event queue, the scheduler, VMs and tasks
- *   alg_*.c       one per algorithm: vmrapl, qemu-vmsr, scaphandre, kepler
+ *   alg_*.c       one per algorithm: vmrapl (three static-power settings),
+ *                 qemu-vmsr, scaphandre (as coded, units fixed), kepler
  *   workloads.c   the workloads
- *   output.c      the error statistics, markdown and JSON
+ *   output.c      the error statistics over seeds, markdown and JSON
  *   vrsim.c       options, one run (the event loop), main
  */
 #ifndef _VRSIM_H
@@ -24,25 +26,41 @@
 #include <time.h>
 
 #include "vr_core.h"
-#include "user/vr_rapl_model.h"
 
 #define MS		1000000ULL
 #define SEC		1000000000ULL
 #define FJ_PER_J	1e15
 #define MAXPKG		4
 #define MAXCPU		64
-#define NALG		4
 #define NOTASK		(-1)
+#define NSEED_FULL	10
 
-enum { A_VMRAPL, A_QEMU, A_SCAPH, A_KEPLER };
+/* vmrapl instances run side by side on the same trace and counters. */
+enum { V_LEARN, V_HI, V_LO, NVR };
+
+/* The rows of the tables: an algorithm, or one setting of one. */
+enum { R_VR, R_VR_HI, R_VR_LO, R_QEMU, R_SCAPH, R_SCAPH_FIX, R_KEPLER,
+       NROW };
+
+/* What an estimate is judged against: three truths, then its own rule. */
+enum { J_OCC, J_DYN, J_BUSY, J_OWN, NJUDGE };
+#define NTRUTH	3
+
+/* Windows: 1 s, 5 s aligned to multiples of 5 s, 60 s. */
+enum { W_1, W_5, W_60, NWIN };
 
 enum tkind { T_VCPU, T_IO, T_HOST };
 enum pattern { P_STEADY, P_BURSTY, P_JITTER, P_PHASE, P_RANDOM };
 enum tstate { S_SLEEP, S_QUEUED, S_RUNNING, S_DEAD };
 
+/* Per-core power of a task at the all-core frequency, by its intensity. */
+#define W_VECTOR	14000000ULL	/* AVX-heavy */
+#define W_NORMAL	8000000ULL
+#define W_MEMORY	4000000ULL	/* memory-bound, stalls */
+
 struct task {
 	int kind, vm, vidx;
-	u64 dyn_uw;
+	u64 base_uw;			/* core power at the base frequency */
 	int pattern;
 	u64 on_ns, off_ns, phase_off;
 	u64 aff[MAXCPU / 64];		/* allowed CPUs */
@@ -53,6 +71,9 @@ struct task {
 	u64 runtime_pkg[MAXPKG];
 	u32 wake_ver;
 	int qnext;
+	/* qemu vmsr: /proc reads at the start of its loop iteration */
+	u64 q_ticks0;
+	int q_pkg;
 };
 
 struct cpu {
@@ -60,51 +81,89 @@ struct cpu {
 	int qhead, qtail, qlen;
 	u64 slice_start;
 	u32 ev_ver;
-	struct vr_cpu vc;
+	u64 core_uw;			/* power of its core now (0: idle) */
+	struct vr_cpu vc[NVR];
+};
+
+/*
+ * A RAPL-like counter (model.c): exact energy in fJ, latched at update
+ * instants about 1 ms apart (with jitter), shown in ESU units, wrapping.
+ */
+struct ctr {
+	u32 esu, width;
+	u64 step_ns, jitter_ns;
+	u64 power_uw;
+	u64 t, next_upd;
+	__uint128_t fj, latch_fj;
+	u64 offset;
+};
+
+/*
+ * The physical model of one package (model.c): idle floor when every
+ * core is idle, an uncore uplift while any is active, per-core power by
+ * intensity scaled by a frequency that falls with the active cores.
+ */
+struct pmodel {
+	u64 floor_uw;			/* package C-state, all cores idle */
+	u64 uncore_uw;			/* added while any core is active */
+	u32 f_one_mhz;			/* one core active (turbo) */
+	u32 f_all_mhz;			/* every core active (base) */
 };
 
 struct pkg {
-	u64 static_uw;
-	int ncpu, first;
-	struct vrm_rapl ctr;
-	struct vr_pkg p;
-	struct vr_cpu *cpus[MAXCPU];
+	struct pmodel m;
+	int ncpu, first, nbusy;
+	double fscale;			/* (f / f_all)^2 at nbusy */
+	u64 t_truth;			/* truths integrated up to here */
+	u64 power_uw;			/* package power now */
+	double truth_j;			/* exact package energy */
+	double all_idle_j;		/* of it, with every core idle */
+	struct ctr ctr;
+	struct vr_pkg p[NVR];
+	struct vr_cpu *cpus[NVR][MAXCPU];
 	u64 closes;
 	/* anchors: last raw reads */
-	u64 scaph_raw, kepler_raw;
-	double scaph_truth_j, kepler_truth_j;
+	u64 kepler_raw;
+	double kepler_truth_j;
+	bool q_read;			/* qemu: read at this iteration */
 };
 
 struct vm {
 	int nvcpu, first_task, ntask;	/* vCPUs first, then the I/O thread */
 	u64 start, stop;
 	bool started, stopped;
-	struct vr_acct *acct;		/* (nvcpu + 1) x npkg */
-	double truth_j, dyn_j;
-	double est[NALG], own[NALG];
-	/* qemu vmsr (per VM loop) */
+	struct vr_acct *acct;		/* NVR x (nvcpu + 1) x npkg */
+	double truth[NTRUTH];
+	double est[NROW], own[NROW];
+	/* qemu vmsr, its state kept across iterations as the real code */
 	bool q_have;
-	u64 q_raw[MAXPKG];
-	double q_truth_pkg[MAXPKG];
-	u64 *q_ticks;			/* per task */
-	u64 q_rt_pkg[MAXPKG];		/* exact runtime per package */
-	/* scaphandre / kepler: per process */
-	bool s_have, k_have;
-	u64 s_ticks, s_rt, k_rt;
-	double k_dyn;
-	/* window snapshots, one per second: truth, dyn, est[4], own[4] */
+	u64 q_nb_vcpu[MAXPKG];
+	u64 q_e_ratio[MAXPKG];
+	u64 q_e_start[MAXPKG];
+	u64 q_vpkg;			/* the guest's package counter, units */
+	double q_truth0[MAXPKG];
+	u64 q_rt0[MAXPKG];
+	/* scaphandre: records of the process */
+	int s_nrec;
+	u64 s_ticks;
+	double s_usage;			/* % of one CPU, last refresh */
+	u64 s_rt;
+	/* kepler */
+	bool k_seen;
+	u64 k_ticks, k_rt;
+	/* window snapshots, one per second */
 	double *snap;
 };
 
-#define SNAPW	(2 + 2 * NALG)
+#define SNAPW	(NTRUTH + 2 * NROW)
 
 struct workload {
 	const char *name, *what;
 	void (*setup)(void);
 	int npkg, ncpu;
-	u64 static_uw;
+	bool homogeneous;		/* every task of a package: one power */
 	bool start_near_wrap;
-	u64 full_secs;			/* 0: the default */
+	struct pmodel m;		/* 0s: the default package */
 };
 
 struct sim {
@@ -121,14 +180,20 @@ struct sim {
 	u64 now, end;
 	int nsec;			/* whole seconds simulated */
 	u64 host_busy_ns;		/* all tasks, exact */
-	double host_truth_j;
-	/* anchors' host-level state */
-	bool s_have, k_have;
-	u64 s_host_ticks, s_host_rt, k_host_rt;
+	double host_task_truth[NTRUTH];	/* host tasks' share */
+	/* scaphandre's host records */
+	int s_nrec;
+	u64 s_uj_last;
+	u64 s_t_last;
+	bool s_uj_ok;
+	double s_truth_last;
+	u64 s_rt_last;
+	/* kepler's node state */
+	bool k_have;
+	u64 k_busy, k_ticks_all;
 	/* checks */
 	u64 events, switches, closes, conservation_bad;
-	u64 vr_lost_eu, vr_host_eu, vr_idle_eu, vr_sampled_eu, vr_resets;
-	u64 vr_overruns, vr_wraps, qemu_wrap_zero, scaph_wrap_drop;
+	u64 qemu_wrap_zero, scaph_wrap_skip;
 };
 
 /* At equal times, the anchors' loops run before a window is read. */
@@ -146,40 +211,57 @@ struct stat {
 	u64 n;
 };
 
+/* One run (one workload, one seed). */
 struct result {
-	const char *wl;
-	struct stat err[NALG][2];	/* [alg][0: 1 s, 1: 60 s] */
-	struct stat own[NALG][2];
-	double net[NALG];		/* % created (+) or lost (-) */
-	double truth_j, host_lost_j;
+	struct stat err[NROW][NJUDGE][NWIN];
+	double net[NROW];		/* % of the occupied truth, whole run */
+	double truth_j;
 	int nvm;
 	u64 events, switches, closes, conservation_bad;
-	double vr_lost_j, vr_host_j, vr_idle_j, vr_sampled_j;
+	double model_err;
+	double vr_lost_j[NVR], vr_host_j, vr_idle_j, vr_sampled_j;
+	double vr_static_w[NVR];	/* p_static at the end, per package avg */
+	int vr_learned;			/* packages whose static was learned */
 	u64 vr_resets, vr_overruns, vr_wraps, qemu_wrap_zero;
-	u64 scaph_wrap_drop;
+	u64 scaph_wrap_skip;
+	double floor_w;
 	double secs, wall;
 };
 
-#define NWL	11		/* workloads[] */
+/* All seeds of one workload. */
+struct wres {
+	const char *wl;
+	const struct workload *w;
+	int nseed;
+	struct result *r;		/* nseed */
+};
 
 /* vrsim.c: the options and the state of the run. */
 extern struct sim S;
 extern bool quick;
-extern u64 period_ns, latch_ns, lag_used_ns;
+extern u64 period_ns, latch_ns;
 extern long long lag_ns;
+extern u64 lag_used_ns;
+extern u64 inject_fault_at;
 
 /* model.c */
-extern struct vrm_rng sim_rng;
+void rng_seed(u64 s);
 u64 rnd(void);
 u64 below(u64 n);
 u64 expo(u64 m);
 void *xcalloc(size_t n, size_t sz);
 void *xgrow(void *p, size_t n, size_t *cap, size_t first, size_t sz);
-void rapl_init(struct vrm_rapl *r, u64 offset);
+void ctr_init(struct ctr *c, u64 offset);
+u64 ctr_read(struct ctr *c, u64 now);
+double ctr_units_j(const struct ctr *c, u64 u);
+u64 ctr_range(const struct ctr *c);
+void pkg_model_init(struct pkg *pk);
+void pkg_advance(int pi);
+void pkg_retune(int pi);
 void task_accrue(struct task *t);
-void pkg_power(int pi);
 u64 vm_runtime(const struct vm *v);
 void sync_all(void);
+double model_check(void);
 
 /* /proc's utime + stime of a thread, in 100 Hz ticks. */
 static inline u64 ticks_of(u64 ns)
@@ -194,27 +276,29 @@ void ev_push(u64 t, int type, int id, u32 ver);
 struct ev ev_pop(void);
 void task_wake(int ti);
 void on_cpu_event(int ci);
-int new_vm(int nvcpu, u64 dyn_uw, int pattern, u64 on, u64 off, int pkg,
+int new_vm(int nvcpu, u64 base_uw, int pattern, u64 on, u64 off, int pkg,
 	   u64 io_uw, u64 io_on, u64 io_off, u64 start, u64 stop);
-void host_noise(int n);
+void host_noise(int n, u64 base_uw);
 void vm_start(int vi);
 void vm_stop(int vi);
 
 /* alg_*.c */
-struct vr_acct *task_acct(const struct task *t, int pkg);
+struct vr_acct *task_acct(const struct task *t, int pkg, int v);
 void vmrapl_pkg_init(struct pkg *pk);
 void vr_close(int pi);
-double vmrapl_vm_j(const struct vm *v);
+double vmrapl_vm_j(const struct vm *v, int var);
 void on_qemu(int vi);
 void on_scaph(void);
-void on_kepler(u64 dt);
+void on_kepler(void);
 
 /* workloads.c */
-extern const struct workload workloads[NWL];
+extern const struct workload workloads[];
+extern const int nworkloads;
 
 /* output.c */
+extern const char *const row_name[NROW];
 void analyse(struct result *r);
-void print_md(const struct result *res, int n);
-int write_json(const char *path, const struct result *res, int n);
+void print_md(const struct wres *res, int n);
+int write_json(const char *path, const struct wres *res, int n);
 
 #endif /* _VRSIM_H */
