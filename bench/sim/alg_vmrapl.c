@@ -62,6 +62,23 @@ void vr_close(int pi)
 	}
 }
 
+/*
+ * The module's package timer, every 100 epochs while the package is busy
+ * (engine.c): it solves the online fit of the static power, as the
+ * module does for every instance whose static power is not a parameter.
+ */
+void vr_fit_tick(int pi)
+{
+	struct pkg *pk = &S.pk[pi];
+	int v;
+
+	for (v = 0; v < NVR; v++) {
+		vr_lock(&pk->p[v].close_lock);
+		vr_pkg_fit_update(&pk->p[v]);
+		vr_unlock(&pk->p[v].close_lock);
+	}
+}
+
 /* The core's packages of @pk, one per instance, CPUs online at 0, idle. */
 void vmrapl_pkg_init(struct pkg *pk)
 {
@@ -79,7 +96,10 @@ void vmrapl_pkg_init(struct pkg *pk)
 			p->lag_ns = (u64)lag_ns;
 		lag_used_ns = p->lag_ns;
 		vr_pkg_set_domain(p, VR_DOM_PKG, pk->ctr.esu, pk->ctr.width);
-		/* V_LEARN: as the module with p_static_mw=0, no call */
+		/*
+		 * V_LEARN: as the module with p_static_mw=0, no call: it
+		 * learns from idle runs and the online fit (vr_fit_tick()).
+		 */
 		if (v == V_HI)
 			vr_pkg_set_static(p, pk->m.floor_uw * 5 / 4,
 					  VR_STATIC_PARAM);

@@ -166,6 +166,10 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 				inject_fault_at = 0;
 			}
 			vr_close(e.id);
+			if (S.now >= S.pk[e.id].fit_at) {
+				vr_fit_tick(e.id);
+				S.pk[e.id].fit_at = S.now + 100 * MS;
+			}
 			ev_push(S.now + 4 * MS, EV_TICK, e.id, 0);
 			break;
 		case EV_WIN:

@@ -122,6 +122,7 @@ struct pkg {
 	struct vr_pkg p[NVR];
 	struct vr_cpu *cpus[NVR][MAXCPU];
 	u64 closes;
+	u64 fit_at;			/* next run of the package timer's fit */
 	/* anchors: last raw reads */
 	u64 kepler_raw;
 	double kepler_truth_j;
@@ -286,6 +287,7 @@ void vm_stop(int vi);
 struct vr_acct *task_acct(const struct task *t, int pkg, int v);
 void vmrapl_pkg_init(struct pkg *pk);
 void vr_close(int pi);
+void vr_fit_tick(int pi);
 double vmrapl_vm_j(const struct vm *v, int var);
 void on_qemu(int vi);
 void on_scaph(void);
