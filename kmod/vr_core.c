@@ -52,22 +52,23 @@ void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width)
 
 /*
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
- * stays; otherwise the last well-conditioned fit, else the idle-run
- * estimate, else unknown (0 W).  A fit that is no longer well conditioned
- * (a load that stopped varying) is held: it was measured while the
- * package was active, which an idle run (the package's deepest idle
- * state) is not.
+ * stays; otherwise the idle-run estimate, which measures the package's
+ * floor; else the last well-conditioned fit, whose intercept also holds
+ * the power that switches on with the first active core (it belongs to
+ * the runners, through the dynamic split); else unknown (0 W).  A fit
+ * that is no longer well conditioned (a load that stopped varying) is
+ * held.
  */
 static void vr_static_resolve(struct vr_pkg *p)
 {
 	if (!p->learn_static)
 		return;
-	if (p->fit.flags & VR_FIT_HAVE) {
-		p->p_static_uw = p->fit.good_uw;
-		p->static_origin = VR_STATIC_FIT;
-	} else if (p->idle_known) {
+	if (p->idle_known) {
 		p->p_static_uw = p->idle_uw;
 		p->static_origin = VR_STATIC_LEARNED;
+	} else if (p->fit.flags & VR_FIT_HAVE) {
+		p->p_static_uw = p->fit.good_uw;
+		p->static_origin = VR_STATIC_FIT;
 	} else {
 		p->p_static_uw = 0;
 		p->static_origin = VR_STATIC_UNKNOWN;

@@ -51,7 +51,7 @@ extern const char *const vr_policy_names[VR_STATIC_NR];
 
 /*
  * How vr_pkg.p_static_uw was obtained: the uapi's VMRAPL_ORIGIN_*.
- * Precedence, highest first: PARAM or MODEL (fixed), FIT, LEARNED,
+ * Precedence, highest first: PARAM or MODEL (fixed), LEARNED, FIT,
  * UNKNOWN; see vr_static_resolve() and Documentation/design.rst.
  */
 enum vr_static_origin {
