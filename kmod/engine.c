@@ -420,6 +420,17 @@ static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
 		vr_tp_sched_switch = tp;
 }
 
+/* Any package weighs its split by per-core energy (GET_INFO). */
+bool vr_percore_active(void)
+{
+	unsigned int i;
+
+	for (i = 0; vr_pkgs && i < vr_topo.nr_pkgs; i++)
+		if (vr_hpkg_percore(vr_pkgs[i]))
+			return true;
+	return false;
+}
+
 u64 vr_engine_period_ns(void)
 {
 	return READ_ONCE(vr_period_ns);

@@ -32,6 +32,11 @@ module_param_named(p_static_mw, vr_p_static_mw, uint, 0444);
 MODULE_PARM_DESC(p_static_mw,
 		 "Static (all idle) package power in mW for RAPL sources; 0 learns it");
 
+bool vr_percore = true;
+module_param_named(percore, vr_percore, bool, 0444);
+MODULE_PARM_DESC(percore,
+		 "Weigh the dynamic split by per-core energy where the host has it (AMD family 17h+), default 1");
+
 unsigned int vr_est_idle_mw = 20000;
 module_param_named(est_idle_mw, vr_est_idle_mw, uint, 0444);
 MODULE_PARM_DESC(est_idle_mw, "estimate source: package idle power (mW)");
@@ -181,6 +186,8 @@ static long vr_dev_get_info(void __user *argp)
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
 			 VMRAPL_INFO_F_STATIC_SPLIT;
+	if (vr_percore_active())
+		info.features |= VMRAPL_INFO_F_PERCORE;
 	info.load_boottime_ns = vr_load_boottime_ns;
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
