@@ -16,6 +16,10 @@ const char *const vr_policy_names[VR_STATIC_NR] = {
 	"occupied", "busy", "none"
 };
 
+const char *const vr_core_kind_names[VR_CORE_KIND_NR] = {
+	"none", "energy", "cycles"
+};
+
 const char *const vr_origin_names[VR_STATIC_ORIGIN_NR] = {
 	"unknown", "param", "learned", "model", "fit"
 };
@@ -94,16 +98,18 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 }
 
 /**
- * vr_pkg_set_core() - weigh the dynamic split by per-core energy
+ * vr_pkg_set_core() - weigh the dynamic split by a per-core counter
  * @p: the package, before its CPUs come online.
- * @read: reads the calling CPU's own core counter (vr_core_read_fn).
+ * @kind: VR_CORE_ENERGY (charged as energy) or VR_CORE_CYCLES (a weight).
+ * @read: reads the calling CPU's own counter (vr_core_read_fn).
  * @ctx: passed to @read.
- * @esu: unit of the counter, 1/2^esu J.
+ * @esu: unit of an energy counter, 1/2^esu J (unused for cycles).
  * @width: counter bits.
  */
-void vr_pkg_set_core(struct vr_pkg *p, vr_core_read_fn read, void *ctx,
-		     u32 esu, u32 width)
+void vr_pkg_set_core(struct vr_pkg *p, enum vr_core_kind kind,
+		     vr_core_read_fn read, void *ctx, u32 esu, u32 width)
 {
+	p->core.kind = kind;
 	p->core.read = read;
 	p->core.ctx = ctx;
 	p->core.esu = esu;
@@ -457,17 +463,17 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 					     cap) : 0;
 
 	/*
-	 * Per-core weighting: the busy time's per-core energy (its weight)
-	 * is charged by weight, out of the dynamic part; only the rest
-	 * (uncore, and whatever the cores' counters do not see) is split by
-	 * time.  More weight than dynamic energy (the counters' steps, a
-	 * P_static too high) is clamped to it: the weights then only say
-	 * who gets the dynamic part, and nothing is created.  The weights
-	 * are rates measured over windows of VR_CORE_WINDOW_NS or more, so
-	 * they do not lag the close: the lag share below is taken from the
-	 * time-split rest only.
+	 * Per-core energy (VR_CORE_ENERGY): the busy time's per-core energy
+	 * (its weight) is charged by weight, out of the dynamic part; only
+	 * the rest (uncore, and whatever the cores' counters do not see) is
+	 * split by time.  More weight than dynamic energy (the counters'
+	 * steps, a P_static too high) is clamped to it: the weights then
+	 * only say who gets the dynamic part, and nothing is created.  The
+	 * weights are rates measured over windows of VR_CORE_WINDOW_NS or
+	 * more, so they do not lag the close: the lag share below is taken
+	 * from the time-split rest only.
 	 */
-	if (busy && busy_e) {
+	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY) {
 		sp->wsum = busy_e;
 		sp->pc = dyn;
 		if (busy_e <= dyn)
@@ -482,6 +488,15 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	} else if (p->prev_busy) {
 		/* Nothing runs now: the dynamic energy is a burst's tail. */
 		dprev = dyn;
+	}
+	/*
+	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
+	 * whole dynamic part of this epoch's busy time goes by it (and the
+	 * lag share by the previous epoch's, vr_drain()).
+	 */
+	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES) {
+		sp->wsum = busy_e;
+		sp->pc = dyn - dprev;
 	}
 	/* Dynamic energy with no busy time now or before it stays idle. */
 	sp->prev[VR_DOM_PKG] = dprev;
@@ -555,9 +570,11 @@ static void vr_prev_clear(struct vr_pkg *p)
 		next = a->pprev;
 		a->pprev = NULL;
 		a->prev_ns = 0;
+		a->prev_e = 0;
 	}
 	p->prev = NULL;
 	p->prev_busy = 0;
+	p->prev_busy_e = 0;
 }
 
 /*
@@ -572,13 +589,15 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 		     u64 busy, bool keep, u64 now)
 {
 	struct vr_acct *a, *next, *prev = NULL;
-	u64 cum = 0, cum_e = 0, r;
+	u64 cum = 0, cum_e, total, r, e;
 
+	/* By time, or by cycles when they weighed that epoch. */
+	total = p->prev_busy_e ? p->prev_busy_e : p->prev_busy;
 	for (a = p->prev; a; a = a->pprev) {
-		cum += a->prev_ns;
-		if (cum > p->prev_busy)
-			cum = p->prev_busy;
-		vr_give(a, sp->prev, sp->given_prev, cum, p->prev_busy);
+		cum += p->prev_busy_e ? a->prev_e : a->prev_ns;
+		if (cum > total)
+			cum = total;
+		vr_give(a, sp->prev, sp->given_prev, cum, total);
 	}
 	if (busy || !keep || !p->lag_ns ||
 	    (now - p->prev_t > 2 * VR_HW_STEP_NS && !p->static_debt))
@@ -590,20 +609,23 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	 */
 	a = READ_ONCE(p->pending[slot]);
 	WRITE_ONCE(p->pending[slot], NULL);
-	for (cum = 0; a; a = next) {
+	for (cum = 0, cum_e = 0; a; a = next) {
 		next = a->pnext[slot];
 		a->pnext[slot] = NULL;
 		r = vr_atomic64_xchg(&a->pend[slot], 0);
 		cum += r;
 		if (cum > busy)		/* tracked time is busy time */
 			cum = busy;
-		cum_e += vr_atomic64_xchg(&a->pend_e[slot], 0);
+		/* Only a per-core source ever adds to pend_e. */
+		e = p->core.read ? vr_atomic64_xchg(&a->pend_e[slot], 0) : 0;
+		cum_e += e;
 		if (cum_e > sp->wsum)	/* and its weight the CPUs' weight */
 			cum_e = sp->wsum;
 		vr_give_cur(a, sp, cum, busy, cum_e);
 		WRITE_ONCE(a->ns, a->ns + r);
 		if (keep && r) {
 			a->prev_ns = r;
+			a->prev_e = e;
 			a->pprev = prev;
 			prev = a;
 		}
@@ -611,6 +633,7 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	if (busy && keep && p->lag_ns) {
 		p->prev = prev;
 		p->prev_busy = busy;
+		p->prev_busy_e = p->core.kind == VR_CORE_CYCLES ? sp->wsum : 0;
 		p->prev_t = now;
 	} else if (prev) {
 		/* No lag to share: the list is not kept. */
@@ -639,6 +662,7 @@ void vr_pkg_forget(struct vr_pkg *p, const struct vr_acct *lo,
 			*pp = a->pprev;
 			a->pprev = NULL;
 			a->prev_ns = 0;
+			a->prev_e = 0;
 		} else {
 			pp = &a->pprev;
 		}

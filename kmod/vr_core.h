@@ -139,6 +139,7 @@ struct vr_fit {
  * @ns: busy ns resolved into @energy.
  * @pprev: link of the package's list of the previous epoch (close lock).
  * @prev_ns: busy ns of the previous epoch, for the lag share (close lock).
+ * @prev_e: its per-core cycles weight, likewise (VR_CORE_CYCLES).
  *
  * A vCPU owns one vr_acct per host package, so that accrual on two packages
  * in the same epoch never mixes.
@@ -152,6 +153,7 @@ struct vr_acct {
 	u64 ns;
 	struct vr_acct *pprev;
 	u64 prev_ns;
+	u64 prev_e;
 };
 
 struct vr_pkg;
@@ -263,18 +265,31 @@ typedef bool (*vr_core_read_fn)(void *ctx, struct vr_cpu *c, u64 *raw);
 #define VR_CORE_WINDOW_NS	(10 * 1000000ULL)
 #define VR_CORE_W_SHIFT		20
 
+/* What a per-core counter counts (struct vr_core_src). */
+enum vr_core_kind {
+	VR_CORE_NONE,
+	VR_CORE_ENERGY,	/* energy: charged, the rest split by time */
+	VR_CORE_CYCLES,	/* cycles (APERF): a weight of the dynamic split */
+	VR_CORE_KIND_NR,
+};
+
+extern const char *const vr_core_kind_names[VR_CORE_KIND_NR];
+
 /**
- * struct vr_core_src - where a package's per-core energy comes from
+ * struct vr_core_src - where a package's per-core weight comes from
  * @read: reads the local core's counter; NULL: no per-core weighting.
  * @ctx: passed to @read.
- * @esu: unit of the counter, 1/2^esu J.
- * @width: counter bits (32 for AMD's MSR_AMD_CORE_ENERGY_STATUS).
+ * @esu: unit of an energy counter, 1/2^esu J.
+ * @width: counter bits (32 for AMD's MSR_AMD_CORE_ENERGY_STATUS, 64 for
+ *	APERF).
+ * @kind: enum vr_core_kind.
  */
 struct vr_core_src {
 	vr_core_read_fn read;
 	void *ctx;
 	u32 esu;
 	u32 width;
+	u32 kind;
 };
 
 /**
@@ -301,6 +316,8 @@ struct vr_core_src {
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
+ * @prev_busy_e: its cycles weight, which then splits the lag share
+ *	(VR_CORE_CYCLES; 0: by time).
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
  * @core: the per-core energy source (vr_pkg_set_core()); set before the
@@ -345,6 +362,7 @@ struct vr_pkg {
 	u64 lag_ns;
 	struct vr_acct *prev;
 	u64 prev_busy;
+	u64 prev_busy_e;
 	u64 prev_t;
 	unsigned int nr_cpus;
 	unsigned int nr_online;
@@ -376,8 +394,8 @@ void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 		 u64 period_ns, u64 max_power_uw);
 void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width);
 void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin);
-void vr_pkg_set_core(struct vr_pkg *p, vr_core_read_fn read, void *ctx,
-		     u32 esu, u32 width);
+void vr_pkg_set_core(struct vr_pkg *p, enum vr_core_kind kind,
+		     vr_core_read_fn read, void *ctx, u32 esu, u32 width);
 void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p);
 
 /* Under close_lock: a CPU joins or leaves its package's epochs. */

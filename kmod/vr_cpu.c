@@ -97,10 +97,16 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 		c->core_w = 0;
 		return;
 	}
-	if (c->core_have &&
-	    vr_core_delta(c->core_raw, raw, s->width, s->esu, now - c->core_t,
-			  c->pkg->max_power_uw, &c->core_carry, &eu) && busy)
+	if (c->core_have && s->kind == VR_CORE_CYCLES) {
+		/* 64-bit cycles: backwards is a reset (resume), unknown. */
+		if (raw >= c->core_raw && busy)
+			c->core_w = vr_core_weight(raw - c->core_raw, busy);
+	} else if (c->core_have &&
+		   vr_core_delta(c->core_raw, raw, s->width, s->esu,
+				 now - c->core_t, c->pkg->max_power_uw,
+				 &c->core_carry, &eu) && busy) {
 		c->core_w = vr_core_weight(eu, busy);
+	}
 	c->core_raw = raw;
 	c->core_t = now;
 	c->core_busy = -c->busy_ns;	/* plus @busy_ns: 0 */
@@ -246,16 +252,18 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 		if (c->online) {
 			vr_cpu_fold(c, now);
 			busy += c->busy_ns;
-			busy_e += vr_cpu_busy_e(c);
-			c->core_busy += c->busy_ns;
+			if (core) {
+				busy_e += vr_cpu_busy_e(c);
+				c->core_busy += c->busy_ns;
+				c->busy_e = 0;
+				c->core_wns = 0;
+				if (!c->core_have ||
+				    (s64)(now - c->core_t) >=
+				    (s64)VR_CORE_WINDOW_NS)
+					WRITE_ONCE(c->core_due, true);
+			}
 			c->busy_ns = 0;
-			c->busy_e = 0;
-			c->core_wns = 0;
 			c->seq = p->seq + 1;
-			if (core && (!c->core_have ||
-				     (s64)(now - c->core_t) >=
-				     (s64)VR_CORE_WINDOW_NS))
-				WRITE_ONCE(c->core_due, true);
 		}
 		vr_unlock(&c->lock);
 	}

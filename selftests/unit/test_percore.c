@@ -4,7 +4,8 @@
  * per-core counter's decoding (units, 32-bit wrap, resets), each core's
  * energy charged to what ran on it, conservation with per-core sums above
  * and below the package's dynamic energy, and the fallback to a time
- * split when the per-core counter cannot be read.
+ * split when the per-core counter cannot be read; and APERF cycles as a
+ * weight where there is no per-core energy.
  *
  * The host: PC_NCPU CPUs of one package, exact counters (no steps) in a
  * 2^-16 J unit, 32 bits wide, integrated from each core's power while it
@@ -28,6 +29,9 @@ struct pc_host {
 	bool busy[PC_NCPU];
 	bool tracked[PC_NCPU];	/* runs acct[i], else a host task */
 	bool unreadable;
+	enum vr_core_kind kind;
+	u64 ghz[PC_NCPU];	/* VR_CORE_CYCLES: cycles per ns */
+	u64 cycles[PC_NCPU];
 	u64 static_uw;
 	vt_u128 pkg_fj, core_fj[PC_NCPU];
 	u64 core_off;		/* raw offset of the core counters */
@@ -46,7 +50,10 @@ static bool pc_core_read(void *ctx, struct vr_cpu *c, u64 *raw)
 
 	if (h->unreadable)
 		return false;
-	*raw = pc_units(h->core_fj[c - h->cpu], h->core_off);
+	if (h->kind == VR_CORE_CYCLES)
+		*raw = h->cycles[c - h->cpu];
+	else
+		*raw = pc_units(h->core_fj[c - h->cpu], h->core_off);
 	return true;
 }
 
@@ -60,7 +67,8 @@ static u32 pc_pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
 	return BIT(VR_DOM_PKG);
 }
 
-static void pc_init(struct pc_host *h, u64 static_uw, bool percore)
+static void pc_init(struct pc_host *h, u64 static_uw,
+		    enum vr_core_kind kind)
 {
 	int i;
 
@@ -71,8 +79,11 @@ static void pc_init(struct pc_host *h, u64 static_uw, bool percore)
 	vr_pkg_set_domain(&h->p, VR_DOM_PKG, PC_ESU, 32);
 	vr_pkg_set_static(&h->p, static_uw, VR_STATIC_PARAM);
 	h->p.policy = VR_STATIC_OCCUPIED;
-	if (percore)
-		vr_pkg_set_core(&h->p, pc_core_read, h, PC_ESU, 32);
+	h->kind = kind;
+	if (kind == VR_CORE_ENERGY)
+		vr_pkg_set_core(&h->p, kind, pc_core_read, h, PC_ESU, 32);
+	else if (kind == VR_CORE_CYCLES)
+		vr_pkg_set_core(&h->p, kind, pc_core_read, h, 0, 64);
 	h->static_uw = static_uw;
 	h->now = VT_SEC;
 	for (i = 0; i < PC_NCPU; i++) {
@@ -100,6 +111,7 @@ static void pc_run(struct pc_host *h, u64 ns)
 				continue;
 			h->pkg_fj += (vt_u128)h->core_uw[i] * PC_STEP;
 			h->core_fj[i] += (vt_u128)claim * PC_STEP;
+			h->cycles[i] += h->ghz[i] * PC_STEP;
 		}
 		for (i = 0; i < PC_NCPU; i++) {
 			struct vr_cpu *c = &h->cpu[i];
@@ -191,7 +203,7 @@ static void test_hetero(bool percore)
 	const char *what = percore ? "per-core" : "time split";
 	double s = 2.0, a, b;
 
-	pc_init(&h, 20000000ULL, percore);
+	pc_init(&h, 20000000ULL, percore ? VR_CORE_ENERGY : VR_CORE_NONE);
 	h.busy[0] = h.busy[1] = true;
 	h.tracked[0] = h.tracked[1] = true;
 	h.core_uw[0] = 10000000ULL;
@@ -228,7 +240,7 @@ static void test_clamp(void)
 	static struct pc_host h;
 	double s = 1.0;
 
-	pc_init(&h, 20000000ULL, true);
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
 	h.busy[0] = h.busy[1] = true;
 	h.tracked[0] = h.tracked[1] = true;
 	h.core_uw[0] = 9000000ULL;
@@ -245,7 +257,7 @@ static void test_clamp(void)
 	vt_near(pc_w(&h, 1, s), 3.0 + 5.0, 0.1, "and 3 W + 5 W");
 	pc_check_books(&h, "sums above dE");
 
-	pc_init(&h, 20000000ULL, true);
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
 	h.busy[0] = h.busy[1] = h.busy[2] = true;
 	h.tracked[0] = h.tracked[1] = true;	/* CPU 2: a host task */
 	h.core_uw[0] = 8000000ULL;
@@ -268,7 +280,7 @@ static void test_unreadable(void)
 {
 	static struct pc_host h;
 
-	pc_init(&h, 20000000ULL, true);
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
 	h.unreadable = true;
 	h.busy[0] = h.busy[1] = true;
 	h.tracked[0] = h.tracked[1] = true;
@@ -282,6 +294,34 @@ static void test_unreadable(void)
 	pc_check_books(&h, "unreadable");
 }
 
+/*
+ * APERF (VR_CORE_CYCLES): a core at 4 GHz next to one at 2 GHz, 12 W of
+ * dynamic power.  Cycles are a weight, not energy: the whole dynamic
+ * part, the lag share included, goes 2:1 (8 W + 5 W, 4 W + 5 W).
+ */
+static void test_cycles(void)
+{
+	static struct pc_host h;
+
+	pc_init(&h, 20000000ULL, VR_CORE_CYCLES);
+	h.busy[0] = h.busy[1] = true;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 8000000ULL;
+	h.core_uw[1] = 4000000ULL;
+	h.ghz[0] = 4;
+	h.ghz[1] = 2;
+	h.cycles[1] = ~0ULL - 1000;	/* a reset (backwards) on the way */
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_near(pc_w(&h, 0, 1.0), 13.0, 0.13, "cycles: the 4 GHz core's "
+		"vCPU gets 2/3 of 12 W + 5 W within 1%%");
+	vt_near(pc_w(&h, 1, 1.0), 9.0, 0.09, "cycles: the 2 GHz one 1/3 + "
+		"5 W");
+	vt_eq(h.p.percore_clamps, 0, "cycles are never clamped");
+	pc_check_books(&h, "cycles");
+}
+
 int main(void)
 {
 	vt_start("vmrapl core: per-core energy weighting");
@@ -291,5 +331,6 @@ int main(void)
 	test_hetero(true);
 	test_clamp();
 	test_unreadable();
+	test_cycles();
 	return vt_done();
 }
