@@ -420,15 +420,15 @@ static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
 		vr_tp_sched_switch = tp;
 }
 
-/* Any package weighs its split by per-core energy (GET_INFO). */
-bool vr_percore_active(void)
+/* The per-core weights in use, a mask of BIT(enum vr_core_kind). */
+u32 vr_core_kinds(void)
 {
 	unsigned int i;
+	u32 kinds = 0;
 
 	for (i = 0; vr_pkgs && i < vr_topo.nr_pkgs; i++)
-		if (vr_hpkg_percore(vr_pkgs[i]))
-			return true;
-	return false;
+		kinds |= BIT(vr_hpkg_core_kind(vr_pkgs[i]));
+	return kinds & ~BIT(VR_CORE_NONE);
 }
 
 u64 vr_engine_period_ns(void)

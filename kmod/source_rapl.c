@@ -127,9 +127,41 @@ static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
 	return 0;
 }
 
+/*
+ * vr_core_read_fn of APERF: the calling CPU's own actual cycles, read in
+ * vr_cpu_event() on that CPU (interrupts disabled): no IPI.
+ */
+static bool vr_aperf_read(void *ctx, struct vr_cpu *c, u64 *raw)
+{
+	return !vr_rdmsr_safe(MSR_IA32_APERF, raw);
+}
+
+/*
+ * No per-core energy: weigh the dynamic split by APERF when the
+ * administrator asked for it (aperf=1) and the CPU has it.
+ */
+static int vr_rapl_aperf_init(struct vr_hpkg *hp, unsigned int cpu)
+{
+	u64 v;
+
+	if (!vr_aperf || !boot_cpu_has(X86_FEATURE_APERFMPERF) ||
+	    vr_rdmsr_safe_on_cpu(cpu, MSR_IA32_APERF, &v)) {
+		pr_info("package %u: no per-core weight; dynamic energy split by time\n",
+			hp->id);
+		return 0;
+	}
+	vr_pkg_set_core(&hp->core, VR_CORE_CYCLES, vr_aperf_read, NULL, 0, 64);
+	pr_info("package %u: dynamic energy weighed by APERF (actual cycles)\n",
+		hp->id);
+	return 0;
+}
+
 static int vr_intel_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
-	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, MSR_RAPL_POWER_UNIT);
+	int ret;
+
+	ret = vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, MSR_RAPL_POWER_UNIT);
+	return ret ? ret : vr_rapl_aperf_init(hp, cpu);
 }
 
 static int vr_amd_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
@@ -147,12 +179,10 @@ static int vr_amd_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 	 */
 	if (!vr_percore || !vr_amd_has_core_energy() ||
 	    vr_rdmsr_safe_on_cpu(cpu, MSR_AMD_CORE_ENERGY_STATUS, &v) ||
-	    !(v & 0xffffffffULL)) {
-		pr_info("package %u: no per-core energy; dynamic energy split by time\n",
-			hp->id);
-		return 0;
-	}
-	vr_pkg_set_core(&hp->core, vr_amd_core_read, NULL, s->esu, 32);
+	    !(v & 0xffffffffULL))
+		return vr_rapl_aperf_init(hp, cpu);
+	vr_pkg_set_core(&hp->core, VR_CORE_ENERGY, vr_amd_core_read, NULL,
+			s->esu, 32);
 	pr_info("package %u: dynamic energy weighed by per-core energy (MSR 0xc001029a)\n",
 		hp->id);
 	return 0;

@@ -111,6 +111,7 @@ extern unsigned int vr_test_width;
 extern unsigned int vr_test_static_mw;
 extern unsigned int vr_p_static_mw;
 extern bool vr_percore;
+extern bool vr_aperf;
 extern bool vr_track_all;
 extern unsigned int vr_unpriv_period_ms;
 extern unsigned int vr_unpriv_step_uj;
@@ -156,13 +157,13 @@ void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
 
-/* Per-core weighting is on for the package (vr_pkg_set_core()). */
-static inline bool vr_hpkg_percore(const struct vr_hpkg *hp)
+/* The package's per-core weight (vr_pkg_set_core()): enum vr_core_kind. */
+static inline u32 vr_hpkg_core_kind(const struct vr_hpkg *hp)
 {
-	return !!READ_ONCE(hp->core.core.read);
+	return READ_ONCE(hp->core.core.kind);
 }
 
-bool vr_percore_active(void);
+u32 vr_core_kinds(void);
 
 /* The VM layer (vm.h has its private side). */
 extern const struct vr_vm_ops vr_vm_probe_ops;		/* vm_probe.c */

@@ -90,6 +90,8 @@
  * (AMD family 17h+), and only the rest split by time
  */
 #define VMRAPL_INFO_F_PERCORE		_BITULL(6)
+/* No per-core energy: APERF (actual cycles) weighs the dynamic split */
+#define VMRAPL_INFO_F_APERF		_BITULL(7)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
