@@ -185,6 +185,11 @@ struct vr_pkg;
  *	@core_wns, eu (the weight changed there).
  * @core_wns: @busy_ns at the last change of @core_w in the open epoch.
  * @core_have: @core_raw is a baseline.
+ * @busy_done: busy ns folded by the closer so far (monotonic), read
+ *	without a lock by an SMT sibling's sample.
+ * @sib: the SMT sibling that shares the core's energy counter, or NULL
+ *	(vr_cpu_set_sibling()).
+ * @core_sib0: @sib's @busy_done at the last sample.
  */
 struct vr_cpu {
 	vr_lock_t lock;
@@ -204,6 +209,9 @@ struct vr_cpu {
 	u64 core_w;
 	u64 busy_e;
 	u64 core_wns;
+	u64 busy_done;
+	struct vr_cpu *sib;
+	u64 core_sib0;
 };
 
 /**
@@ -397,6 +405,8 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin);
 void vr_pkg_set_core(struct vr_pkg *p, enum vr_core_kind kind,
 		     vr_core_read_fn read, void *ctx, u32 esu, u32 width);
 void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p);
+
+void vr_cpu_set_sibling(struct vr_cpu *c, struct vr_cpu *sib);
 
 /* Under close_lock: a CPU joins or leaves its package's epochs. */
 void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy);

@@ -84,7 +84,7 @@ static void vr_cpu_fold(struct vr_cpu *c, u64 now)
 static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 {
 	const struct vr_core_src *s = &c->pkg->core;
-	u64 raw, eu, busy = c->core_busy + c->busy_ns;
+	u64 raw, eu, sib = 0, busy = c->core_busy + c->busy_ns;
 
 	WRITE_ONCE(c->core_due, false);
 	/* The open epoch's time so far keeps the weight it had. */
@@ -101,11 +101,23 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 		/* 64-bit cycles: backwards is a reset (resume), unknown. */
 		if (raw >= c->core_raw && busy)
 			c->core_w = vr_core_weight(raw - c->core_raw, busy);
-	} else if (c->core_have &&
-		   vr_core_delta(c->core_raw, raw, s->width, s->esu,
-				 now - c->core_t, c->pkg->max_power_uw,
-				 &c->core_carry, &eu) && busy) {
-		c->core_w = vr_core_weight(eu, busy);
+	} else {
+		/*
+		 * An SMT sibling shares the core's counter: the core's energy
+		 * is over both threads' busy time.  The sibling's is what its
+		 * closer folded, up to an epoch behind; consecutive windows
+		 * add up to all of it.
+		 */
+		if (c->sib) {
+			sib = READ_ONCE(c->sib->busy_done);
+			busy += sib - c->core_sib0;
+			c->core_sib0 = sib;
+		}
+		if (c->core_have &&
+		    vr_core_delta(c->core_raw, raw, s->width, s->esu,
+				  now - c->core_t, c->pkg->max_power_uw,
+				  &c->core_carry, &eu) && busy)
+			c->core_w = vr_core_weight(eu, busy);
 	}
 	c->core_raw = raw;
 	c->core_t = now;
@@ -179,6 +191,21 @@ void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 	vr_unlock(&c->lock);
 }
 
+/**
+ * vr_cpu_set_sibling() - @c shares its core's energy counter with @sib
+ * @c: the CPU.
+ * @sib: its SMT sibling (NULL: none); its state is never freed.
+ *
+ * Context: close_lock held (the engine: before @c comes online).
+ */
+void vr_cpu_set_sibling(struct vr_cpu *c, struct vr_cpu *sib)
+{
+	vr_lock(&c->lock);
+	c->sib = sib;
+	c->core_sib0 = sib ? READ_ONCE(sib->busy_done) : 0;
+	vr_unlock(&c->lock);
+}
+
 void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 {
 	struct vr_pkg *p = c->pkg;
@@ -196,7 +223,7 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 	c->core_have = false;
 	c->core_carry = 0;
 	/* Its first event takes the per-core baseline. */
-	c->core_due = !!p->core.read;
+	WRITE_ONCE(c->core_due, !!p->core.read);
 	vr_unlock(&c->lock);
 	p->nr_online++;
 }
@@ -214,10 +241,11 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 	p->fold_busy += c->busy_ns;
 	p->fold_busy_e += vr_cpu_busy_e(c);
 	c->core_busy += c->busy_ns;
+	WRITE_ONCE(c->busy_done, c->busy_done + c->busy_ns);
 	c->busy_ns = 0;
 	c->busy_e = 0;
 	c->core_wns = 0;
-	c->core_due = false;
+	WRITE_ONCE(c->core_due, false);
 	c->cur = NULL;
 	c->busy = false;
 	c->online = false;
@@ -255,6 +283,8 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 			if (core) {
 				busy_e += vr_cpu_busy_e(c);
 				c->core_busy += c->busy_ns;
+				WRITE_ONCE(c->busy_done,
+					   c->busy_done + c->busy_ns);
 				c->busy_e = 0;
 				c->core_wns = 0;
 				if (!c->core_have ||

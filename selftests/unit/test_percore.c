@@ -4,8 +4,9 @@
  * per-core counter's decoding (units, 32-bit wrap, resets), each core's
  * energy charged to what ran on it, conservation with per-core sums above
  * and below the package's dynamic energy, and the fallback to a time
- * split when the per-core counter cannot be read; and APERF cycles as a
- * weight where there is no per-core energy.
+ * split when the per-core counter cannot be read; APERF cycles as a
+ * weight where there is no per-core energy; SMT siblings sharing a core's
+ * counter.
  *
  * The host: PC_NCPU CPUs of one package, exact counters (no steps) in a
  * 2^-16 J unit, 32 bits wide, integrated from each core's power while it
@@ -31,6 +32,7 @@ struct pc_host {
 	bool unreadable;
 	enum vr_core_kind kind;
 	u64 ghz[PC_NCPU];	/* VR_CORE_CYCLES: cycles per ns */
+	int core_of[PC_NCPU];	/* the core whose counter a CPU reads */
 	u64 cycles[PC_NCPU];
 	u64 static_uw;
 	vt_u128 pkg_fj, core_fj[PC_NCPU];
@@ -53,7 +55,8 @@ static bool pc_core_read(void *ctx, struct vr_cpu *c, u64 *raw)
 	if (h->kind == VR_CORE_CYCLES)
 		*raw = h->cycles[c - h->cpu];
 	else
-		*raw = pc_units(h->core_fj[c - h->cpu], h->core_off);
+		*raw = pc_units(h->core_fj[h->core_of[c - h->cpu]],
+				h->core_off);
 	return true;
 }
 
@@ -73,8 +76,10 @@ static void pc_init(struct pc_host *h, u64 static_uw,
 	int i;
 
 	memset(h, 0, sizeof(*h));
-	for (i = 0; i < PC_NCPU; i++)
+	for (i = 0; i < PC_NCPU; i++) {
 		h->cpus[i] = &h->cpu[i];
+		h->core_of[i] = i;
+	}
 	vr_pkg_init(&h->p, h->cpus, PC_NCPU, VT_MS, 500000000ULL);
 	vr_pkg_set_domain(&h->p, VR_DOM_PKG, PC_ESU, 32);
 	vr_pkg_set_static(&h->p, static_uw, VR_STATIC_PARAM);
@@ -110,7 +115,7 @@ static void pc_run(struct pc_host *h, u64 ns)
 			if (!h->busy[i])
 				continue;
 			h->pkg_fj += (vt_u128)h->core_uw[i] * PC_STEP;
-			h->core_fj[i] += (vt_u128)claim * PC_STEP;
+			h->core_fj[h->core_of[i]] += (vt_u128)claim * PC_STEP;
 			h->cycles[i] += h->ghz[i] * PC_STEP;
 		}
 		for (i = 0; i < PC_NCPU; i++) {
@@ -322,6 +327,37 @@ static void test_cycles(void)
 	pc_check_books(&h, "cycles");
 }
 
+/*
+ * SMT: CPUs 0 and 1 are the two threads of one core, whose counter both
+ * read (10 W with both busy); CPU 2 has a 2 W core of its own.  The
+ * core's energy is over both threads' busy time: 5 W each, not 10 W each.
+ */
+static void test_smt(void)
+{
+	static struct pc_host h;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	vr_lock(&h.p.close_lock);
+	vr_cpu_set_sibling(&h.cpu[0], &h.cpu[1]);
+	vr_cpu_set_sibling(&h.cpu[1], &h.cpu[0]);
+	vr_unlock(&h.p.close_lock);
+	h.core_of[1] = 0;
+	h.busy[0] = h.busy[1] = h.busy[2] = true;
+	h.tracked[0] = h.tracked[1] = h.tracked[2] = true;
+	h.core_uw[0] = h.core_uw[1] = 5000000ULL;
+	h.core_uw[2] = 2000000ULL;
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_near(pc_w(&h, 0, 1.0), 10.0, 0.15, "SMT: each thread of the 10 W "
+		"core gets 5 W + 5 W static");
+	vt_near(pc_w(&h, 1, 1.0), 10.0, 0.15, "SMT: its sibling too");
+	/* Counted twice, the core would take 10/11 of 12 W: 6.1 W here. */
+	vt_near(pc_w(&h, 2, 1.0), 7.0, 0.07, "SMT: the 2 W core's vCPU "
+		"2 W + 5 W within 1%%");
+	pc_check_books(&h, "SMT");
+}
+
 int main(void)
 {
 	vt_start("vmrapl core: per-core energy weighting");
@@ -332,5 +368,6 @@ int main(void)
 	test_clamp();
 	test_unreadable();
 	test_cycles();
+	test_smt();
 	return vt_done();
 }
