@@ -66,6 +66,12 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 			   sr.fit_flags & VR_FIT_HAVE ? sr.fit_good_uw : 0,
 			   sr.origin == VR_STATIC_FIT, sr.idle_uw,
 			   sr.idle_known);
+		seq_printf(m, "pkg %u percore active %d weight %s weighted_eu %llu clamps %llu\n",
+			   i, vr_hpkg_core_kind(hp) != VR_CORE_NONE,
+			   vr_core_kind_names[vr_hpkg_core_kind(hp) %
+					      VR_CORE_KIND_NR],
+			   READ_ONCE(p->percore_e),
+			   READ_ONCE(p->percore_clamps));
 		for (d = 0; d < VR_NDOM; d++) {
 			if (!(p->domains & BIT(d)))
 				continue;

@@ -14,6 +14,7 @@
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/topology.h>
 #include <linux/tracepoint.h>
 
 #include "vmrapl.h"
@@ -314,9 +315,23 @@ static void vr_pkg_timer_fn(struct timer_list *t)
 	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 }
 
+/*
+ * The SMT sibling of @cpu, which shares its core's energy counter (Zen
+ * cores run two threads; with more, the others are not counted).
+ */
+static struct vr_cpu *vr_cpu_sibling(unsigned int cpu)
+{
+	unsigned int sib;
+
+	for_each_cpu(sib, topology_sibling_cpumask(cpu))
+		if (sib != cpu)
+			return per_cpu_ptr(&vr_pcpu, sib);
+	return NULL;
+}
+
 static int vr_cpu_up(unsigned int cpu)
 {
-	struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu);
+	struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu), *sib;
 	struct vr_hpkg *hp;
 	unsigned long flags;
 	bool found = false;
@@ -350,6 +365,13 @@ static int vr_cpu_up(unsigned int cpu)
 		 * sample so that a plausible delta is not taken for a reset.
 		 */
 		vr_pkg_rebaseline(&hp->core);
+	}
+	if (hp->core.core.kind == VR_CORE_ENERGY) {
+		/* Both ways: the sibling may have come up first, alone. */
+		sib = vr_cpu_sibling(cpu);
+		vr_cpu_set_sibling(c, sib);
+		if (sib && sib->pkg == &hp->core)
+			vr_cpu_set_sibling(sib, c);
 	}
 	vr_cpu_online(c, local_clock(), true);
 	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
@@ -418,6 +440,17 @@ static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_switch"))
 		vr_tp_sched_switch = tp;
+}
+
+/* The per-core weights in use, a mask of BIT(enum vr_core_kind). */
+u32 vr_core_kinds(void)
+{
+	unsigned int i;
+	u32 kinds = 0;
+
+	for (i = 0; vr_pkgs && i < vr_topo.nr_pkgs; i++)
+		kinds |= BIT(vr_hpkg_core_kind(vr_pkgs[i]));
+	return kinds & ~BIT(VR_CORE_NONE);
 }
 
 u64 vr_engine_period_ns(void)

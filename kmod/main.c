@@ -32,6 +32,16 @@ module_param_named(p_static_mw, vr_p_static_mw, uint, 0444);
 MODULE_PARM_DESC(p_static_mw,
 		 "Static (all idle) package power in mW for RAPL sources; 0 learns it");
 
+bool vr_percore = true;
+module_param_named(percore, vr_percore, bool, 0444);
+MODULE_PARM_DESC(percore,
+		 "Weigh the dynamic split by per-core energy where the host has it (AMD family 17h+), default 1");
+
+bool vr_aperf;
+module_param_named(aperf, vr_aperf, bool, 0444);
+MODULE_PARM_DESC(aperf,
+		 "Where there is no per-core energy, weigh the dynamic split by APERF (actual cycles), default 0");
+
 unsigned int vr_est_idle_mw = 20000;
 module_param_named(est_idle_mw, vr_est_idle_mw, uint, 0444);
 MODULE_PARM_DESC(est_idle_mw, "estimate source: package idle power (mW)");
@@ -181,6 +191,10 @@ static long vr_dev_get_info(void __user *argp)
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
 			 VMRAPL_INFO_F_STATIC_SPLIT;
+	if (vr_core_kinds() & BIT(VR_CORE_ENERGY))
+		info.features |= VMRAPL_INFO_F_PERCORE;
+	if (vr_core_kinds() & BIT(VR_CORE_CYCLES))
+		info.features |= VMRAPL_INFO_F_APERF;
 	info.load_boottime_ns = vr_load_boottime_ns;
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;

@@ -5,6 +5,12 @@
  * The counters are 32 bits wide; the core extends them.  Reads in the
  * epoch close are local (the closer runs on a CPU of the package) and use
  * a safe MSR read, so a counter that disappears is re-baselined, not fatal.
+ *
+ * On AMD family 17h and later (Hygon 18h), each core's own energy counter
+ * (MSR_AMD_CORE_ENERGY_STATUS 0xC001029A, shared by SMT siblings, same
+ * unit) weighs the dynamic split (vr_pkg_set_core()): each CPU reads it
+ * locally, at its own scheduling event, at most once per
+ * VR_CORE_WINDOW_NS.  The module parameter percore=0 turns that off.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -61,9 +67,32 @@ static int vr_amd_probe(const char **why)
 		*why = "AMD RAPL MSRs not readable";
 		return -ENODEV;
 	}
-	/* The core counters are per core, not per package: not sampled. */
+	/* The core counters are per core: a weight (below), not a domain. */
 	vr_rapl_msr[VMRAPL_DOM_PKG] = MSR_AMD_PKG_ENERGY_STATUS;
 	return 0;
+}
+
+/* Zen and its Hygon sibling have the per-core energy counter. */
+static bool vr_amd_has_core_energy(void)
+{
+	if (boot_cpu_data.x86_vendor == X86_VENDOR_HYGON)
+		return boot_cpu_data.x86 >= 0x18;
+	return boot_cpu_data.x86 >= 0x17;
+}
+
+/*
+ * vr_core_read_fn: the calling CPU's own core counter.  Runs in
+ * vr_cpu_event() on that CPU, interrupts disabled, so the MSR is the
+ * local one: no IPI.
+ */
+static bool vr_amd_core_read(void *ctx, struct vr_cpu *c, u64 *raw)
+{
+	u64 v;
+
+	if (vr_rdmsr_safe(MSR_AMD_CORE_ENERGY_STATUS, &v))
+		return false;
+	*raw = v & 0xffffffffULL;
+	return true;
 }
 
 static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
@@ -98,15 +127,65 @@ static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
 	return 0;
 }
 
+/*
+ * vr_core_read_fn of APERF: the calling CPU's own actual cycles, read in
+ * vr_cpu_event() on that CPU (interrupts disabled): no IPI.
+ */
+static bool vr_aperf_read(void *ctx, struct vr_cpu *c, u64 *raw)
+{
+	return !vr_rdmsr_safe(MSR_IA32_APERF, raw);
+}
+
+/*
+ * No per-core energy: weigh the dynamic split by APERF when the
+ * administrator asked for it (aperf=1) and the CPU has it.
+ */
+static int vr_rapl_aperf_init(struct vr_hpkg *hp, unsigned int cpu)
+{
+	u64 v;
+
+	if (!vr_aperf || !boot_cpu_has(X86_FEATURE_APERFMPERF) ||
+	    vr_rdmsr_safe_on_cpu(cpu, MSR_IA32_APERF, &v)) {
+		pr_info("package %u: no per-core weight; dynamic energy split by time\n",
+			hp->id);
+		return 0;
+	}
+	vr_pkg_set_core(&hp->core, VR_CORE_CYCLES, vr_aperf_read, NULL, 0, 64);
+	pr_info("package %u: dynamic energy weighed by APERF (actual cycles)\n",
+		hp->id);
+	return 0;
+}
+
 static int vr_intel_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
-	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, MSR_RAPL_POWER_UNIT);
+	int ret;
+
+	ret = vr_rapl_pkg_init(hp, cpu, VR_RAPL_INTEL, MSR_RAPL_POWER_UNIT);
+	return ret ? ret : vr_rapl_aperf_init(hp, cpu);
 }
 
 static int vr_amd_pkg_init(struct vr_hpkg *hp, unsigned int cpu)
 {
-	return vr_rapl_pkg_init(hp, cpu, VR_RAPL_AMD,
-				MSR_AMD_RAPL_POWER_UNIT);
+	const struct vr_dom_src *s = &hp->core.src[VMRAPL_DOM_PKG];
+	u64 v;
+	int ret;
+
+	ret = vr_rapl_pkg_init(hp, cpu, VR_RAPL_AMD, MSR_AMD_RAPL_POWER_UNIT);
+	if (ret)
+		return ret;
+	/*
+	 * Per-core weighting only where the counter exists and counts: read
+	 * once here, on the package's first CPU (process context).
+	 */
+	if (!vr_percore || !vr_amd_has_core_energy() ||
+	    vr_rdmsr_safe_on_cpu(cpu, MSR_AMD_CORE_ENERGY_STATUS, &v) ||
+	    !(v & 0xffffffffULL))
+		return vr_rapl_aperf_init(hp, cpu);
+	vr_pkg_set_core(&hp->core, VR_CORE_ENERGY, vr_amd_core_read, NULL,
+			s->esu, 32);
+	pr_info("package %u: dynamic energy weighed by per-core energy (MSR 0xc001029a)\n",
+		hp->id);
+	return 0;
 }
 
 static u32 vr_rapl_read(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy)

@@ -110,6 +110,8 @@ extern unsigned int vr_test_esu;
 extern unsigned int vr_test_width;
 extern unsigned int vr_test_static_mw;
 extern unsigned int vr_p_static_mw;
+extern bool vr_percore;
+extern bool vr_aperf;
 extern bool vr_track_all;
 extern unsigned int vr_unpriv_period_ms;
 extern unsigned int vr_unpriv_step_uj;
@@ -154,6 +156,14 @@ void vr_close_all(u64 min_gap_ns);
 void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
+
+/* The package's per-core weight (vr_pkg_set_core()): enum vr_core_kind. */
+static inline u32 vr_hpkg_core_kind(const struct vr_hpkg *hp)
+{
+	return READ_ONCE(hp->core.core.kind);
+}
+
+u32 vr_core_kinds(void);
 
 /* The VM layer (vm.h has its private side). */
 extern const struct vr_vm_ops vr_vm_probe_ops;		/* vm_probe.c */

@@ -16,6 +16,10 @@ const char *const vr_policy_names[VR_STATIC_NR] = {
 	"occupied", "busy", "none"
 };
 
+const char *const vr_core_kind_names[VR_CORE_KIND_NR] = {
+	"none", "energy", "cycles"
+};
+
 const char *const vr_origin_names[VR_STATIC_ORIGIN_NR] = {
 	"unknown", "param", "learned", "model", "fit"
 };
@@ -92,6 +96,25 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 	p->idle_known = origin == VR_STATIC_LEARNED;
 	p->idle_uw = p->idle_known ? uw : 0;
 	vr_static_resolve(p);
+}
+
+/**
+ * vr_pkg_set_core() - weigh the dynamic split by a per-core counter
+ * @p: the package, before its CPUs come online.
+ * @kind: VR_CORE_ENERGY (charged as energy) or VR_CORE_CYCLES (a weight).
+ * @read: reads the calling CPU's own counter (vr_core_read_fn).
+ * @ctx: passed to @read.
+ * @esu: unit of an energy counter, 1/2^esu J (unused for cycles).
+ * @width: counter bits.
+ */
+void vr_pkg_set_core(struct vr_pkg *p, enum vr_core_kind kind,
+		     vr_core_read_fn read, void *ctx, u32 esu, u32 width)
+{
+	p->core.kind = kind;
+	p->core.read = read;
+	p->core.ctx = ctx;
+	p->core.esu = esu;
+	p->core.width = width;
 }
 
 /* Energy of one domain since the last sample, in eu; false when unknown. */
@@ -376,6 +399,12 @@ struct vr_split {
 	u64 given_scur[VR_NDOM];
 	u64 given_dcur[VR_NDOM];
 	u64 given_prev[VR_NDOM];
+	/*
+	 * PKG only: the part of cur charged by per-core weight (dynamic),
+	 * split over the epoch's per-core weight @wsum.
+	 */
+	u64 pc;
+	u64 wsum;
 };
 
 /* The static part of this epoch, with the debt of earlier ones. */
@@ -413,7 +442,7 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
  * whatever runs after it.
  */
 static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
-			    u64 dt, struct vr_pkg_stats *st)
+			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
 {
 	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, lag, dprev;
 	unsigned int d;
@@ -434,13 +463,41 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 		stat_busy = cap ? vr_mul_div(stat, busy < cap ? busy : cap,
 					     cap) : 0;
 
+	/*
+	 * Per-core energy (VR_CORE_ENERGY): the busy time's per-core energy
+	 * (its weight) is charged by weight, out of the dynamic part; only
+	 * the rest (uncore, and whatever the cores' counters do not see) is
+	 * split by time.  More weight than dynamic energy (the counters'
+	 * steps, a P_static too high) is clamped to it: the weights then
+	 * only say who gets the dynamic part, and nothing is created.  The
+	 * weights are rates measured over windows of VR_CORE_WINDOW_NS or
+	 * more, so they do not lag the close: the lag share below is taken
+	 * from the time-split rest only.
+	 */
+	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY) {
+		sp->wsum = busy_e;
+		sp->pc = dyn;
+		if (busy_e <= dyn)
+			sp->pc = busy_e;
+		else
+			p->percore_clamps++;
+	}
 	dprev = 0;
 	if (p->prev_busy && busy) {
 		lag = p->lag_ns < dt ? p->lag_ns : dt;
-		dprev = dt ? vr_mul_div(dyn, lag, dt) : 0;
+		dprev = dt ? vr_mul_div(dyn - sp->pc, lag, dt) : 0;
 	} else if (p->prev_busy) {
 		/* Nothing runs now: the dynamic energy is a burst's tail. */
 		dprev = dyn;
+	}
+	/*
+	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
+	 * whole dynamic part of this epoch's busy time goes by it (and the
+	 * lag share by the previous epoch's, vr_drain()).
+	 */
+	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES) {
+		sp->wsum = busy_e;
+		sp->pc = dyn - dprev;
 	}
 	/* Dynamic energy with no busy time now or before it stays idle. */
 	sp->prev[VR_DOM_PKG] = dprev;
@@ -480,17 +537,21 @@ static void vr_give(struct vr_acct *a, const u64 *amount, u64 *given,
  * lockless reader that sees the new @static_e clamps it (vr_core.h).
  */
 static void vr_give_cur(struct vr_acct *a, struct vr_split *sp, u64 cum,
-			u64 total)
+			u64 total, u64 cum_e)
 {
 	unsigned int d;
-	u64 s, t;
+	u64 s, t, q, pc;
 
 	for (d = 0; d < VR_NDOM; d++) {
 		if (!sp->cur[d])
 			continue;
+		/* The per-core part (PKG), by weight; its rest by time. */
+		pc = d == VR_DOM_PKG ? sp->pc : 0;
+		q = pc ? vr_mul_div(pc, cum_e, sp->wsum) : 0;
 		s = sp->scur[d] ? vr_mul_div(sp->scur[d], cum, total) : 0;
-		t = sp->cur[d] == sp->scur[d] ? 0 :
-		    vr_mul_div(sp->cur[d] - sp->scur[d], cum, total);
+		t = sp->cur[d] == sp->scur[d] + pc ? 0 :
+		    vr_mul_div(sp->cur[d] - sp->scur[d] - pc, cum, total);
+		t += q;
 		WRITE_ONCE(a->energy[d], a->energy[d] + s + t -
 			   sp->given_scur[d] - sp->given_dcur[d]);
 		WRITE_ONCE(a->static_e[d], a->static_e[d] + s -
@@ -510,9 +571,11 @@ static void vr_prev_clear(struct vr_pkg *p)
 		next = a->pprev;
 		a->pprev = NULL;
 		a->prev_ns = 0;
+		a->prev_e = 0;
 	}
 	p->prev = NULL;
 	p->prev_busy = 0;
+	p->prev_busy_e = 0;
 }
 
 /*
@@ -527,13 +590,15 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 		     u64 busy, bool keep, u64 now)
 {
 	struct vr_acct *a, *next, *prev = NULL;
-	u64 cum = 0, r;
+	u64 cum = 0, cum_e, total, r, e;
 
+	/* By time, or by cycles when they weighed that epoch. */
+	total = p->prev_busy_e ? p->prev_busy_e : p->prev_busy;
 	for (a = p->prev; a; a = a->pprev) {
-		cum += a->prev_ns;
-		if (cum > p->prev_busy)
-			cum = p->prev_busy;
-		vr_give(a, sp->prev, sp->given_prev, cum, p->prev_busy);
+		cum += p->prev_busy_e ? a->prev_e : a->prev_ns;
+		if (cum > total)
+			cum = total;
+		vr_give(a, sp->prev, sp->given_prev, cum, total);
 	}
 	if (busy || !keep || !p->lag_ns ||
 	    (now - p->prev_t > 2 * VR_HW_STEP_NS && !p->static_debt))
@@ -545,17 +610,23 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	 */
 	a = READ_ONCE(p->pending[slot]);
 	WRITE_ONCE(p->pending[slot], NULL);
-	for (cum = 0; a; a = next) {
+	for (cum = 0, cum_e = 0; a; a = next) {
 		next = a->pnext[slot];
 		a->pnext[slot] = NULL;
 		r = vr_atomic64_xchg(&a->pend[slot], 0);
 		cum += r;
 		if (cum > busy)		/* tracked time is busy time */
 			cum = busy;
-		vr_give_cur(a, sp, cum, busy);
+		/* Only a per-core source ever adds to pend_e. */
+		e = p->core.read ? vr_atomic64_xchg(&a->pend_e[slot], 0) : 0;
+		cum_e += e;
+		if (cum_e > sp->wsum)	/* and its weight the CPUs' weight */
+			cum_e = sp->wsum;
+		vr_give_cur(a, sp, cum, busy, cum_e);
 		WRITE_ONCE(a->ns, a->ns + r);
 		if (keep && r) {
 			a->prev_ns = r;
+			a->prev_e = e;
 			a->pprev = prev;
 			prev = a;
 		}
@@ -563,6 +634,7 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	if (busy && keep && p->lag_ns) {
 		p->prev = prev;
 		p->prev_busy = busy;
+		p->prev_busy_e = p->core.kind == VR_CORE_CYCLES ? sp->wsum : 0;
 		p->prev_t = now;
 	} else if (prev) {
 		/* No lag to share: the list is not kept. */
@@ -591,6 +663,7 @@ void vr_pkg_forget(struct vr_pkg *p, const struct vr_acct *lo,
 			*pp = a->pprev;
 			a->pprev = NULL;
 			a->prev_ns = 0;
+			a->prev_e = 0;
 		} else {
 			pp = &a->pprev;
 		}
@@ -612,7 +685,8 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 {
 	struct vr_pkg_stats st[VR_NDOM] = {};
 	struct vr_split sp = {};
-	u64 busy = p->fold_busy, dt = now - p->t_last;
+	u64 busy = p->fold_busy, busy_e = p->fold_busy_e;
+	u64 dt = now - p->t_last;
 	bool lost = p->rebase || (flags & VR_CLOSE_LOST);
 	u32 slot = p->seq & 1;
 	unsigned int d;
@@ -639,7 +713,7 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	}
 
 	if (!lost)
-		vr_split_policy(p, &sp, busy, dt, &st[VR_DOM_PKG]);
+		vr_split_policy(p, &sp, busy, busy_e, dt, &st[VR_DOM_PKG]);
 	else
 		p->static_debt = 0;	/* owed by an interval now unknown */
 	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, !lost && !busy);
@@ -674,12 +748,14 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	}
 	p->samples++;
 	p->busy_ns += busy;
+	p->percore_e += sp.pc;
 	if (!busy)
 		p->epochs_idle++;
 	vr_seq_write_end(&p->stat_seq);
 
 	p->rebase = false;
 	p->fold_busy = 0;
+	p->fold_busy_e = 0;
 	p->t_last = now;
 	p->seq++;
 	WRITE_ONCE(p->last_close, now);

@@ -127,6 +127,8 @@ struct vr_fit {
 /**
  * struct vr_acct - one charge target on one package
  * @pend: busy ns accrued in the open epoch, indexed by epoch & 1.
+ * @pend_e: per-core energy weight accrued with @pend (eu; struct
+ *	vr_core_src), indexed like @pend.
  * @pnext: links of the package's pending lists, indexed like @pend.
  * @energy: exact energy in eu per domain; written only by the closer of
  *	the package, read locklessly (monotonic).
@@ -137,18 +139,21 @@ struct vr_fit {
  * @ns: busy ns resolved into @energy.
  * @pprev: link of the package's list of the previous epoch (close lock).
  * @prev_ns: busy ns of the previous epoch, for the lag share (close lock).
+ * @prev_e: its per-core cycles weight, likewise (VR_CORE_CYCLES).
  *
  * A vCPU owns one vr_acct per host package, so that accrual on two packages
  * in the same epoch never mixes.
  */
 struct vr_acct {
 	vr_atomic64_t pend[2];
+	vr_atomic64_t pend_e[2];
 	struct vr_acct *pnext[2];
 	u64 energy[VR_NDOM];
 	u64 static_e[VR_NDOM];
 	u64 ns;
 	struct vr_acct *pprev;
 	u64 prev_ns;
+	u64 prev_e;
 };
 
 struct vr_pkg;
@@ -164,6 +169,27 @@ struct vr_pkg;
  * @seq: the epoch of @pkg that the CPU is accruing into.
  * @busy: the CPU runs something other than its idle task.
  * @online: the CPU takes part in its package's epochs.
+ * @core_due: the closer asks this CPU to sample its per-core counter at
+ *	its next event (vr_cpu_event(), on the CPU itself).
+ *
+ * Per-core weighting (struct vr_core_src), all under @lock:
+ * @core_raw: raw per-core counter at the last sample.
+ * @core_carry: unit conversion remainder of the per-core counter.
+ * @core_t: time of the last sample.
+ * @core_busy: busy ns since the last sample, less @busy_ns: the closer
+ *	adds @busy_ns when it folds it, the sample subtracts it (wrapping
+ *	u64 arithmetic), so the switch path does not count it twice.
+ * @core_w: the core's energy per busy ns over the last window, in
+ *	2^-VR_CORE_W_SHIFT eu (0: none known).
+ * @busy_e: per-core energy weight of the open epoch's busy time before
+ *	@core_wns, eu (the weight changed there).
+ * @core_wns: @busy_ns at the last change of @core_w in the open epoch.
+ * @core_have: @core_raw is a baseline.
+ * @busy_done: busy ns folded by the closer so far (monotonic), read
+ *	without a lock by an SMT sibling's sample.
+ * @sib: the SMT sibling that shares the core's energy counter, or NULL
+ *	(vr_cpu_set_sibling()).
+ * @core_sib0: @sib's @busy_done at the last sample.
  */
 struct vr_cpu {
 	vr_lock_t lock;
@@ -174,6 +200,18 @@ struct vr_cpu {
 	u32 seq;
 	bool busy;
 	bool online;
+	bool core_due;
+	bool core_have;
+	u64 core_raw;
+	u64 core_carry;
+	u64 core_t;
+	u64 core_busy;
+	u64 core_w;
+	u64 busy_e;
+	u64 core_wns;
+	u64 busy_done;
+	struct vr_cpu *sib;
+	u64 core_sib0;
 };
 
 /**
@@ -210,6 +248,59 @@ struct vr_dom_src {
 };
 
 /**
+ * typedef vr_core_read_fn - read this CPU's own per-core energy counter
+ * @ctx: vr_core_src.ctx.
+ * @c: the CPU whose counter is read: always the CPU running the call
+ *	(the engine reads the local MSR; tests look @c up in their model).
+ * @raw: out: the raw counter, in source units.
+ *
+ * Context: on the CPU of @c, in its vr_cpu_event(), interrupts disabled,
+ * @c->lock held.  Never called by a closer for another CPU: reading
+ * another CPU's MSR would need an IPI.
+ * Return: true when @raw was read.
+ */
+typedef bool (*vr_core_read_fn)(void *ctx, struct vr_cpu *c, u64 *raw);
+
+/*
+ * Per-core weighting of the dynamic split.  Each CPU samples its own
+ * core's energy counter at its first event after a close that found the
+ * last sample VR_CORE_WINDOW_NS old or more; the window's energy divided
+ * by the CPU's busy ns in it is the core's energy per busy ns (@core_w),
+ * which weights the CPU's busy time until the next sample.  A close
+ * charges the weighted time as per-core energy, capped at the epoch's
+ * dynamic part, and splits only the rest by time (vr_core.c).
+ */
+#define VR_CORE_WINDOW_NS	(10 * 1000000ULL)
+#define VR_CORE_W_SHIFT		20
+
+/* What a per-core counter counts (struct vr_core_src). */
+enum vr_core_kind {
+	VR_CORE_NONE,
+	VR_CORE_ENERGY,	/* energy: charged, the rest split by time */
+	VR_CORE_CYCLES,	/* cycles (APERF): a weight of the dynamic split */
+	VR_CORE_KIND_NR,
+};
+
+extern const char *const vr_core_kind_names[VR_CORE_KIND_NR];
+
+/**
+ * struct vr_core_src - where a package's per-core weight comes from
+ * @read: reads the local core's counter; NULL: no per-core weighting.
+ * @ctx: passed to @read.
+ * @esu: unit of an energy counter, 1/2^esu J.
+ * @width: counter bits (32 for AMD's MSR_AMD_CORE_ENERGY_STATUS, 64 for
+ *	APERF).
+ * @kind: enum vr_core_kind.
+ */
+struct vr_core_src {
+	vr_core_read_fn read;
+	void *ctx;
+	u32 esu;
+	u32 width;
+	u32 kind;
+};
+
+/**
  * struct vr_pkg - one host energy package
  *
  * Read by every CPU of the package at each event (no lock):
@@ -233,14 +324,22 @@ struct vr_dom_src {
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
+ * @prev_busy_e: its cycles weight, which then splits the lag share
+ *	(VR_CORE_CYCLES; 0: by time).
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
+ * @core: the per-core energy source (vr_pkg_set_core()); set before the
+ *	package's CPUs come online, read by them at their events.
+ * @fold_busy_e: per-core energy weight of the epoch being closed, eu.
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
  * Totals, written under @close_lock inside @stat_seq, read under it:
  * @st, @samples, @epochs_idle, @wraps, @resets, @overruns, @over_max,
- * @busy_ns.  @over_max counts the deltas larger than @max_power_uw allows
+ * @busy_ns, @percore_e, @percore_clamps.  @percore_e is the PKG energy
+ * charged by per-core weight (part of st[PKG].dynamic); @percore_clamps
+ * counts the epochs whose per-core weight exceeded the dynamic energy
+ * there was to give.  @over_max counts the deltas larger than @max_power_uw allows
  * (charged all the same): the bound is set too low.
  */
 struct vr_pkg {
@@ -271,10 +370,13 @@ struct vr_pkg {
 	u64 lag_ns;
 	struct vr_acct *prev;
 	u64 prev_busy;
+	u64 prev_busy_e;
 	u64 prev_t;
 	unsigned int nr_cpus;
 	unsigned int nr_online;
 	struct vr_cpu **cpus;
+	struct vr_core_src core;
+	u64 fold_busy_e;
 
 	struct vr_acct *pending[2];
 
@@ -289,6 +391,8 @@ struct vr_pkg {
 	u64 overruns;
 	u64 over_max;
 	u64 busy_ns;
+	u64 percore_e;
+	u64 percore_clamps;
 };
 
 /* Flags of vr_pkg_close_commit(). */
@@ -298,7 +402,11 @@ void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 		 u64 period_ns, u64 max_power_uw);
 void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width);
 void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin);
+void vr_pkg_set_core(struct vr_pkg *p, enum vr_core_kind kind,
+		     vr_core_read_fn read, void *ctx, u32 esu, u32 width);
 void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p);
+
+void vr_cpu_set_sibling(struct vr_cpu *c, struct vr_cpu *sib);
 
 /* Under close_lock: a CPU joins or leaves its package's epochs. */
 void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy);
@@ -308,11 +416,14 @@ void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next);
 void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 		  const struct vr_acct *hi);
 
-/* Does an event need to touch the CPU state at all? */
+/*
+ * Does an event need to touch the CPU state at all?  Yes when the closer
+ * asked for a per-core sample (@core_due, written under the lock).
+ */
 static inline bool vr_cpu_event_needed(const struct vr_cpu *c, bool busy,
 				       const struct vr_acct *next)
 {
-	return c->busy != busy || c->cur || next;
+	return c->busy != busy || c->cur || next || READ_ONCE(c->core_due);
 }
 
 /* Signed: another CPU's clock may be a little behind the last close. */
@@ -389,6 +500,9 @@ void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r);
 
 /* Unit helpers. */
 u64 vr_wrap_delta(u64 old, u64 cur, u32 width);
+bool vr_core_delta(u64 old, u64 cur, u32 width, u32 esu, u64 dt,
+		   u64 max_uw, u64 *carry, u64 *eu);
+u64 vr_core_weight(u64 eu, u64 busy_ns);
 u64 vr_units_to_eu(u64 units, u32 esu, u64 *carry);
 u64 vr_eu_to_units(u64 eu, u32 esu);
 u64 vr_eu_to_uj(u64 eu);

@@ -14,10 +14,12 @@ void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p)
 }
 
 static void vr_acct_accrue(struct vr_pkg *p, struct vr_acct *a, u32 slot,
-			   u64 ns)
+			   u64 ns, u64 e)
 {
 	struct vr_acct *head, *old;
 
+	if (e)
+		vr_atomic64_fetch_add(e, &a->pend_e[slot]);
 	if (vr_atomic64_fetch_add(ns, &a->pend[slot]))
 		return;
 	/* First accrual of this epoch: put the account on the list. */
@@ -31,10 +33,32 @@ static void vr_acct_accrue(struct vr_pkg *p, struct vr_acct *a, u32 slot,
 	}
 }
 
+/* The per-core energy weight of @d busy ns on @c, in eu. */
+static u64 vr_cpu_weigh(const struct vr_cpu *c, u64 d)
+{
+	if (d < (1ULL << 32))	/* vr_core_weight() caps core_w below 2^32 */
+		return (d * c->core_w) >> VR_CORE_W_SHIFT;
+	return vr_mul_div(d, c->core_w, 1ULL << VR_CORE_W_SHIFT);
+}
+
+/*
+ * Under c->lock: the per-core weight of the CPU's busy time in the open
+ * epoch.  The weight changes only at the CPU's own samples, which add up
+ * the time before them (@busy_e, up to @core_wns of @busy_ns), so the
+ * switch path weighs only tracked time, for its account.
+ */
+static u64 vr_cpu_busy_e(const struct vr_cpu *c)
+{
+	if (!c->core_w)
+		return c->busy_e;
+	return c->busy_e + vr_mul_div(c->busy_ns - c->core_wns, c->core_w,
+				      1ULL << VR_CORE_W_SHIFT);
+}
+
 /* Under c->lock: account [since, now) to the current state. */
 static void vr_cpu_fold(struct vr_cpu *c, u64 now)
 {
-	u64 d;
+	u64 d, e;
 
 	/* Another CPU's clock may be slightly behind: never go backwards. */
 	if ((s64)(now - c->since) <= 0)
@@ -44,8 +68,76 @@ static void vr_cpu_fold(struct vr_cpu *c, u64 now)
 	if (!c->busy)
 		return;
 	c->busy_ns += d;
-	if (c->cur)
-		vr_acct_accrue(c->pkg, c->cur, c->seq & 1, d);
+	if (c->cur) {
+		e = c->core_w ? vr_cpu_weigh(c, d) : 0;
+		vr_acct_accrue(c->pkg, c->cur, c->seq & 1, d, e);
+	}
+}
+
+/*
+ * Under c->lock, on the CPU of @c: sample its own core's energy counter
+ * (the closer asked for it, vr_pkg_close_fold()) and weigh its busy time
+ * from now on by the window's energy per busy ns.  A window with no busy
+ * time, or whose energy is unknown (a reset, a read that failed), keeps
+ * the weight it had.
+ */
+static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
+{
+	const struct vr_core_src *s = &c->pkg->core;
+	u64 raw, eu, sib = 0, busy = c->core_busy + c->busy_ns;
+
+	WRITE_ONCE(c->core_due, false);
+	/* The open epoch's time so far keeps the weight it had. */
+	c->busy_e = vr_cpu_busy_e(c);
+	c->core_wns = c->busy_ns;
+	if (!s->read)
+		return;
+	if (!s->read(s->ctx, c, &raw)) {
+		c->core_have = false;
+		c->core_w = 0;
+		return;
+	}
+	if (c->core_have && s->kind == VR_CORE_CYCLES) {
+		/* 64-bit cycles: backwards is a reset (resume), unknown. */
+		if (raw >= c->core_raw && busy)
+			c->core_w = vr_core_weight(raw - c->core_raw, busy);
+	} else {
+		/*
+		 * An SMT sibling shares the core's counter: the core's energy
+		 * is over both threads' busy time.  The sibling's is what its
+		 * closer folded, up to an epoch behind; consecutive windows
+		 * add up to all of it.
+		 */
+		if (c->sib) {
+			sib = READ_ONCE(c->sib->busy_done);
+			busy += sib - c->core_sib0;
+			c->core_sib0 = sib;
+		}
+		if (c->core_have &&
+		    vr_core_delta(c->core_raw, raw, s->width, s->esu,
+				  now - c->core_t, c->pkg->max_power_uw,
+				  &c->core_carry, &eu) && busy)
+			c->core_w = vr_core_weight(eu, busy);
+	}
+	c->core_raw = raw;
+	c->core_t = now;
+	c->core_busy = -c->busy_ns;	/* plus @busy_ns: 0 */
+	c->core_have = true;
+}
+
+/* vr_cpu_event() when the closer asked for a per-core sample. */
+static vr_noinline void vr_cpu_event_core(struct vr_cpu *c, u64 now,
+					  bool busy, struct vr_acct *next)
+{
+	vr_lock(&c->lock);
+	if (c->online) {
+		vr_cpu_fold(c, now);
+		if (c->core_due)
+			vr_cpu_core_sample(c, now);
+	}
+	c->busy = busy;
+	c->cur = busy ? next : NULL;
+	vr_unlock(&c->lock);
 }
 
 /**
@@ -55,10 +147,19 @@ static void vr_cpu_fold(struct vr_cpu *c, u64 now)
  * @busy: the CPU runs something else than its idle task from now on.
  * @next: account to charge from now on, NULL for host or idle.
  *
+ * When the closer asked for it (@c->core_due), this is where the CPU
+ * samples its own per-core energy counter: locally, at most once per
+ * VR_CORE_WINDOW_NS.
+ *
  * Context: interrupts disabled, on the CPU of @c.
  */
 void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
 {
+	/* Read again under the lock; out of line, so this path stays short. */
+	if (unlikely(READ_ONCE(c->core_due))) {
+		vr_cpu_event_core(c, now, busy, next);
+		return;
+	}
 	vr_lock(&c->lock);
 	if (c->online)
 		vr_cpu_fold(c, now);
@@ -90,6 +191,21 @@ void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 	vr_unlock(&c->lock);
 }
 
+/**
+ * vr_cpu_set_sibling() - @c shares its core's energy counter with @sib
+ * @c: the CPU.
+ * @sib: its SMT sibling (NULL: none); its state is never freed.
+ *
+ * Context: close_lock held (the engine: before @c comes online).
+ */
+void vr_cpu_set_sibling(struct vr_cpu *c, struct vr_cpu *sib)
+{
+	vr_lock(&c->lock);
+	c->sib = sib;
+	c->core_sib0 = sib ? READ_ONCE(sib->busy_done) : 0;
+	vr_unlock(&c->lock);
+}
+
 void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 {
 	struct vr_pkg *p = c->pkg;
@@ -101,6 +217,13 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 	c->cur = NULL;
 	c->seq = p->seq;
 	c->online = true;
+	c->busy_e = 0;
+	c->core_wns = 0;
+	c->core_busy = 0;
+	c->core_have = false;
+	c->core_carry = 0;
+	/* Its first event takes the per-core baseline. */
+	WRITE_ONCE(c->core_due, !!p->core.read);
 	vr_unlock(&c->lock);
 	p->nr_online++;
 }
@@ -116,7 +239,13 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 	 */
 	vr_cpu_fold(c, now);
 	p->fold_busy += c->busy_ns;
+	p->fold_busy_e += vr_cpu_busy_e(c);
+	c->core_busy += c->busy_ns;
+	WRITE_ONCE(c->busy_done, c->busy_done + c->busy_ns);
 	c->busy_ns = 0;
+	c->busy_e = 0;
+	c->core_wns = 0;
+	WRITE_ONCE(c->core_due, false);
 	c->cur = NULL;
 	c->busy = false;
 	c->online = false;
@@ -129,12 +258,17 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
  * @p: the package.
  * @now: the end of the epoch, local clock.
  *
+ * Also sums the CPUs' per-core energy weight (@p->fold_busy_e), and asks
+ * each CPU whose per-core sample is VR_CORE_WINDOW_NS old to take a new
+ * one at its next event: the closer never reads another CPU's counter.
+ *
  * Context: close_lock held, interrupts disabled.
  * Return: busy CPU-ns of the epoch.
  */
 u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 {
-	u64 busy = p->fold_busy;
+	u64 busy = p->fold_busy, busy_e = p->fold_busy_e;
+	bool core = p->core.read;
 	unsigned int i;
 
 	for (i = 0; i < p->nr_cpus; i++) {
@@ -146,12 +280,25 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 		if (c->online) {
 			vr_cpu_fold(c, now);
 			busy += c->busy_ns;
+			if (core) {
+				busy_e += vr_cpu_busy_e(c);
+				c->core_busy += c->busy_ns;
+				WRITE_ONCE(c->busy_done,
+					   c->busy_done + c->busy_ns);
+				c->busy_e = 0;
+				c->core_wns = 0;
+				if (!c->core_have ||
+				    (s64)(now - c->core_t) >=
+				    (s64)VR_CORE_WINDOW_NS)
+					WRITE_ONCE(c->core_due, true);
+			}
 			c->busy_ns = 0;
 			c->seq = p->seq + 1;
 		}
 		vr_unlock(&c->lock);
 	}
 	p->fold_busy = busy;
+	p->fold_busy_e = busy_e;
 	return busy;
 }
 

@@ -37,6 +37,8 @@
 
 #define vr_cmpxchg_ptr(p, o, n)	cmpxchg((p), (o), (n))
 
+#define vr_noinline		noinline
+
 /*
  * a * b / c, exact when the quotient fits in 64 bits, else saturated:
  * the x86 divide would fault (#DE) on an oversized quotient, and this

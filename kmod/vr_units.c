@@ -27,6 +27,70 @@ u64 vr_wrap_delta(u64 old, u64 cur, u32 width)
 	return ((cur << shift) - (old << shift)) >> shift;
 }
 
+/* Range of a @width-bit counter of unit 2^-@esu J, in eu (saturated). */
+static u64 vr_range_eu(u32 width, u32 esu)
+{
+	if (width >= 64 || width + VR_EU_SHIFT - esu >= 64)
+		return ~0ULL;
+	if (width + VR_EU_SHIFT <= esu)
+		return 1;
+	return 1ULL << (width + VR_EU_SHIFT - esu);
+}
+
+/**
+ * vr_core_delta() - energy of a per-core counter between two samples
+ * @old: raw value at the previous sample.
+ * @cur: raw value now.
+ * @width: counter bits (32 for MSR_AMD_CORE_ENERGY_STATUS).
+ * @esu: unit, 1/2^esu J (the package's RAPL unit).
+ * @dt: ns between the two samples.
+ * @max_uw: the most the core can draw (the package's max_power).
+ * @carry: sub-eu conversion remainder, carried between samples.
+ * @eu: out: the energy, in eu; 0 when unknown.
+ *
+ * Handled like the package counter (vr_dom_delta() in vr_core.c): the
+ * counter wraps at 2^@width, a delta more than @max_uw draws in @dt plus
+ * two hardware steps is a reset or resume (the register stepped back or
+ * jumped), and a window in which @max_uw could cover the whole range may
+ * hide more than one wrap.
+ *
+ * Return: false when the window's energy is unknown: the caller takes
+ * @cur as a new baseline and keeps the weight it had.
+ */
+bool vr_core_delta(u64 old, u64 cur, u32 width, u32 esu, u64 dt,
+		   u64 max_uw, u64 *carry, u64 *eu)
+{
+	u64 max_eu, slack, rem = 0;
+
+	*eu = 0;
+	slack = esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - esu) : 2;
+	max_eu = vr_energy_eu(max_uw, dt + 2000000ULL, &rem) + slack;
+	if (width < 64 && max_eu >= vr_range_eu(width, esu))
+		goto unknown;
+	*eu = vr_units_to_eu(vr_wrap_delta(old, cur, width), esu, carry);
+	if (*eu <= max_eu)
+		return true;
+	*eu = 0;
+unknown:
+	*carry = 0;
+	return false;
+}
+
+/*
+ * A core's energy per busy ns, in 2^-VR_CORE_W_SHIFT eu, capped so that
+ * vr_cpu.c's product of a fold's ns (below 2^32) and the weight fits in
+ * 64 bits: 2^12 eu/ns is 244 kW.
+ */
+u64 vr_core_weight(u64 eu, u64 busy_ns)
+{
+	u64 w;
+
+	if (!busy_ns)
+		return 0;
+	w = vr_mul_div(eu, 1ULL << VR_CORE_W_SHIFT, busy_ns);
+	return w < (1ULL << 32) ? w : (1ULL << 32) - 1;
+}
+
 u64 vr_units_to_eu(u64 units, u32 esu, u64 *carry)
 {
 	u32 sh;

@@ -63,6 +63,9 @@ struct vr_user_atomic64 {
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 #endif
 
+/* Out of line: a rare branch of a hot function (the kernel's noinline). */
+#define vr_noinline		__attribute__((__noinline__))
+
 #ifndef BIT
 #define BIT(n)			(1U << (n))
 #define BIT_ULL(n)		(1ULL << (n))

@@ -66,6 +66,36 @@ TEST(get_info)
 		EXPECT_EQ(2, (int)info.nr_packages);
 }
 
+/*
+ * Per-core weighting needs AMD's per-core energy counter (or aperf=1 and
+ * APERF): the rig's TCG CPU has neither, so GET_INFO and debugfs must
+ * say it is off.  Its end-to-end test needs emulated RAPL hardware.
+ */
+TEST(percore_inactive)
+{
+	struct vmrapl_info info;
+	char line[1024], weight[16];
+	int p, active, n = 0;
+	FILE *f;
+
+	ASSERT_EQ(0, vr_get_info(&info));
+	EXPECT_FALSE(info.features & VMRAPL_INFO_F_PERCORE);
+	EXPECT_FALSE(info.features & VMRAPL_INFO_F_APERF);
+	f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "pkg %d percore active %d weight %15s", &p,
+			   &active, weight) != 3)
+			continue;
+		TH_LOG("%s", line);
+		EXPECT_EQ(0, active);
+		EXPECT_STREQ("none", weight);
+		n++;
+	}
+	fclose(f);
+	EXPECT_EQ((int)info.nr_packages, n);
+}
+
 TEST(unknown_ioctl)
 {
 	int fd = vr_open_dev();

@@ -85,6 +85,13 @@
 #define VMRAPL_INFO_F_STATIC_FIT	_BITULL(4)
 /* GET_STATS, GET_VM_STATS, LIST_VMS fill their static_uj fields */
 #define VMRAPL_INFO_F_STATIC_SPLIT	_BITULL(5)
+/*
+ * The dynamic PKG energy is charged by each core's own energy counter
+ * (AMD family 17h+), and only the rest split by time
+ */
+#define VMRAPL_INFO_F_PERCORE		_BITULL(6)
+/* No per-core energy: APERF (actual cycles) weighs the dynamic split */
+#define VMRAPL_INFO_F_APERF		_BITULL(7)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO

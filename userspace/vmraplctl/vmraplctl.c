@@ -502,6 +502,8 @@ static void features_list(const struct dev *d, char *buf, size_t len)
 		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
 		{ VMRAPL_INFO_F_STATIC_FIT, "static_fit" },
 		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
+		{ VMRAPL_INFO_F_PERCORE, "percore" },
+		{ VMRAPL_INFO_F_APERF, "aperf" },
 	};
 	uint64_t rest = d->info.features;
 	size_t i, n = 0;

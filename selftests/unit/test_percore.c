@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-core weighting of the dynamic split (vr_pkg_set_core()): the
+ * per-core counter's decoding (units, 32-bit wrap, resets), each core's
+ * energy charged to what ran on it, conservation with per-core sums above
+ * and below the package's dynamic energy, and the fallback to a time
+ * split when the per-core counter cannot be read; APERF cycles as a
+ * weight where there is no per-core energy; SMT siblings sharing a core's
+ * counter.
+ *
+ * The host: PC_NCPU CPUs of one package, exact counters (no steps) in a
+ * 2^-16 J unit, 32 bits wide, integrated from each core's power while it
+ * is busy plus a static power.  Every CPU has an event every 250 us and
+ * the package closes every 1 ms.
+ */
+#include "vr_test.h"
+
+#define PC_NCPU		4
+#define PC_ESU		16
+#define PC_STEP		250000ULL
+#define PC_MASK		0xffffffffULL
+
+struct pc_host {
+	struct vr_pkg p;
+	struct vr_cpu cpu[PC_NCPU];
+	struct vr_cpu *cpus[PC_NCPU];
+	struct vr_acct acct[PC_NCPU];
+	u64 core_uw[PC_NCPU];	/* the core's power while busy */
+	u64 claim_uw[PC_NCPU];	/* what its counter says; 0: core_uw */
+	bool busy[PC_NCPU];
+	bool tracked[PC_NCPU];	/* runs acct[i], else a host task */
+	bool unreadable;
+	enum vr_core_kind kind;
+	u64 ghz[PC_NCPU];	/* VR_CORE_CYCLES: cycles per ns */
+	int core_of[PC_NCPU];	/* the core whose counter a CPU reads */
+	u64 cycles[PC_NCPU];
+	u64 static_uw;
+	vt_u128 pkg_fj, core_fj[PC_NCPU];
+	u64 core_off;		/* raw offset of the core counters */
+	u64 now;
+	struct vr_pkg_stats st0;	/* the books at pc_reset() */
+};
+
+static u64 pc_units(vt_u128 fj, u64 off)
+{
+	return ((u64)(fj * (1ULL << PC_ESU) / VT_FJ_PER_J) + off) & PC_MASK;
+}
+
+static bool pc_core_read(void *ctx, struct vr_cpu *c, u64 *raw)
+{
+	struct pc_host *h = ctx;
+
+	if (h->unreadable)
+		return false;
+	if (h->kind == VR_CORE_CYCLES)
+		*raw = h->cycles[c - h->cpu];
+	else
+		*raw = pc_units(h->core_fj[h->core_of[c - h->cpu]],
+				h->core_off);
+	return true;
+}
+
+static u32 pc_pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	struct pc_host *h = ctx;
+
+	(void)dt;
+	(void)busy;
+	raw[VR_DOM_PKG] = pc_units(h->pkg_fj, 12345);
+	return BIT(VR_DOM_PKG);
+}
+
+static void pc_init(struct pc_host *h, u64 static_uw,
+		    enum vr_core_kind kind)
+{
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < PC_NCPU; i++) {
+		h->cpus[i] = &h->cpu[i];
+		h->core_of[i] = i;
+	}
+	vr_pkg_init(&h->p, h->cpus, PC_NCPU, VT_MS, 500000000ULL);
+	vr_pkg_set_domain(&h->p, VR_DOM_PKG, PC_ESU, 32);
+	vr_pkg_set_static(&h->p, static_uw, VR_STATIC_PARAM);
+	h->p.policy = VR_STATIC_OCCUPIED;
+	h->kind = kind;
+	if (kind == VR_CORE_ENERGY)
+		vr_pkg_set_core(&h->p, kind, pc_core_read, h, PC_ESU, 32);
+	else if (kind == VR_CORE_CYCLES)
+		vr_pkg_set_core(&h->p, kind, pc_core_read, h, 0, 64);
+	h->static_uw = static_uw;
+	h->now = VT_SEC;
+	for (i = 0; i < PC_NCPU; i++) {
+		vr_cpu_init(&h->cpu[i], &h->p);
+		vr_lock(&h->p.close_lock);
+		vr_cpu_online(&h->cpu[i], h->now, false);
+		vr_unlock(&h->p.close_lock);
+	}
+}
+
+/* Runs @ns: every CPU has an event each PC_STEP, closes when stale. */
+static void pc_run(struct pc_host *h, u64 ns)
+{
+	u64 end = h->now + ns;
+	int i;
+
+	while (h->now < end) {
+		h->now += PC_STEP;
+		h->pkg_fj += (vt_u128)h->static_uw * PC_STEP;
+		for (i = 0; i < PC_NCPU; i++) {
+			u64 claim = h->claim_uw[i] ? h->claim_uw[i] :
+				    h->core_uw[i];
+
+			if (!h->busy[i])
+				continue;
+			h->pkg_fj += (vt_u128)h->core_uw[i] * PC_STEP;
+			h->core_fj[h->core_of[i]] += (vt_u128)claim * PC_STEP;
+			h->cycles[i] += h->ghz[i] * PC_STEP;
+		}
+		for (i = 0; i < PC_NCPU; i++) {
+			struct vr_cpu *c = &h->cpu[i];
+			struct vr_acct *a = h->busy[i] && h->tracked[i] ?
+					    &h->acct[i] : NULL;
+
+			if (vr_cpu_event_needed(c, h->busy[i], a))
+				vr_cpu_event(c, h->now, h->busy[i], a);
+		}
+		if (vr_pkg_stale(&h->p, h->now))
+			vr_pkg_try_close(&h->p, h->now, pc_pkg_read, h);
+	}
+}
+
+/* After a warm-up: the accounts and the books start from here. */
+static void pc_reset(struct pc_host *h)
+{
+	memset(h->acct, 0, sizeof(h->acct));
+	vr_pkg_read_stats(&h->p, &h->st0, 1);
+}
+
+static double pc_w(const struct pc_host *h, int i, double s)
+{
+	return vt_eu_j(h->acct[i].energy[VR_DOM_PKG]) / s;
+}
+
+static void pc_check_books(struct pc_host *h, const char *what)
+{
+	struct vr_pkg_stats st;
+	u64 sum = 0, ssum = 0;
+	int i;
+
+	vr_pkg_read_stats(&h->p, &st, 1);
+	for (i = 0; i < PC_NCPU; i++) {
+		sum += h->acct[i].energy[VR_DOM_PKG];
+		ssum += h->acct[i].static_e[VR_DOM_PKG];
+	}
+	vt_ok(vt_conserved(&st, 1), "%s: tracked + host + idle + lost == "
+	      "sampled exactly", what);
+	vt_eq(sum, st.tracked - h->st0.tracked,
+	      "%s: the accounts add up to tracked", what);
+	vt_eq(ssum, st.tracked_static - h->st0.tracked_static,
+	      "%s: their static parts add up", what);
+	vt_ok(h->p.percore_e <= st.dynamic, "%s: per-core charges within the "
+	      "dynamic energy", what);
+}
+
+/* The counter's decoding: units, wrap, resets, ambiguous windows. */
+static void test_decode(void)
+{
+	u64 carry = 0, eu;
+	bool ok;
+
+	ok = vr_core_delta(1000, 1001, 32, 16, VT_MS, 500000000ULL, &carry,
+			   &eu);
+	vt_ok(ok && eu == 256, "one 2^-16 J unit is 256 eu");
+	ok = vr_core_delta(PC_MASK - 99, 100, 32, 16, VT_MS, 500000000ULL,
+			   &carry, &eu);
+	vt_ok(ok && eu == 200 * 256ULL, "a 32-bit wrap is a delta of 200 "
+	      "units");
+	ok = vr_core_delta(5000000, 1000, 32, 16, 10 * VT_MS, 500000000ULL,
+			   &carry, &eu);
+	vt_ok(!ok && !eu, "a backward step is a reset: unknown");
+	ok = vr_core_delta(0, 1000000, 32, 16, 10 * VT_MS, 500000000ULL,
+			   &carry, &eu);
+	vt_ok(!ok, "15 J in 10 ms at most 500 W: a jump, unknown");
+	ok = vr_core_delta(0, 10, 32, 16, 200 * VT_SEC, 500000000ULL,
+			   &carry, &eu);
+	vt_ok(!ok, "a window that 500 W could wrap (65536 J): unknown");
+	carry = 0;
+	ok = vr_core_delta(0, 3, 32, 26, VT_MS, 500000000ULL, &carry, &eu);
+	vt_ok(ok && eu == 0 && carry == 3, "units finer than eu are carried");
+	ok = vr_core_delta(3, 4, 32, 26, VT_MS, 500000000ULL, &carry, &eu);
+	vt_ok(ok && eu == 1 && carry == 0, "and given with the next delta");
+	vt_eq(vr_core_weight(1ULL << 24, VT_SEC),
+	      (1ULL << (24 + VR_CORE_W_SHIFT)) / VT_SEC,
+	      "1 W while busy is 2^24 eu per 10^9 busy ns");
+	vt_eq(vr_core_weight(1, 0), 0, "no busy time: no weight");
+}
+
+/*
+ * A vector-heavy vCPU (10 W core) next to a memory-bound one (2 W), 20 W
+ * static on 4 CPUs (5 W per occupied CPU): per-core weighting gives each
+ * its own core's energy, a time split gives both the mean.
+ */
+static void test_hetero(bool percore)
+{
+	static struct pc_host h;
+	const char *what = percore ? "per-core" : "time split";
+	double s = 2.0, a, b;
+
+	pc_init(&h, 20000000ULL, percore ? VR_CORE_ENERGY : VR_CORE_NONE);
+	h.busy[0] = h.busy[1] = true;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 10000000ULL;
+	h.core_uw[1] = 2000000ULL;
+	h.core_off = PC_MASK - 100000;	/* the core counters wrap early */
+	pc_run(&h, 100 * VT_MS);		/* warm up: weights, baseline */
+	pc_reset(&h);
+	pc_run(&h, 2 * VT_SEC);
+	a = pc_w(&h, 0, s);
+	b = pc_w(&h, 1, s);
+	vt_diag("%s: vector-heavy %.3f W, memory-bound %.3f W", what, a, b);
+	if (percore) {
+		vt_near(a, 15.0, 0.15, "per-core: the 10 W core's vCPU gets "
+			"10 W + 5 W static within 1%%");
+		vt_near(b, 7.0, 0.07, "per-core: the 2 W core's vCPU gets "
+			"2 W + 5 W static within 1%%");
+		vt_ok(h.p.percore_e > 0, "per-core energy was charged");
+	} else {
+		vt_near(a, 11.0, 0.11, "time split: 6 W + 5 W within 1%%");
+		vt_near(b, 11.0, 0.11, "time split: the same for both");
+		vt_eq(h.p.percore_e, 0, "nothing charged by per-core weight");
+	}
+	pc_check_books(&h, what);
+}
+
+/*
+ * Per-core counters that claim more than the package's dynamic energy
+ * (3x): clamped, in proportion; and less (a host task's core counts
+ * half of its power): the rest is split by time.  Either way the books
+ * add up exactly.
+ */
+static void test_clamp(void)
+{
+	static struct pc_host h;
+	double s = 1.0;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	h.busy[0] = h.busy[1] = true;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 9000000ULL;
+	h.core_uw[1] = 3000000ULL;
+	h.claim_uw[0] = 27000000ULL;
+	h.claim_uw[1] = 9000000ULL;
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_ok(h.p.percore_clamps > 0, "sums above dE are clamped (%llu "
+	      "epochs)", (unsigned long long)h.p.percore_clamps);
+	vt_near(pc_w(&h, 0, s), 9.0 + 5.0, 0.15, "clamped: the weights "
+		"still split the 12 W 3:1 (9 W + 5 W)");
+	vt_near(pc_w(&h, 1, s), 3.0 + 5.0, 0.1, "and 3 W + 5 W");
+	pc_check_books(&h, "sums above dE");
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	h.busy[0] = h.busy[1] = h.busy[2] = true;
+	h.tracked[0] = h.tracked[1] = true;	/* CPU 2: a host task */
+	h.core_uw[0] = 8000000ULL;
+	h.core_uw[1] = 8000000ULL;
+	h.core_uw[2] = 8000000ULL;
+	h.claim_uw[0] = 4000000ULL;		/* counters see half */
+	h.claim_uw[1] = 4000000ULL;
+	h.claim_uw[2] = 4000000ULL;
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_near(pc_w(&h, 0, s), 13.0, 0.13, "sums below dE: 4 W by weight, "
+		"4 W by time, 5 W static");
+	vt_near(pc_w(&h, 1, s), 13.0, 0.13, "the same on the other core");
+	pc_check_books(&h, "sums below dE");
+}
+
+/* An unreadable per-core counter: no weight, a plain time split. */
+static void test_unreadable(void)
+{
+	static struct pc_host h;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	h.unreadable = true;
+	h.busy[0] = h.busy[1] = true;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 10000000ULL;
+	h.core_uw[1] = 2000000ULL;
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_eq(h.p.percore_e, 0, "unreadable: nothing by per-core weight");
+	vt_near(pc_w(&h, 0, 1.0), 11.0, 0.11, "unreadable: a time split");
+	pc_check_books(&h, "unreadable");
+}
+
+/*
+ * APERF (VR_CORE_CYCLES): a core at 4 GHz next to one at 2 GHz, 12 W of
+ * dynamic power.  Cycles are a weight, not energy: the whole dynamic
+ * part, the lag share included, goes 2:1 (8 W + 5 W, 4 W + 5 W).
+ */
+static void test_cycles(void)
+{
+	static struct pc_host h;
+
+	pc_init(&h, 20000000ULL, VR_CORE_CYCLES);
+	h.busy[0] = h.busy[1] = true;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 8000000ULL;
+	h.core_uw[1] = 4000000ULL;
+	h.ghz[0] = 4;
+	h.ghz[1] = 2;
+	h.cycles[1] = ~0ULL - 1000;	/* a reset (backwards) on the way */
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_near(pc_w(&h, 0, 1.0), 13.0, 0.13, "cycles: the 4 GHz core's "
+		"vCPU gets 2/3 of 12 W + 5 W within 1%%");
+	vt_near(pc_w(&h, 1, 1.0), 9.0, 0.09, "cycles: the 2 GHz one 1/3 + "
+		"5 W");
+	vt_eq(h.p.percore_clamps, 0, "cycles are never clamped");
+	pc_check_books(&h, "cycles");
+}
+
+/*
+ * SMT: CPUs 0 and 1 are the two threads of one core, whose counter both
+ * read (10 W with both busy); CPU 2 has a 2 W core of its own.  The
+ * core's energy is over both threads' busy time: 5 W each, not 10 W each.
+ */
+static void test_smt(void)
+{
+	static struct pc_host h;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	vr_lock(&h.p.close_lock);
+	vr_cpu_set_sibling(&h.cpu[0], &h.cpu[1]);
+	vr_cpu_set_sibling(&h.cpu[1], &h.cpu[0]);
+	vr_unlock(&h.p.close_lock);
+	h.core_of[1] = 0;
+	h.busy[0] = h.busy[1] = h.busy[2] = true;
+	h.tracked[0] = h.tracked[1] = h.tracked[2] = true;
+	h.core_uw[0] = h.core_uw[1] = 5000000ULL;
+	h.core_uw[2] = 2000000ULL;
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, VT_SEC);
+	vt_near(pc_w(&h, 0, 1.0), 10.0, 0.15, "SMT: each thread of the 10 W "
+		"core gets 5 W + 5 W static");
+	vt_near(pc_w(&h, 1, 1.0), 10.0, 0.15, "SMT: its sibling too");
+	/* Counted twice, the core would take 10/11 of 12 W: 6.1 W here. */
+	vt_near(pc_w(&h, 2, 1.0), 7.0, 0.07, "SMT: the 2 W core's vCPU "
+		"2 W + 5 W within 1%%");
+	pc_check_books(&h, "SMT");
+}
+
+int main(void)
+{
+	vt_start("vmrapl core: per-core energy weighting");
+	vt_seed(12);
+	test_decode();
+	test_hetero(false);
+	test_hetero(true);
+	test_clamp();
+	test_unreadable();
+	test_cycles();
+	test_smt();
+	return vt_done();
+}
