@@ -6,27 +6,11 @@
  * /proc stops reading.  Output: TAP version 13.
  */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "tap.h"
 #include "libvmrapl-host.h"
-
-static int test_nr;
-static int failed;
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d ", ok ? "" : "not ", ++test_nr);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		failed++;
-}
 
 #define U1	"8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6b"
 #define U2	"0d2a6b7c-3e4f-4a5b-8c9d-0e1f2a3b4c5d"
@@ -117,6 +101,5 @@ int main(void)
 				       out) == 1,
 	    "canonical: the nil UUID has the form (QEMU accepts it)");
 
-	printf("1..%d\n", test_nr);
-	return failed ? 1 : 0;
+	return tap_done();
 }
