@@ -18,8 +18,13 @@
 
 #define FAKE_ESU		14
 #define FAKE_WATTS_PER_VCPU	10
-/* Counters start this close to 2^32 so that a short run sees a wrap. */
-#define FAKE_START		0xFFFF0000u
+/*
+ * Counters start this close to 2^32 so that a short run sees a wrap:
+ * 4096 counts, 12.5 ms of CPU time for two vCPUs at 10 W each, which a
+ * vCPU thread gets even on a loaded machine (0xFFFF0000, 200 ms, did not
+ * always in 1.5 s).
+ */
+#define FAKE_START		0xFFFFF000u
 
 struct fake_vrapl {
 	struct vmrapl_page *page;
