@@ -36,7 +36,7 @@
  * above, base_uw(task) x (f(n) / f_all)^2 while it runs and 0 while it
  * idles, integrated exactly, latched, quantized and wrapping like the
  * package counter (same ESU: AMD's one RAPL_PWR_UNIT serves both; 32
- * bits; a random start offset).  The uncore uplift and the floor are not
+ * bits; a random start offset; every CORE_LATCH_NS, ~1 ms, +- 5 %).  The uncore uplift and the floor are not
  * in any core's counter: on Zen the core energy MSR covers the core
  * (its CCX's cores and their L2), not the uncore, the SoC or the I/O die,
  * so the cores' counters add up to less than the package's.  The model
@@ -137,12 +137,17 @@ static u64 ctr_rnd(struct ctr *c)
 
 /*
  * A core's energy counter: as the package's, the start offset and the
- * latch jitter drawn from its own stream seeded by @seed.
+ * latch jitter drawn from its own stream seeded by @seed; latched every
+ * CORE_LATCH_NS whatever --latch-us says (that option is the package
+ * counter's: sixteen counters latched every microsecond would make its
+ * diagnostic runs nine times longer).
  */
 void core_ctr_init(struct ctr *c, u32 esu, u64 seed)
 {
 	ctr_init(c, 0);
 	c->esu = esu;
+	c->step_ns = CORE_LATCH_NS;
+	c->jitter_ns = CORE_LATCH_NS / 20;
 	c->rs = seed * 0x9e3779b97f4a7c15ULL + 0xd1b54a32d192ed03ULL;
 	if (!c->rs)
 		c->rs = 1;

@@ -40,7 +40,8 @@
  *
  *   vrsim [--quick] [--json FILE] [--only NAME] [--seeds N] [--seed0 N]
  *         [--secs S] [--period-us US (vmrapl epoch, 1000)]
- *         [--latch-us US (counter update interval, 976)]
+ *         [--latch-us US (the package counter's update interval, 976;
+ *          the per-core counters keep CORE_LATCH_NS)]
  *         [--lag-us US (vmrapl's counter lag share; default: the one
  *          vr_pkg_init() gives hardware counters, 500)]
  *         [--inject-fault-at S (break package 0's books at S s: the

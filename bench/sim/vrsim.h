@@ -35,6 +35,7 @@
 #define MAXCPU		64
 #define NOTASK		(-1)
 #define NSEED_FULL	10
+#define CORE_LATCH_NS	976563ULL	/* per-core counters' update */
 
 /* vmrapl instances run side by side on the same trace and counters. */
 enum { V_LEARN, V_HI, V_LO, V_CORE, NVR };
