@@ -1,15 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vrsim: vmrapl, the real accounting core (kmod/vr_core.c), driven like the
- * kernel glue drives it, through vr_core.h only.  Three instances run side
+ * kernel glue drives it, through vr_core.h only.  Four instances run side
  * by side on the same schedule and counter:
  *
  *   V_LEARN  the module's default (p_static_mw=0): nothing is handed in,
  *            the core learns the static power by itself
  *   V_HI     p_static_mw set 25 % above the package's idle floor
  *   V_LO     p_static_mw set 25 % below it
+ *   V_CORE   the default learning as V_LEARN, plus per-core energy
+ *            weighting (VR_CORE_ENERGY) from the model's AMD-like per-core
+ *            counters (model.c): as the module on AMD family 17h+ does
  *
  * No instance is given the model's exact static power.
+ *
+ * V_CORE reads its counters as the kernel does: the closer marks the CPUs
+ * whose last sample is VR_CORE_WINDOW_NS old or more (core_due), and each
+ * marked CPU reads its own core's counter in vr_cpu_event() at its next
+ * scheduling event (sched.c's cpu_switch(), the sched_switch probe's
+ * place), through core_read(): the latched, quantized, wrapping register,
+ * never the exact energy.  A CPU with no switch (one task running alone)
+ * is not sampled, as in the kernel.  The model has no SMT: no siblings
+ * (vr_cpu_set_sibling() is not called).
  */
 #include "vrsim.h"
 
@@ -36,6 +48,24 @@ static u32 pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
 	return BIT(VR_DOM_PKG);
 }
 
+/*
+ * The vr_core_read_fn of V_CORE: called by the core inside vr_cpu_event()
+ * of CPU @c, at that CPU's event; reads that CPU's own core counter.
+ */
+static bool core_read(void *ctx, struct vr_cpu *c, u64 *raw)
+{
+	struct pkg *pk = ctx;
+	int i;
+
+	for (i = 0; i < pk->ncpu; i++)
+		if (pk->cpus[V_CORE][i] == c) {
+			*raw = ctr_read(&S.cpu[pk->first + i].core_ctr,
+					S.now);
+			return true;
+		}
+	return false;
+}
+
 /* The module's timer / a switch: each instance closes its stale epoch. */
 void vr_close(int pi)
 {
@@ -53,6 +83,8 @@ void vr_close(int pi)
 		if (v == V_LEARN) {
 			pk->closes++;
 			S.closes++;
+		} else if (v == V_CORE) {
+			S.core_closes++;
 		}
 		vr_pkg_read_stats(p, st, VR_NDOM);
 		for (d = 0; d < VR_NDOM; d++)
@@ -97,10 +129,15 @@ void vmrapl_pkg_init(struct pkg *pk)
 		lag_used_ns = p->lag_ns;
 		vr_pkg_set_domain(p, VR_DOM_PKG, pk->ctr.esu, pk->ctr.width);
 		/*
-		 * V_LEARN: as the module with p_static_mw=0, no call: it
-		 * learns from idle runs and the online fit (vr_fit_tick()).
+		 * V_LEARN, V_CORE: as the module with p_static_mw=0, no call:
+		 * they learn from idle runs and the online fit
+		 * (vr_fit_tick()).
 		 */
-		if (v == V_HI)
+		if (v == V_CORE)
+			vr_pkg_set_core(p, VR_CORE_ENERGY, core_read, pk,
+					S.cpu[pk->first].core_ctr.esu,
+					S.cpu[pk->first].core_ctr.width);
+		else if (v == V_HI)
 			vr_pkg_set_static(p, pk->m.floor_uw * 5 / 4,
 					  VR_STATIC_PARAM);
 		else if (v == V_LO)

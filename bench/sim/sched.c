@@ -297,6 +297,9 @@ void on_cpu_event(int ci)
 		return;
 	}
 	/* nothing to do: keep running, new slice */
+	if (percore_tick && c->vc[V_CORE].core_due)
+		vr_cpu_event(&c->vc[V_CORE], S.now, true,
+			     task_acct(t, c->pkg, V_CORE));
 	task_accrue(t);
 	if (t->demand != ~0ULL >> 2)
 		t->demand = t->demand > ran ? t->demand - ran : 0;

@@ -10,7 +10,9 @@
  * runs, per-core power by the running task's intensity, scaled by a
  * frequency that falls as more cores are active.  Each package has a
  * RAPL-like PKG counter: ESU 14, 32-bit wrap, latched about every 1 ms
- * with jitter.  Three truths are integrated exactly from the model:
+ * with jitter, and each core an AMD-like energy counter of its own core
+ * power (no uncore), latched, quantized and wrapping the same way.
+ * Three truths are integrated exactly from the model:
  * occupied, dynamic-only and busy-share (model.c defines them).
  *
  * On the same schedule and counters, per-VM energy is computed by:
@@ -18,7 +20,9 @@
  *                driven like the kernel glue drives it, with its default
  *                static-power learning (nothing handed in), and in two
  *                labelled rows with p_static_mw 25 % above and below the
- *                package's idle floor (alg_vmrapl.c);
+ *                package's idle floor, and in one with per-core energy
+ *                weighting fed from AMD-like per-core counters (model.c,
+ *                alg_vmrapl.c);
  *   qemu-vmsr    QEMU 10's vmsr loop as released (alg_qemu.c);
  *   scaphandre   Scaphandre 1.0's qemu exporter as released, and the same
  *                with its units fixed (alg_scaph.c);
@@ -36,11 +40,15 @@
  *
  *   vrsim [--quick] [--json FILE] [--only NAME] [--seeds N] [--seed0 N]
  *         [--secs S] [--period-us US (vmrapl epoch, 1000)]
- *         [--latch-us US (counter update interval, 976)]
+ *         [--latch-us US (the package counter's update interval, 976;
+ *          the per-core counters keep CORE_LATCH_NS)]
  *         [--lag-us US (vmrapl's counter lag share; default: the one
  *          vr_pkg_init() gives hardware counters, 500)]
  *         [--inject-fault-at S (break package 0's books at S s: the
  *          check's own test; the run must then fail)]
+ *         [--percore-tick (a diagnostic, not what the kernel does: the
+ *          per-core instance's marked CPUs also sample at a running
+ *          task's 4 ms re-check, where no switch happens)]
  *
  * The parts are listed in vrsim.h.
  */
@@ -52,6 +60,7 @@ u64 period_ns = 1000000;		/* vmrapl's epoch */
 u64 latch_ns = 976563;			/* the counter's update interval */
 long long lag_ns = -1;			/* -1: vr_pkg_init()'s default */
 u64 inject_fault_at;			/* s; 0: never */
+bool percore_tick;			/* a diagnostic, not the kernel */
 u64 lag_used_ns;			/* what the packages ran with */
 
 /* Every second: close what is stale, snapshot every VM's numbers. */
@@ -121,6 +130,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			c->pkg = p;
 			c->cur = c->qhead = c->qtail = NOTASK;
 		}
+		core_ctrs_init(p, seed);
 		vmrapl_pkg_init(pk);
 		pkg_model_init(pk);
 		ev_push(4 * MS, EV_TICK, p, 0);
@@ -199,6 +209,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 	r->events = S.events;
 	r->switches = S.switches;
 	r->closes = S.closes;
+	r->vr_core_closes = S.core_closes;
 	r->conservation_bad = S.conservation_bad;
 	r->model_err = model_check();
 	for (p = 0; p < S.npkg; p++) {
@@ -210,6 +221,13 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 						 -VR_EU_SHIFT);
 			r->vr_static_w[v] += (double)pp->p_static_uw / 1e6 /
 					     S.npkg;
+			if (v == V_CORE) {
+				r->vr_percore_j += ldexp((double)pp->percore_e,
+							 -VR_EU_SHIFT);
+				r->vr_dynamic_j += ldexp((double)st[0].dynamic,
+							 -VR_EU_SHIFT);
+				r->vr_percore_clamps += pp->percore_clamps;
+			}
 			if (v != V_LEARN)
 				continue;
 			r->vr_host_j += ldexp((double)st[0].host,
@@ -267,11 +285,14 @@ int main(int argc, char **argv)
 			lag_ns = strtoll(argv[++i], NULL, 0) * 1000;
 		else if (!strcmp(argv[i], "--inject-fault-at") && i + 1 < argc)
 			inject_fault_at = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--percore-tick"))
+			percore_tick = true;
 		else {
 			fprintf(stderr, "usage: %s [--quick] [--json FILE] "
 				"[--only WORKLOAD] [--seeds N] [--seed0 N] "
 				"[--secs S] [--period-us US] [--latch-us US] "
-				"[--lag-us US] [--inject-fault-at S]\n", argv[0]);
+				"[--lag-us US] [--inject-fault-at S] "
+				"[--percore-tick]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -8,7 +8,8 @@
  *                 package, its RAPL-like counter and the three truths
  *                 (none of it shared with kmod/)
  *   sched.c       the event queue, the scheduler, VMs and tasks
- *   alg_*.c       one per algorithm: vmrapl (three static-power settings),
+ *   alg_*.c       one per algorithm: vmrapl (three static-power settings,
+ *                 and per-core energy weighting),
  *                 qemu-vmsr, scaphandre (as coded, units fixed), kepler
  *   workloads.c   the workloads
  *   output.c      the error statistics over seeds, markdown and JSON
@@ -34,13 +35,14 @@
 #define MAXCPU		64
 #define NOTASK		(-1)
 #define NSEED_FULL	10
+#define CORE_LATCH_NS	976563ULL	/* per-core counters' update */
 
 /* vmrapl instances run side by side on the same trace and counters. */
-enum { V_LEARN, V_HI, V_LO, NVR };
+enum { V_LEARN, V_HI, V_LO, V_CORE, NVR };
 
 /* The rows of the tables: an algorithm, or one setting of one. */
-enum { R_VR, R_VR_HI, R_VR_LO, R_QEMU, R_SCAPH, R_SCAPH_FIX, R_KEPLER,
-       NROW };
+enum { R_VR, R_VR_HI, R_VR_LO, R_VR_CORE, R_QEMU, R_SCAPH, R_SCAPH_FIX,
+       R_KEPLER, NROW };
 
 /* What an estimate is judged against: three truths, then its own rule. */
 enum { J_OCC, J_DYN, J_BUSY, J_OWN, NJUDGE };
@@ -76,15 +78,6 @@ struct task {
 	int q_pkg;
 };
 
-struct cpu {
-	int pkg, cur;
-	int qhead, qtail, qlen;
-	u64 slice_start;
-	u32 ev_ver;
-	u64 core_uw;			/* power of its core now (0: idle) */
-	struct vr_cpu vc[NVR];
-};
-
 /*
  * A RAPL-like counter (model.c): exact energy in fJ, latched at update
  * instants about 1 ms apart (with jitter), shown in ESU units, wrapping.
@@ -96,6 +89,17 @@ struct ctr {
 	u64 t, next_upd;
 	__uint128_t fj, latch_fj;
 	u64 offset;
+	u64 rs;				/* own jitter stream (0: shared) */
+};
+
+struct cpu {
+	int pkg, cur;
+	int qhead, qtail, qlen;
+	u64 slice_start;
+	u32 ev_ver;
+	u64 core_uw;			/* power of its core now (0: idle) */
+	struct ctr core_ctr;		/* its core's energy (AMD-like) */
+	struct vr_cpu vc[NVR];
 };
 
 /*
@@ -194,6 +198,7 @@ struct sim {
 	u64 k_busy, k_ticks_all;
 	/* checks */
 	u64 events, switches, closes, conservation_bad;
+	u64 core_closes;			/* V_CORE's */
 	u64 qemu_wrap_zero, scaph_wrap_skip;
 };
 
@@ -222,6 +227,9 @@ struct result {
 	double model_err;
 	double vr_lost_j[NVR], vr_host_j, vr_idle_j, vr_sampled_j;
 	double vr_static_w[NVR];	/* p_static at the end, per package avg */
+	double vr_percore_j;		/* V_CORE: charged by per-core weight */
+	double vr_dynamic_j;		/* V_CORE: its dynamic energy */
+	u64 vr_percore_clamps, vr_core_closes;
 	int vr_learned;			/* packages whose static was learned */
 	u64 vr_resets, vr_overruns, vr_wraps, qemu_wrap_zero;
 	u64 scaph_wrap_skip;
@@ -244,6 +252,7 @@ extern u64 period_ns, latch_ns;
 extern long long lag_ns;
 extern u64 lag_used_ns;
 extern u64 inject_fault_at;
+extern bool percore_tick;
 
 /* model.c */
 void rng_seed(u64 s);
@@ -253,10 +262,12 @@ u64 expo(u64 m);
 void *xcalloc(size_t n, size_t sz);
 void *xgrow(void *p, size_t n, size_t *cap, size_t first, size_t sz);
 void ctr_init(struct ctr *c, u64 offset);
+void core_ctr_init(struct ctr *c, u32 esu, u64 seed);
 u64 ctr_read(struct ctr *c, u64 now);
 double ctr_units_j(const struct ctr *c, u64 u);
 u64 ctr_range(const struct ctr *c);
 void pkg_model_init(struct pkg *pk);
+void core_ctrs_init(int pi, u64 seed);
 void pkg_advance(int pi);
 void pkg_retune(int pi);
 void task_accrue(struct task *t);
