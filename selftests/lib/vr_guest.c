@@ -92,6 +92,7 @@ struct vrg_vcpu {
 	struct vrg_msr_log log;
 	uint32_t lo;
 	bool have_last;
+	uint32_t msr_idx;	/* the MSR last handed to the guest */
 };
 
 struct vrg {
@@ -317,6 +318,15 @@ static void *vrg_thread(void *arg)
 			} else if (run->io.port == PORT_MSR_IDX) {
 				val = g->msr;
 				memcpy(data, &val, sizeof(val));
+				/*
+				 * A new MSR: its first value is not a step of
+				 * the previous one's (a switch from a larger
+				 * register read as a step back once the guest's
+				 * round outlasted observe()'s 20 ms settling).
+				 */
+				if (val != v->msr_idx)
+					v->have_last = false;
+				v->msr_idx = val;
 			} else if (run->io.port == PORT_MSR_LO) {
 				vrg_msr_seen(v, val);
 				if (g->prog == VRG_RDMSR_SPIN)
