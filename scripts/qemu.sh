@@ -123,7 +123,7 @@ if ! meson_ok || ! pycotap_ok; then
 fi
 
 # ---- the source tarball, checked against the Sources index ------------
-ls "$aptdir/lists" | grep -q '_bookworm-backports_main_source_Sources' || papt_update
+compgen -G "$aptdir/lists/*_bookworm-backports_main_source_Sources*" > /dev/null || papt_update
 want_sha=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
 	/^Checksums-Sha256:/ { on = 1; next }
 	/^[^ ]/ { on = 0 }

@@ -103,7 +103,7 @@ cmdline+=" rig.mode=$mode rig.timeout=$test_timeout"
 
 cpu=max
 known_re=
-qemu_bin=qemu-system-x86_64
+qemu_bin='qemu-system-x86_64'
 firmware=()
 truth=$top/build/rig-$tag.truth
 smp=4,sockets=2,cores=2
