@@ -456,7 +456,7 @@ static uint32_t rdmsr32(int fd, uint32_t msr)
 
 /*
  * (4) A wrap of the 32-bit package counter loses nothing.  The rig starts
- * the counters RIG_RAPL_WRAP_J (1800 J) below 2^32 (x-rapl-start), and
+ * the counters RIG_RAPL_WRAP_J (2200 J) below 2^32 (x-rapl-start), and
  * /init runs this program first in the rapl variant, so package 0's
  * counter wraps during this test: across a window that holds the wrap,
  * vmrapl's books advance by exactly the counter's delta modulo 2^32
@@ -539,6 +539,61 @@ TEST_F_TIMEOUT(wrap, pkg_counter_wraps, 240)
 	EXPECT_LT(b0.wraps, b1.wraps);
 	EXPECT_EQ(b0.lost, b1.lost);
 	EXPECT_TRUE(vr_books_conserve(&b1));
+}
+
+/*
+ * (2) Attribution against the emulated counters: one spinning VM per CPU
+ * (homogeneous), books conserved exactly, and each VM's energy within 2 %
+ * of the model's truth for its core: the core's own energy plus half of
+ * its package's idle and uncore energy (two VMs occupy each package, and
+ * vmrapl splits static power by occupancy).
+ */
+TEST(attribution_vs_truth)
+{
+	struct vrp_opts o = { .prog = VRG_SPIN, .duty = 100, .attach = true };
+	struct vr_books b[MAX_PKGS];
+	struct truth t0, t1;
+	struct vrp vm[4];
+	double e0[4], e1[4];
+	int i, n = ncpus();
+
+	if (read_truth(&t0))
+		SKIP(return, "no fw_cfg truth");
+	ASSERT_EQ(4, n);
+	ASSERT_EQ(0, vr_reload("source=auto"));
+	for (i = 0; i < n; i++) {
+		o.cpu = i;
+		ASSERT_EQ(0, vrp_start(&vm[i], &o));
+	}
+	vr_sleep_ms(1000);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, vrp_energy(vm[i].pid, &e0[i], NULL, NULL));
+	ASSERT_EQ(0, read_truth(&t0));
+	vr_sleep_ms(5000);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, vrp_energy(vm[i].pid, &e1[i], NULL, NULL));
+	ASSERT_EQ(0, read_truth(&t1));
+	for (i = 0; i < MAX_PKGS; i++) {
+		ASSERT_EQ(0, vr_read_books(i, "pkg", &b[i]));
+		EXPECT_TRUE(vr_books_conserve(&b[i]));
+	}
+	for (i = 0; i < n; i++) {
+		int p = t1.core_pkg[i];
+		double truth = (t1.core_pj[i] - t0.core_pj[i] +
+				(t1.idle_pj[p] - t0.idle_pj[p] +
+				 t1.uncore_pj[p] - t0.uncore_pj[p]) / 2.0) / 1e6;
+		double got = e1[i] - e0[i];
+
+		TH_LOG("vm on cpu %d: %.0f uJ, model %.0f uJ (core %.0f uJ, cpu %.3f s), %+.2f %%",
+		       i, got, truth, (t1.core_pj[i] - t0.core_pj[i]) / 1e6,
+		       (t1.core_cpu_ns[i] - t0.core_cpu_ns[i]) / 1e9,
+		       100 * (got - truth) / truth);
+		EXPECT_GT(truth, 0);
+		EXPECT_LE(got, truth * 1.02);
+		EXPECT_GE(got, truth * 0.98);
+	}
+	for (i = 0; i < n; i++)
+		vrp_stop(&vm[i]);
 }
 
 TEST_HARNESS_MAIN
