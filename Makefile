@@ -17,6 +17,9 @@
 #   make demo                 build, boot the rig and run the demo program
 #   make readme-demo          make demo, and its output into README.md
 #   make prom-check           a real Prometheus scrape of the exporter in the rig
+#   make qemu                 QEMU 10 with the emulated AMD RAPL counters of
+#                             the rig's rapl variant (scripts/qemu.sh; cached
+#                             in /var/cache/vmrapl/qemu)
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
 TOP := $(CURDIR)
@@ -71,7 +74,7 @@ LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
-	lint sparse \
+	lint sparse qemu \
 	checkpatch ksrc deps check check-debug debug-kernel vmtest demo readme-demo prom-check dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
@@ -164,6 +167,9 @@ lint: sparse checkpatch
 
 deps:
 	@$(TOP)/scripts/deps.sh
+
+qemu:
+	@$(TOP)/scripts/qemu.sh build
 
 vmtest: module selftests
 	$(TOP)/selftests/rig/run.sh $(KVER) $(RIG_ARGS)

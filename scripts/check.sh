@@ -8,7 +8,9 @@
 # Environment:
 #   RIG_VARIANTS     extra rig variants (default "numa"; empty: none), run on RIG_VARIANT_KVER
 #   RIG_VARIANT_KVER kernel for the variants (default: oldest installed)
-#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("prom": the Prometheus scrape)
+#   RAPL_KVER        kernel for the rapl variant (default: newest host kernel)
+#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("prom": the Prometheus scrape,
+#                    "rapl": make qemu and the rapl variant)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,6 +95,17 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	for v in ${RIG_VARIANTS-numa}; do
 		rig "${RIG_VARIANT_KVER:-${host_kvers[0]}}" "$v"
 	done
+	# Emulated AMD RAPL hardware: QEMU 10 with the project's patches
+	# (built once per patch series, then cached), one kernel.
+	if ! skipping rapl; then
+		if scripts/qemu.sh path > /dev/null 2>&1; then
+			echo "check: qemu cached: $(scripts/qemu.sh path)"
+		else
+			single "make qemu" "" scripts/qemu.sh build
+		fi
+		scripts/qemu.sh path > /dev/null 2>&1 &&
+			rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
+	fi
 	# The exporter's /metrics bodies the rig's tools test printed.
 	logs=()
 	for k in "${full_kvers[@]}"; do

@@ -10,6 +10,8 @@
 #   /lib/modules/<KVER>/*.ko  the KVM chain of the installed image, in load
 #                             order (listed in /etc/rig/modules), decompressed;
 #                             the virtio NIC's (/etc/rig/modules.net, prom mode)
+#                             the kernel's own RAPL drivers, fw_cfg and msr
+#                             (/etc/rig/modules.rapl, rapl variant)
 #   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
 #   /tests/*                  static test programs from build/selftests/
 #                             (or $RIG_TESTS_DIR)
@@ -34,6 +36,11 @@ want_mods=(kvm-amd)
 # The virtio NIC of rig.mode=prom (loaded by /init in that mode only, from
 # /etc/rig/modules.net); virtio_pci is built in on some kernels.
 net_mods=(virtio_pci virtio_net)
+# The rapl variant (/etc/rig/modules.rapl): the kernel's own readers of
+# the emulated counters, the powercap driver (intel_rapl_msr, which also
+# serves AMD) and perf's power PMU (rapl); qemu_fw_cfg for the model's
+# truth; msr for /dev/cpu/N/msr.
+rapl_mods=(intel_rapl_msr rapl qemu_fw_cfg msr)
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 
@@ -96,6 +103,14 @@ for m in "${net_mods[@]}"; do
 	visit "${line%%:*}"
 done
 net_order=("${order[@]}")
+order=()
+for m in "${rapl_mods[@]}"; do
+	line=$(dep_line "$m") || true
+	# Built in, or absent from a small config (the debug kernel's): the
+	# rapl variant's tests say what they miss.
+	[[ -n $line ]] && visit "${line%%:*}"
+done
+rapl_order=("${order[@]}")
 
 add_module() { # path relative to moddir, list file
 	local path=$1 list=$2 src base
@@ -117,6 +132,10 @@ done
 : > "$root/etc/rig/modules.net"
 for path in "${net_order[@]}"; do
 	add_module "$path" "$root/etc/rig/modules.net"
+done
+: > "$root/etc/rig/modules.rapl"
+for path in "${rapl_order[@]}"; do
+	add_module "$path" "$root/etc/rig/modules.rapl"
 done
 
 cp "$ko" "$root/vmrapl.ko"

@@ -4,13 +4,17 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa|debug] [--mode tests|demo|bench|prom|shell]
+# Usage: run.sh KVER [--variant numa|debug|rapl] [--mode tests|demo|bench|prom|shell]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
 # Variants: numa (two NUMA nodes per package), debug (a kernel with KASAN,
 # lockdep, kmemleak, UBSAN, debugobjects and failslab, see
 # scripts/debug-kernel.sh: 3 GiB of memory, longer timeouts, and the
-# kmemleak report the guest prints at the end is judged too).
+# kmemleak report the guest prints at the end is judged too), rapl (the
+# QEMU of "make qemu", whose TCG emulates AMD RAPL counters from a power
+# model: an AMD family 0x19 CPU with rapl=on; the model's truth is written
+# to build/rig-<KVER>-rapl.truth and is readable in the guest as the
+# fw_cfg file opt/org.vmrapl/rapl; see Documentation/testing.rst).
 #
 # Environment: RIG_KERNEL (the kernel image, default /boot/vmlinuz-KVER, or
 # the one scripts/kernels.sh extracted for KVER),
@@ -23,7 +27,9 @@
 # RIG_ONLY (tests mode: space separated programs to run, for development;
 # the run then expects only those), RIG_PROM_PORT (--mode prom: the host
 # port, on 127.0.0.1, that QEMU's user network forwards to the guest
-# exporter's 9877; default 19877).
+# exporter's 9877; default 19877), RIG_QEMU (rapl variant: the QEMU binary,
+# default the one "make qemu" cached), RIG_RAPL_CORE_MW (rapl-core-mw, e.g.
+# 12000:6000), RIG_RAPL_IDLE_MW, RIG_RAPL_UNCORE_MW (the model's powers).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
 # ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
@@ -97,10 +103,20 @@ cmdline+=" rig.mode=$mode rig.timeout=$test_timeout"
 
 cpu=max
 known_re=
+qemu_bin='qemu-system-x86_64'
+firmware=()
+truth=$top/build/rig-$tag.truth
 smp=4,sockets=2,cores=2
 mem=2G
 [[ $variant == debug ]] && mem=3G	# KASAN's shadow is an eighth of it
-qemu=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi
+if [[ $variant == rapl ]]; then
+	qemu_bin=${RIG_QEMU:-$("$top/scripts/qemu.sh" path)} || {
+		echo "passed=0 failed=1 skipped=0" > "$result"
+		exit 1
+	}
+	read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
+fi
+qemu=("$qemu_bin" "${firmware[@]}" -machine q35 -accel tcg,thread=multi
 	-m "$mem" -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 case $variant in
@@ -122,6 +138,20 @@ numa)
 debug)
 	# Nothing more on the command line: the kernel's config makes it
 	# the debug rig (/init scans kmemleak when the kernel has it).
+	;;
+rapl)
+	# AMD family 0x19 (Zen 3) so that amd_rapl (intel_rapl_msr) and
+	# perf's power PMU bind; the model's parameters are the tests'
+	# expectations (selftests/vmrapl/rapl.c reads them back from the
+	# truth, never from here).
+	rm -f "$truth"
+	cpu=max,family=25,model=1,rapl=on,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000}
+	cpu+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
+	cpu+=,rapl-truth=$truth
+	# Counters start 2200 J below 2^32 units of 2^-16 J, so that they
+	# wrap during the run: /init runs the rapl program first, and its
+	# wrap test waits for the wrap (about a minute after boot).
+	cpu+=,x-rapl-start=$(( (1 << 32) - ${RIG_RAPL_WRAP_J:-2200} * 65536 ))
 	;;
 *) echo "run.sh: unknown variant $variant" >&2; exit 2 ;;
 esac
@@ -265,15 +295,16 @@ fi
 declare -A seen_prog=()
 if [[ $mode == tests ]]; then
 	# Mirrors /init: numa* programs run only in (and with basic as the
-	# only others in) the numa variant.
-	if [[ $variant == numa ]]; then
-		want='^(numa|basic)'
-	else
-		want='^[^n]|^n[^u]|^nu[^m]'
-	fi
+	# only others in) the numa variant, rapl* only in the rapl variant
+	# (with basic).
+	case $variant in
+	numa) keep='^(numa.*|basic)$' drop='^$' ;;
+	rapl) keep='^(rapl.*|basic)$' drop='^$' ;;
+	*)    keep='.' drop='^(numa|rapl)' ;;
+	esac
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench|prom)' |
-		grep -E "$want" | tr '\n' ' ')}
+		grep -E "$keep" | grep -Ev "$drop" | tr '\n' ' ')}
 	[[ -n ${RIG_ONLY:-} ]] && expected=$RIG_ONLY
 elif [[ $mode == bench ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&

@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# "make qemu": build QEMU 10.0.2 (x86_64-softmmu only) with the project's
+# patch series, userspace/qemu/patches/*.patch (the emulated AMD RAPL
+# counters of the rig's rapl variant), and cache the binary outside the
+# checkout:
+#
+#   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
+#
+# <hash> covers the patches and this script's build recipe, so a rerun with
+# neither changed is instant, and CI rebuilds only when one of them does.
+#
+# Usage: scripts/qemu.sh [build]   build unless cached, print the binary
+#        scripts/qemu.sh path      print the cached binary; exit 1 if none
+#        scripts/qemu.sh firmware  print the -L flags for Debian's firmware
+#        scripts/qemu.sh key       print <version>-<hash>
+#
+# Where things come from (Debian 12):
+#   - The source is Debian's bookworm-backports QEMU: its orig tarball only
+#     (qemu_10.0.2+ds.orig.tar.xz; the .dsc and debian.tar.xz are not
+#     needed), its sha256 checked against the Sources index.
+#   - Build tools from bookworm itself are in scripts/deps.sh's list.
+#     meson >= 1.5 and python3-pycotap exist only in bookworm-backports
+#     (bookworm's meson is 1.0): this step installs those two, and only
+#     those, from that suite.
+#   - Every apt command here uses a private configuration: a sources file,
+#     lists and archive cache of its own under $VMRAPL_CACHE/qemu/apt
+#     (Dir::Etc::SourceList, Dir::Etc::SourceParts, Dir::State::Lists,
+#     Dir::Cache).  The machine's own apt sources are never touched, and
+#     its apt-get update never sees backports, so nothing else on the
+#     machine is upgraded from there.
+#   - The +ds tarball has no edk2 firmware blobs; the build does not
+#     unpack them (meson.build's unpack_edk2_blobs forced false) and runs
+#     with Debian's firmware files instead (see "firmware").
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+version=10.0.2
+srcpkg=qemu
+tarball=qemu_${version}+ds.orig.tar.xz
+mirror=${VMRAPL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=${VMRAPL_CACHE:-/var/cache/vmrapl}/qemu
+patchdir=$top/userspace/qemu/patches
+configure_flags=(--target-list=x86_64-softmmu --enable-kvm --enable-tcg
+	--enable-slirp --disable-docs --disable-install-blobs)
+firmware_flags=(-L /usr/share/qemu -L /usr/share/seabios -L /usr/lib/ipxe/qemu)
+
+die() { echo "qemu.sh: $*" >&2; exit 1; }
+
+key() {
+	local h
+	h=$({
+		cat "$patchdir"/*.patch 2>/dev/null
+		echo "${configure_flags[*]}"
+		echo "recipe 1"
+	} | sha256sum | cut -c1-16)
+	echo "$version-$h"
+}
+
+dest=$cache/$(key)
+bin=$dest/qemu-system-x86_64
+
+case ${1:-build} in
+path)
+	[[ -x $bin ]] || { echo "qemu.sh: $bin not built (make qemu)" >&2; exit 1; }
+	echo "$bin"
+	exit 0 ;;
+firmware)
+	echo "${firmware_flags[*]}"
+	exit 0 ;;
+key)
+	key
+	exit 0 ;;
+build) ;;
+*) die "unknown command $1" ;;
+esac
+
+if [[ -x $bin ]]; then
+	echo "qemu.sh: cached: $bin" >&2
+	echo "$bin"
+	exit 0
+fi
+
+# ---- private apt configuration (never the machine's sources) ----------
+aptdir=$cache/apt
+mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$aptdir/none.d"
+kr=/usr/share/keyrings/debian-archive-keyring.gpg
+cat > "$aptdir/sources.list" <<EOF
+deb [signed-by=$kr] $mirror bookworm main
+deb [signed-by=$kr] $mirror bookworm-backports main
+deb-src [signed-by=$kr] $mirror bookworm-backports main
+EOF
+apt_opts=(-o "Dir::Etc::SourceList=$aptdir/sources.list"
+	-o "Dir::Etc::SourceParts=$aptdir/none.d"
+	-o "Dir::State::Lists=$aptdir/lists"
+	-o "Dir::Cache=$aptdir/cache")
+papt_get() { apt-get "${apt_opts[@]}" "$@"; }
+papt_cache() { apt-cache "${apt_opts[@]}" "$@"; }
+
+meson_ok() {
+	local v
+	v=$(/usr/bin/python3 -c 'import mesonbuild.coredata as c; print(c.version)' 2>/dev/null) || return 1
+	dpkg --compare-versions "$v" ge 1.5
+}
+pycotap_ok() {
+	[[ $(dpkg-query -W -f='${db:Status-Status}' python3-pycotap 2>/dev/null) == installed ]]
+}
+
+updated=0
+papt_update() {
+	[[ $updated == 1 ]] && return 0
+	papt_get update -q >&2
+	updated=1
+}
+if ! meson_ok || ! pycotap_ok; then
+	[[ $(id -u) == 0 ]] || die "need root to install meson and python3-pycotap from bookworm-backports"
+	papt_update
+	# pkg/suite: these two from backports, their dependencies from bookworm
+	DEBIAN_FRONTEND=noninteractive papt_get install -y -q --no-install-recommends \
+		meson/bookworm-backports python3-pycotap/bookworm-backports >&2
+	meson_ok || die "meson >= 1.5 still missing"
+fi
+
+# ---- the source tarball, checked against the Sources index ------------
+compgen -G "$aptdir/lists/*_bookworm-backports_main_source_Sources*" > /dev/null || papt_update
+want_sha=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
+	/^Checksums-Sha256:/ { on = 1; next }
+	/^[^ ]/ { on = 0 }
+	on && $3 == f { print $1; exit }')
+dir=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
+	/^Package:/ { d = ""; hit = 0 }
+	/^Directory:/ { d = $2 }
+	$NF == f { hit = 1 }
+	hit && d != "" { print d; exit }')
+[[ -n $want_sha ]] || die "$tarball not in the bookworm-backports Sources index"
+dir=${dir:-pool/main/q/qemu}
+if [[ ! -f $cache/$tarball ]] ||
+   [[ $(sha256sum < "$cache/$tarball" | cut -d' ' -f1) != "$want_sha" ]]; then
+	curl -fsSL -o "$cache/$tarball.part" "$mirror/$dir/$tarball"
+	mv "$cache/$tarball.part" "$cache/$tarball"
+fi
+got_sha=$(sha256sum < "$cache/$tarball" | cut -d' ' -f1)
+[[ $got_sha == "$want_sha" ]] || die "$tarball: sha256 $got_sha, Sources index says $want_sha"
+echo "qemu.sh: $tarball sha256 $got_sha (matches the Sources index)" >&2
+
+# ---- unpack, patch, build ---------------------------------------------
+work=$(mktemp -d "$cache/build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+tar -xJf "$cache/$tarball" -C "$work" --no-same-owner
+src=$(echo "$work"/qemu-*)
+[[ -d $src ]] || die "unexpected tarball layout"
+for p in "$patchdir"/*.patch; do
+	[[ -e $p ]] || continue
+	echo "qemu.sh: applying $(basename "$p")" >&2
+	patch -d "$src" -p1 --batch --quiet < "$p" || die "$(basename "$p") does not apply"
+done
+# No edk2 blobs in the +ds tarball: do not unpack them.
+sed -i 's/^\(    unpack_edk2_blobs = \)bzip2\.found()$/\1false/' "$src/meson.build"
+grep -q '^    unpack_edk2_blobs = false$' "$src/meson.build" ||
+	die "meson.build: unpack_edk2_blobs not found (another QEMU version?)"
+
+start=$(date +%s)
+mkdir -p "$src/build"
+(
+	cd "$src/build"
+	# The image's default python3 may be another interpreter that cannot
+	# see Debian's meson: configure with Debian's.
+	nice -n 10 ../configure --python=/usr/bin/python3 "${configure_flags[@]}" \
+		> configure.log 2>&1 || { tail -n 30 configure.log >&2; exit 1; }
+	nice -n 10 ninja qemu-system-x86_64 > ninja.log 2>&1 ||
+		{ grep -E -B2 -A10 'error' ninja.log | head -n 60 >&2; exit 1; }
+) || die "build failed"
+secs=$(( $(date +%s) - start ))
+
+mkdir -p "$dest.tmp"
+cp "$src/build/qemu-system-x86_64" "$dest.tmp/"
+{
+	echo "version $version"
+	echo "tarball $tarball sha256 $got_sha"
+	echo "patches $(cd "$patchdir" 2>/dev/null && ls *.patch 2>/dev/null | tr '\n' ' ')"
+	echo "configure ${configure_flags[*]}"
+	echo "build_seconds $secs"
+	echo "nproc $(nproc)"
+	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+} > "$dest.tmp/BUILD-INFO"
+rm -rf "$dest"
+mv "$dest.tmp" "$dest"
+echo "qemu.sh: built $bin in ${secs}s (configure + ninja, nice 10, $(nproc) CPUs)" >&2
+echo "$bin"
