@@ -3,8 +3,9 @@
 #
 # Install what building, linting and the QEMU rig need (Debian 12).
 # Only runs apt-get when something is missing; prints what it skipped.
-# Then the trixie build root and the 7.x kernels (scripts/kernels.sh), in
-# /var/cache/vmrapl, never in the machine's own apt sources.
+# Then the trixie build root and the 7.x kernels (scripts/kernels.sh) and
+# the rig's QEMU with RAPL (scripts/qemu.sh), in /var/cache/vmrapl, never
+# in the machine's own apt sources.
 #
 # Usage: scripts/deps.sh [--check]   (--check: exit 1 if anything missing)
 set -euo pipefail
@@ -48,6 +49,8 @@ if [[ ${1:-} == --check ]]; then
 		rc=1
 	fi
 	"$top/scripts/kernels.sh" check || rc=1
+	"$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
+		{ echo "deps: the rig's QEMU with RAPL is not built (make qemu)"; rc=1; }
 	exit $rc
 fi
 
@@ -68,4 +71,11 @@ if "$top/scripts/kernels.sh" check > /dev/null; then
 	echo "deps: trixie build root and kernels present: $("$top/scripts/kernels.sh" list | tr '\n' ' ')"
 else
 	"$top/scripts/kernels.sh" setup
+fi
+# QEMU 10 with the emulated RAPL counters, for the rig's rapl variant
+# (a few minutes on two idle cores; cached under /var/cache/vmrapl/qemu).
+if "$top/scripts/qemu.sh" path > /dev/null 2>&1; then
+	echo "deps: the rig's QEMU with RAPL present: $("$top/scripts/qemu.sh" path)"
+else
+	"$top/scripts/qemu.sh" build
 fi
