@@ -316,7 +316,7 @@ static long vr_dev_host_read(unsigned int cmd, void __user *argp)
 {
 	if (!perfmon_capable())
 		return -EPERM;
-	if (cmd == VMRAPL_GET_PKG_STATS)
+	if (cmd == VMRAPL_GET_PKG_STATS || cmd == VMRAPL_GET_PKG_STATS_V1)
 		return vr_dev_get_pkg_stats(argp);
 	if (cmd == VMRAPL_LIST_VMS)
 		return vr_list_vms(argp);
@@ -334,6 +334,7 @@ static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 	case VMRAPL_ATTACH_VM:
 		return vr_attach_vm(argp);
 	case VMRAPL_GET_PKG_STATS:
+	case VMRAPL_GET_PKG_STATS_V1:
 	case VMRAPL_LIST_VMS:
 	case VMRAPL_GET_VM_STATS:
 		return vr_dev_host_read(cmd, argp);

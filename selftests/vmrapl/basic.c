@@ -532,6 +532,16 @@ TEST(pkg_static)
 	EXPECT_EQ(rig_packages(), (int)r.l.nr_pkgs);
 	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, r.l.static_ptr);
 	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, r.canary[0]);
+	/*
+	 * ...and with the ioctl number such a program was built with (it
+	 * carries the 40-byte size): ENOTTY before the kernel accepted it.
+	 */
+	r.l.size = VMRAPL_PKG_LIST_SIZE_V1;	/* the kernel wrote its own */
+	r.l.nr_pkgs = 4;
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_PKG_STATS_V1, &r.l))
+		TH_LOG("GET_PKG_STATS_V1: %s", strerror(errno));
+	EXPECT_EQ(rig_packages(), (int)r.l.nr_pkgs);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ull, r.l.static_ptr);
 
 	/* The grown request, entries larger than the module's: zero-filled. */
 	memset(&r, 0, sizeof(r));

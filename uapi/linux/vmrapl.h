@@ -74,7 +74,7 @@
 #define VMRAPL_ORIGIN_PARAM	1	/* the p_static_mw parameter */
 #define VMRAPL_ORIGIN_IDLE	2	/* learned from all-idle runs */
 #define VMRAPL_ORIGIN_MODEL	3	/* the estimate/test source's own */
-#define VMRAPL_ORIGIN_FIT	4	/* the online fit (VMRAPL_INFO_F_FIT) */
+#define VMRAPL_ORIGIN_FIT	4	/* the online fit (VMRAPL_INFO_F_STATIC_FIT) */
 
 /* vmrapl_info.features */
 #define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
@@ -219,6 +219,12 @@ struct vmrapl_pkg_list {
 #define VMRAPL_PKG_STATIC_SIZE_V1	112
 
 #define VMRAPL_GET_PKG_STATS	_IOWR(VMRAPL_IO, 0x02, struct vmrapl_pkg_list)
+/*
+ * The same command as programs built against the first layout encode it
+ * (the ioctl number carries the struct's size): the kernel accepts both.
+ */
+#define VMRAPL_GET_PKG_STATS_V1	_IOC(_IOC_READ | _IOC_WRITE, VMRAPL_IO, 0x02, \
+				     VMRAPL_PKG_LIST_SIZE_V1)
 
 /* vmrapl_vm_entry.flags */
 #define VMRAPL_VM_F_ATTACHED	_BITUL(0)	/* else tracked by track_all */
