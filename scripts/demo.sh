@@ -13,7 +13,7 @@ cd "$top"
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 
 stage 1/5 "dependencies"
-scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+scripts/deps.sh --check --base >/dev/null 2>&1 || scripts/deps.sh --base
 kver=${1:-$(make -s --no-print-directory kver)}
 [[ -n $kver ]] || { echo "demo: no kernel headers installed" >&2; exit 1; }
 

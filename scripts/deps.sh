@@ -7,7 +7,10 @@
 # the rig's QEMU with RAPL (scripts/qemu.sh), in /var/cache/vmrapl, never
 # in the machine's own apt sources.
 #
-# Usage: scripts/deps.sh [--check]   (--check: exit 1 if anything missing)
+# Usage: scripts/deps.sh [--check] [--base]
+#   --check: exit 1 if anything is missing, install nothing
+#   --base:  the apt packages only, not the trixie build root and the
+#            rig's QEMU with RAPL (make demo needs neither)
 set -euo pipefail
 
 pkgs=(
@@ -42,12 +45,22 @@ done
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-if [[ ${1:-} == --check ]]; then
+check=0 base=0
+for a in "$@"; do
+	case $a in
+	--check) check=1 ;;
+	--base) base=1 ;;
+	*) echo "deps: unknown argument $a" >&2; exit 2 ;;
+	esac
+done
+
+if [[ $check == 1 ]]; then
 	rc=0
 	if [[ ${#missing[@]} -gt 0 ]]; then
 		echo "deps: missing: ${missing[*]}"
 		rc=1
 	fi
+	[[ $base == 1 ]] && exit $rc
 	"$top/scripts/kernels.sh" check || rc=1
 	"$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
 		{ echo "deps: the rig's QEMU with RAPL is not built (make qemu)"; rc=1; }
@@ -67,6 +80,7 @@ else
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+[[ $base == 1 ]] && exit 0
 if "$top/scripts/kernels.sh" check > /dev/null; then
 	echo "deps: trixie build root and kernels present: $("$top/scripts/kernels.sh" list | tr '\n' ' ')"
 else
