@@ -11,8 +11,24 @@
 # <hash> covers the patches and this script's build recipe, so a rerun with
 # neither changed is instant, and CI rebuilds only when one of them does.
 #
+# It is configured with --enable-plugins (TCG plugins; QEMU 10 would enable
+# them by default when gmodule-2.0 is found, the flag makes a build without
+# them fail instead of silently lacking them).  The plugin API header,
+# include/qemu/qemu-plugin.h of that source, is installed next to the
+# binary, and "plugin" builds the project's own instruction-counting plugin,
+# userspace/qemu/plugins/vr-icount.c, against it (the rig's icount variant,
+# Documentation/testing.rst):
+#
+#   $VMRAPL_CACHE/qemu/<version>-<hash>/include/qemu-plugin.h
+#   $VMRAPL_CACHE/qemu/<version>-<hash>/plugins/vr-icount-<srchash>.so
+#
+# <srchash> covers the plugin's source and compiler flags only, so editing
+# the plugin rebuilds it in a second, not QEMU.
+#
 # Usage: scripts/qemu.sh [build]   build unless cached, print the binary
 #        scripts/qemu.sh path      print the cached binary; exit 1 if none
+#        scripts/qemu.sh plugin    build the vr-icount plugin unless cached
+#                                  (needs the binary), print the .so
 #        scripts/qemu.sh firmware  print the -L flags for Debian's firmware
 #        scripts/qemu.sh key       print <version>-<hash>
 #
@@ -43,7 +59,7 @@ mirror=${VMRAPL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${VMRAPL_CACHE:-/var/cache/vmrapl}/qemu
 patchdir=$top/userspace/qemu/patches
 configure_flags=(--target-list=x86_64-softmmu --enable-kvm --enable-tcg
-	--enable-slirp --disable-docs --disable-install-blobs)
+	--enable-slirp --enable-plugins --disable-docs --disable-install-blobs)
 firmware_flags=(-L /usr/share/qemu -L /usr/share/seabios -L /usr/lib/ipxe/qemu)
 
 die() { echo "qemu.sh: $*" >&2; exit 1; }
@@ -53,7 +69,7 @@ key() {
 	h=$({
 		cat "$patchdir"/*.patch 2>/dev/null
 		echo "${configure_flags[*]}"
-		echo "recipe 1"
+		echo "recipe 2"
 	} | sha256sum | cut -c1-16)
 	echo "$version-$h"
 }
@@ -61,10 +77,34 @@ key() {
 dest=$cache/$(key)
 bin=$dest/qemu-system-x86_64
 
+plugin_src=$top/userspace/qemu/plugins/vr-icount.c
+plugin_cflags=(-O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu11 -fPIC -shared)
+
+# The plugin, built against the header installed with the binary.
+build_plugin() {
+	local h so
+	[[ -x $bin && -f $dest/include/qemu-plugin.h ]] ||
+		die "$bin (with include/qemu-plugin.h) not built (make qemu)"
+	h=$({ cat "$plugin_src"; echo "${plugin_cflags[*]}"; } | sha256sum | cut -c1-16)
+	so=$dest/plugins/vr-icount-$h.so
+	if [[ ! -f $so ]]; then
+		mkdir -p "$dest/plugins"
+		# shellcheck disable=SC2046 # pkg-config prints several flags
+		cc "${plugin_cflags[@]}" -I"$dest/include" $(pkg-config --cflags glib-2.0) \
+			-o "$so.tmp" "$plugin_src" || die "vr-icount plugin build failed"
+		mv "$so.tmp" "$so"
+		echo "qemu.sh: built $so" >&2
+	fi
+	echo "$so"
+}
+
 case ${1:-build} in
 path)
 	[[ -x $bin ]] || { echo "qemu.sh: $bin not built (make qemu)" >&2; exit 1; }
 	echo "$bin"
+	exit 0 ;;
+plugin)
+	build_plugin
 	exit 0 ;;
 firmware)
 	echo "${firmware_flags[*]}"
@@ -173,8 +213,9 @@ mkdir -p "$src/build"
 ) || die "build failed"
 secs=$(( $(date +%s) - start ))
 
-mkdir -p "$dest.tmp"
+mkdir -p "$dest.tmp/include"
 cp "$src/build/qemu-system-x86_64" "$dest.tmp/"
+cp "$src/include/qemu/qemu-plugin.h" "$dest.tmp/include/"
 {
 	echo "version $version"
 	echo "tarball $tarball sha256 $got_sha"
