@@ -4,7 +4,7 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa|debug|rapl] [--mode tests|demo|bench|prom|shell]
+# Usage: run.sh KVER [--variant numa|debug|rapl|icount] [--mode tests|demo|bench|prom|shell]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
 # Variants: numa (two NUMA nodes per package), debug (a kernel with KASAN,
@@ -14,7 +14,12 @@
 # QEMU of "make qemu", whose TCG emulates AMD RAPL counters from a power
 # model: an AMD family 0x19 CPU with rapl=on; the model's truth is written
 # to build/rig-<KVER>-rapl.truth and is readable in the guest as the
-# fw_cfg file opt/org.vmrapl/rapl; see Documentation/testing.rst).
+# fw_cfg file opt/org.vmrapl/rapl; see Documentation/testing.rst), icount
+# (the QEMU of "make qemu" with the vr-icount TCG plugin loaded, which
+# counts guest instructions between marker instructions and writes the
+# counts to build/rig-<KVER>-icount[-<mode>].icount; with --mode bench only
+# bench_ctxsw runs, in its instruction-count mode: bench/rig/collect.sh
+# turns both files into instructions per context switch).
 #
 # Environment: RIG_KERNEL (the kernel image, default /boot/vmlinuz-KVER, or
 # the one scripts/kernels.sh extracted for KVER),
@@ -28,7 +33,9 @@
 # the run then expects only those), RIG_PROM_PORT (--mode prom: the host
 # port, on 127.0.0.1, that QEMU's user network forwards to the guest
 # exporter's 9877; default 19877), RIG_QEMU (rapl variant: the QEMU binary,
-# default the one "make qemu" cached), RIG_RAPL_CORE_MW (rapl-core-mw, e.g.
+# default the one "make qemu" cached; also the icount variant's),
+# RIG_PLUGIN (icount variant: the plugin .so, default "scripts/qemu.sh
+# plugin"'s), RIG_RAPL_CORE_MW (rapl-core-mw, e.g.
 # 12000:6000), RIG_RAPL_IDLE_MW, RIG_RAPL_UNCORE_MW (the model's powers).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
@@ -106,6 +113,7 @@ known_re=
 qemu_bin='qemu-system-x86_64'
 firmware=()
 truth=$top/build/rig-$tag.truth
+icount=$top/build/rig-$tag.icount
 smp=4,sockets=2,cores=2
 mem=2G
 [[ $variant == debug ]] && mem=3G	# KASAN's shadow is an eighth of it
@@ -116,7 +124,18 @@ if [[ $variant == rapl ]]; then
 	}
 	read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
 fi
-qemu=("$qemu_bin" "${firmware[@]}" -machine q35 -accel tcg,thread=multi
+plugin=()
+if [[ $variant == icount ]]; then
+	qemu_bin=${RIG_QEMU:-$("$top/scripts/qemu.sh" path)} &&
+	so=${RIG_PLUGIN:-$("$top/scripts/qemu.sh" plugin)} || {
+		echo "passed=0 failed=1 skipped=0" > "$result"
+		exit 1
+	}
+	read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
+	rm -f "$icount"
+	plugin=(-plugin "$so,out=$icount")
+fi
+qemu=("$qemu_bin" "${firmware[@]}" "${plugin[@]}" -machine q35 -accel tcg,thread=multi
 	-m "$mem" -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 case $variant in
@@ -152,6 +171,9 @@ rapl)
 	# wrap during the run: /init runs the rapl program first, and its
 	# wrap test waits for the wrap (about a minute after boot).
 	cpu+=,x-rapl-start=$(( (1 << 32) - ${RIG_RAPL_WRAP_J:-2200} * 65536 ))
+	;;
+icount)
+	# The plugin is loaded above; the guest is the default rig's.
 	;;
 *) echo "run.sh: unknown variant $variant" >&2; exit 2 ;;
 esac
@@ -306,6 +328,8 @@ if [[ $mode == tests ]]; then
 		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench|prom)' |
 		grep -E "$keep" | grep -Ev "$drop" | tr '\n' ' ')}
 	[[ -n ${RIG_ONLY:-} ]] && expected=$RIG_ONLY
+elif [[ $mode == bench && $variant == icount ]]; then
+	expected=${RIG_EXPECTED-bench_ctxsw}
 elif [[ $mode == bench ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls bench*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}

@@ -16,12 +16,24 @@
  *
  * Output: "BENCH ctxsw round=R config=X sps=N vms=N" per measurement,
  * "BENCH ctxsw_info ..." once; TAP lines for the rig.
+ *
+ * Instruction-count mode (the rig's icount variant, VMRAPL_RIG_VARIANT=
+ * icount, whose QEMU loads the vr-icount TCG plugin,
+ * userspace/qemu/plugins/vr-icount.c): instead of timing, the ping thread
+ * executes a marker instruction, exactly ICOUNT_TRIPS round trips, and
+ * another marker, for U, L and V in each of ICOUNT_ROUNDS rounds.  The
+ * plugin reports every vCPU's instruction count at each marker; the host
+ * (bench/rig/collect.sh) divides the difference by the switches this
+ * program counted (getrusage of both threads over the window).  Output:
+ * "BENCH ctxsw_icount round=R config=X trips=N switches=S ticks=T
+ * mark=0xIIII,0xJJJJ vms=N" per window, with the two markers' ids.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +150,178 @@ static double pingpong(double *p90)
 	return 2.0 * pp_trips * 1e9 / (double)(t1 - t0);
 }
 
+/*
+ * ---- instruction-count mode -------------------------------------------
+ *
+ * A marker is "nopl 0x5652IIII(%rax)" (0f 1f 80 + disp32): a 7-byte
+ * architectural no-op that touches no memory, recognised by the vr-icount
+ * plugin, IIII being its id: here the configuration's letter in the high
+ * byte and 1 (start) or 2 (end) in the low one.  The id must be an
+ * immediate, hence one asm statement per id.
+ */
+#define ICOUNT_ROUNDS	3
+#define ICOUNT_WARMUP	2000
+#define ICOUNT_TRIPS	20000
+
+#define VR_MARK(id)							\
+	asm volatile(".byte 0x0f, 0x1f, 0x80, (%c0) & 0xff, ((%c0) >> 8) & 0xff, 0x52, 0x56" \
+		     : : "i" (id) : "memory")
+#define VR_MARK_ID(cfg, end)	(((cfg) << 8) | ((end) ? 2 : 1))
+
+static void icount_mark(char cfg, bool end)
+{
+	switch (cfg) {
+	case 'U':
+		if (end)
+			VR_MARK(VR_MARK_ID('U', 1));
+		else
+			VR_MARK(VR_MARK_ID('U', 0));
+		break;
+	case 'L':
+		if (end)
+			VR_MARK(VR_MARK_ID('L', 1));
+		else
+			VR_MARK(VR_MARK_ID('L', 0));
+		break;
+	case 'V':
+		if (end)
+			VR_MARK(VR_MARK_ID('V', 1));
+		else
+			VR_MARK(VR_MARK_ID('V', 0));
+		break;
+	}
+}
+
+static long thread_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* Local timer interrupts of @cpu so far (/proc/interrupts, "LOC:"). */
+static long long cpu_ticks(int cpu)
+{
+	char line[4096];
+	long long v = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		int i;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "LOC:", 4))
+			continue;
+		p += 4;
+		for (i = 0; i <= cpu; i++) {
+			v = strtoll(p, &end, 10);
+			if (end == p) {
+				v = -1;
+				break;
+			}
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+static char ic_cfg;
+static long ic_ping_sw, ic_pong_sw;
+static long long ic_ticks;
+
+/*
+ * Pong of the counted window: 'w' is a warm-up trip, 's' the window's
+ * first trip (the thread's switch count is taken before it replies, so
+ * the switch after that reply is inside the window), 'p' the others, 'e'
+ * the end (taken again: its N blocking reads since 's' were all in the
+ * window), 'q' quit.
+ */
+static void *ic_pong(void *arg)
+{
+	long s0 = 0;
+	char c;
+
+	(void)arg;
+	vr_pin_self(pp_cpu);
+	for (;;) {
+		if (read(p1[0], &c, 1) != 1 || c == 'q')
+			break;
+		if (c == 's')
+			s0 = thread_switches();
+		else if (c == 'e')
+			ic_pong_sw = thread_switches() - s0;
+		if (write(p2[1], &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static int ic_trip(char c)
+{
+	return write(p1[1], &c, 1) == 1 && read(p2[0], &c, 1) == 1 ? 0 : -1;
+}
+
+static void *ic_ping(void *arg)
+{
+	long s0, s1;
+	long long t0, t1;
+	int i, bad = 0;
+
+	(void)arg;
+	vr_pin_self(pp_cpu);
+	for (i = 0; i < ICOUNT_WARMUP; i++)
+		bad |= ic_trip('w');
+	t0 = cpu_ticks(pp_cpu);
+	s0 = thread_switches();
+	icount_mark(ic_cfg, false);
+	bad |= ic_trip('s');
+	for (i = 1; i < ICOUNT_TRIPS; i++)
+		bad |= ic_trip('p');
+	icount_mark(ic_cfg, true);
+	s1 = thread_switches();
+	t1 = cpu_ticks(pp_cpu);
+	bad |= ic_trip('e');
+	ic_ping_sw = s1 - s0;
+	ic_ticks = t0 >= 0 && t1 >= 0 ? t1 - t0 : -1;
+	i = 'q';
+	if (write(p1[1], &i, 1) != 1)
+		bad = 1;
+	return (void *)(long)bad;
+}
+
+/* One counted window of @cfg; the switches in it, or -1. */
+static long icount_window(char cfg)
+{
+	pthread_t a, b;
+	void *bad;
+
+	if (pipe(p1) || pipe(p2))
+		return -1;
+	ic_cfg = cfg;
+	ic_ping_sw = ic_pong_sw = -1;
+	pthread_create(&b, NULL, ic_pong, NULL);
+	pthread_create(&a, NULL, ic_ping, NULL);
+	pthread_join(a, &bad);
+	pthread_join(b, NULL);
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+	if (bad || ic_ping_sw < 0 || ic_pong_sw < 0)
+		return -1;
+	return ic_ping_sw + ic_pong_sw;
+}
+
+static int icount_main(void);
+
 /* A process holding @n idle VMs; attaches them when @attach. */
 struct vmproc {
 	pid_t pid;
@@ -240,11 +424,14 @@ static int vms_stop(struct vmproc *p)
 int main(void)
 {
 	static const char cfgs[] = "ULVC";
+	const char *variant = getenv("VMRAPL_RIG_VARIANT");
 	struct vmproc procs[NR_PROCS] = { 0 };
 	int r, c, ncpu = sysconf(_SC_NPROCESSORS_ONLN), fails = 0, t = 0;
 	uint64_t start = vr_now_ns();
 	char kind = '?';
 
+	if (variant && !strcmp(variant, "icount"))
+		return icount_main();
 	printf("TAP version 13\n1..%d\n", 1 + ROUNDS);
 	if (vb_init() || !getenv("VMRAPL_KO")) {
 		printf("ok 1 # SKIP no /dev/kvm or no VMRAPL_KO\n");
@@ -308,5 +495,80 @@ int main(void)
 	if (!vr_module_loaded())
 		vr_load("");
 	printf("BENCH ctxsw_done seconds=%.1f\n", (vr_now_ns() - start) / 1e9);
+	return fails ? 1 : 0;
+}
+
+/*
+ * The instruction-count mode: U, L, V in every round, ICOUNT_TRIPS round
+ * trips between two markers each.  The counts themselves are the
+ * plugin's, on the host.
+ */
+static int icount_main(void)
+{
+	static const char cfgs[] = "ULV";
+	struct vmproc procs[NR_PROCS] = { 0 };
+	int r, c, ncpu = sysconf(_SC_NPROCESSORS_ONLN), fails = 0, t = 0;
+	uint64_t start = vr_now_ns();
+	char kind = '?';
+
+	printf("TAP version 13\n1..%d\n", 1 + ICOUNT_ROUNDS);
+	if (vb_init() || !getenv("VMRAPL_KO")) {
+		printf("ok 1 # SKIP no /dev/kvm or no VMRAPL_KO\n");
+		for (r = 0; r < ICOUNT_ROUNDS; r++)
+			printf("ok %d # SKIP\n", r + 2);
+		return 4;
+	}
+	pp_cpu = ncpu - 1;
+	vr_pin_self(0);
+	printf("BENCH ctxsw_icount_info cpu=%d ncpus=%d vms=%d procs=%d rounds=%d trips=%d warmup=%d\n",
+	       pp_cpu, ncpu, NR_VMS, NR_PROCS, ICOUNT_ROUNDS, ICOUNT_TRIPS, ICOUNT_WARMUP);
+	printf("ok %d setup\n", ++t);
+	fflush(stdout);
+
+	for (r = 1; r <= ICOUNT_ROUNDS; r++) {
+		int bad = 0;
+
+		for (c = 0; cfgs[c]; c++) {
+			char cfg = cfgs[c];
+			int nvms = 0;
+			long sw;
+
+			switch (cfg) {
+			case 'U':
+				if (vr_module_loaded() && vr_unload())
+					bad++;
+				break;
+			case 'L':
+				if (!vr_module_loaded() && vr_load(""))
+					bad++;
+				break;
+			case 'V':
+				if (vms_start(procs, true, &kind))
+					bad++;
+				nvms = vr_vms_count("attached");
+				if (nvms != NR_VMS)
+					bad++;
+				break;
+			}
+			vr_sleep_ms(300);	/* let the transition settle */
+			sw = icount_window(cfg);
+			if (sw <= 0)
+				bad++;
+			printf("BENCH ctxsw_icount round=%d config=%c trips=%d switches=%ld ticks=%lld mark=0x%04x,0x%04x vms=%d irqchip=%c\n",
+			       r, cfg, ICOUNT_TRIPS, sw, ic_ticks, VR_MARK_ID(cfg, 0),
+			       VR_MARK_ID(cfg, 1), nvms, cfg == 'V' ? kind : '-');
+			fflush(stdout);
+		}
+		if (vms_stop(procs))
+			bad++;
+		if (bad)
+			fails++;
+		printf("%sok %d round %d\n", bad ? "not " : "", ++t, r);
+		fflush(stdout);
+	}
+	/* /init unloads vmrapl afterwards and expects it loaded. */
+	if (!vr_module_loaded())
+		vr_load("");
+	printf("BENCH ctxsw_icount_done seconds=%.1f\n", (vr_now_ns() - start) / 1e9);
 	return fails ? 1 : 0;
 }
