@@ -18,8 +18,9 @@
 #   make readme-demo          make demo, and its output into README.md
 #   make prom-check           a real Prometheus scrape of the exporter in the rig
 #   make qemu                 QEMU 10 with the emulated AMD RAPL counters of
-#                             the rig's rapl variant (scripts/qemu.sh; cached
-#                             in /var/cache/vmrapl/qemu)
+#                             the rig's rapl variant and TCG plugins, and the
+#                             vr-icount plugin of the icount variant
+#                             (scripts/qemu.sh; cached in /var/cache/vmrapl/qemu)
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
 TOP := $(CURDIR)
@@ -135,15 +136,32 @@ unit:
 # Simulator and hot-path benchmark (bench/sim), then the rig benchmarks
 # (selftests/vmrapl/bench*.c, rig.mode=bench) on one kernel (BENCH_KVER,
 # default KVER): full runs to bench/RESULTS.md and bench/results.json.
+# When "make qemu" has built its QEMU, also BENCH_ICOUNT_BOOTS boots
+# (default 3, 0 for none) of the icount variant: instructions per context
+# switch, counted by the vr-icount TCG plugin (about 3 minutes a boot).
 # bench-quick only checks that the simulator runs (no rig).
 BENCH_KVER ?= $(KVER)
+BENCH_ICOUNT_BOOTS ?= 3
+ICOUNT_LOG = $(BUILD)/rig-$(BENCH_KVER)-icount-bench
 bench:
 	$(MAKE) -C $(TOP)/bench/sim full
 	$(MAKE) --no-print-directory module selftests KVER=$(BENCH_KVER)
 	-RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh $(BENCH_KVER) --mode bench
+	@rm -f $(ICOUNT_LOG).[0-9]*.*
+	-@if [ $(BENCH_ICOUNT_BOOTS) -gt 0 ] && ! $(TOP)/scripts/qemu.sh path >/dev/null 2>&1; then \
+		echo "bench: make qemu has not built its QEMU: no icount boots"; \
+	else \
+		for i in $$(seq $(BENCH_ICOUNT_BOOTS)); do \
+			RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh $(BENCH_KVER) --variant icount --mode bench; \
+			for f in log icount result; do \
+				[ ! -e $(ICOUNT_LOG).$$f ] || cp $(ICOUNT_LOG).$$f $(ICOUNT_LOG).$$i.$$f; \
+			done; \
+		done; \
+	fi
 	$(TOP)/bench/rig/collect.sh $(BUILD)/rig-$(BENCH_KVER)-bench.log $(BENCH_KVER) \
 		$(TOP)/bench/sim/out/RESULTS.md $(TOP)/bench/sim/out/full.json \
-		$(TOP)/bench/RESULTS.md $(TOP)/bench/results.json
+		$(TOP)/bench/RESULTS.md $(TOP)/bench/results.json \
+		$$(ls $(ICOUNT_LOG).[0-9]*.log 2>/dev/null)
 
 bench-quick:
 	$(MAKE) -C $(TOP)/bench/sim quick
