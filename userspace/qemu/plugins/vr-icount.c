@@ -12,15 +12,17 @@
  * the marker's id, free for the guest to choose.
  *
  * Counting: every translated instruction gets an inline add on a
- * per-vCPU scoreboard (no helper call), into one of two counters chosen
- * at translation time by the instruction's address: kernel (the upper
- * canonical half) or user.  A marker also gets a callback, which prints
- * one line:
+ * per-vCPU scoreboard (no helper call), into one of three counters chosen
+ * at translation time by the instruction's address: user (the lower
+ * canonical half), modules (x86-64 Linux's module area, where vmrapl's
+ * code runs; see "modules=" below) or the rest of the kernel.  A marker
+ * also gets a callback, which prints one line:
  *
- *   vr-icount seq=N id=0xXXYY vcpu=V insns=I kinsns=K all=I0,I1,...
+ *   vr-icount seq=N id=0xXXYY vcpu=V insns=I kinsns=K minsns=M all=I0,I1,...
  *
- * where I and K are the executing vCPU's totals so far (exact: the
- * callback runs on that vCPU's thread) and all= the totals of every vCPU
+ * where I, K and M are the executing vCPU's totals so far, all of them,
+ * the kernel's (modules included) and the module area's (exact: the
+ * callback runs on that vCPU's thread), and all= the totals of every vCPU
  * (the others read while they run, so they are approximate to the
  * instructions they execute during the read).  At exit a line
  * "vr-icount exit all=..." gives the final totals.
@@ -29,7 +31,11 @@
  * fault, say) and is executed again after the handler counts twice.
  *
  * Arguments (-plugin path.so,arg=value,...):
- *   out=PATH   append the lines to PATH (default: QEMU's log, stderr)
+ *   out=PATH       append the lines to PATH (default: QEMU's log, stderr)
+ *   modules=LO-HI  the module area, hex addresses [LO, HI); default
+ *                  ffffffffc0000000-ffffffffff000000, MODULES_VADDR to
+ *                  MODULES_END of an x86-64 kernel with KASLR built in
+ *                  (Documentation/arch/x86/x86_64/mm.rst), as Debian's
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -45,11 +51,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 struct vr_count {
 	uint64_t user;
-	uint64_t kernel;
+	uint64_t kernel;	/* outside the module area */
+	uint64_t module;
 };
 
 static struct qemu_plugin_scoreboard *vr_sb;
-static qemu_plugin_u64 vr_user, vr_kernel;
+static qemu_plugin_u64 vr_user, vr_kernel, vr_module;
+static uint64_t vr_mod_lo = 0xffffffffc0000000ull, vr_mod_hi = 0xffffffffff000000ull;
 static FILE *vr_out;
 static GMutex vr_lock;
 static uint64_t vr_seq;
@@ -57,7 +65,8 @@ static uint64_t vr_seq;
 static uint64_t vr_total(unsigned int vcpu)
 {
 	return qemu_plugin_u64_get(vr_user, vcpu) +
-	       qemu_plugin_u64_get(vr_kernel, vcpu);
+	       qemu_plugin_u64_get(vr_kernel, vcpu) +
+	       qemu_plugin_u64_get(vr_module, vcpu);
 }
 
 static void vr_emit(GString *s)
@@ -87,8 +96,11 @@ static void vr_marker_hit(unsigned int vcpu, void *udata)
 
 	g_mutex_lock(&vr_lock);
 	g_string_printf(s, "vr-icount seq=%" PRIu64 " id=0x%04x vcpu=%u insns=%" PRIu64
-			" kinsns=%" PRIu64, vr_seq++, id, vcpu, vr_total(vcpu),
-			qemu_plugin_u64_get(vr_kernel, vcpu));
+			" kinsns=%" PRIu64 " minsns=%" PRIu64, vr_seq++, id, vcpu,
+			vr_total(vcpu),
+			qemu_plugin_u64_get(vr_kernel, vcpu) +
+			qemu_plugin_u64_get(vr_module, vcpu),
+			qemu_plugin_u64_get(vr_module, vcpu));
 	vr_append_all(s);
 	vr_emit(s);
 	g_mutex_unlock(&vr_lock);
@@ -114,12 +126,17 @@ static void vr_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		/* x86-64: the kernel lives in the upper canonical half. */
-		bool kernel = qemu_plugin_insn_vaddr(insn) >> 63;
+		uint64_t va = qemu_plugin_insn_vaddr(insn);
+		qemu_plugin_u64 ctr = vr_user;
 		int mid = vr_marker_id(insn);
 
+		/* x86-64: the kernel lives in the upper canonical half. */
+		if (va >= vr_mod_lo && va < vr_mod_hi)
+			ctr = vr_module;
+		else if (va >> 63)
+			ctr = vr_kernel;
 		qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(insn,
-			QEMU_PLUGIN_INLINE_ADD_U64, kernel ? vr_kernel : vr_user, 1);
+			QEMU_PLUGIN_INLINE_ADD_U64, ctr, 1);
 		if (mid >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vr_marker_hit,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mid);
@@ -157,6 +174,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				fprintf(stderr, "vr-icount: cannot open %s\n", argv[i] + 4);
 				return -1;
 			}
+		} else if (!strncmp(argv[i], "modules=", 8)) {
+			if (sscanf(argv[i] + 8, "%" SCNx64 "-%" SCNx64, &vr_mod_lo,
+				   &vr_mod_hi) != 2 || vr_mod_lo >= vr_mod_hi) {
+				fprintf(stderr, "vr-icount: bad %s\n", argv[i]);
+				return -1;
+			}
 		} else {
 			fprintf(stderr, "vr-icount: unknown argument %s\n", argv[i]);
 			return -1;
@@ -165,6 +188,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	vr_sb = qemu_plugin_scoreboard_new(sizeof(struct vr_count));
 	vr_user = qemu_plugin_scoreboard_u64_in_struct(vr_sb, struct vr_count, user);
 	vr_kernel = qemu_plugin_scoreboard_u64_in_struct(vr_sb, struct vr_count, kernel);
+	vr_module = qemu_plugin_scoreboard_u64_in_struct(vr_sb, struct vr_count, module);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vr_tb_trans);
 	qemu_plugin_register_atexit_cb(id, vr_exit, NULL);
 	return 0;
