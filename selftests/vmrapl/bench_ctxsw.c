@@ -233,6 +233,27 @@ static long long cpu_ticks(int cpu)
 	return v;
 }
 
+/* vmrapl's load address from /proc/modules, to check the plugin's idea of the module area. */
+static unsigned long long vmrapl_addr(void)
+{
+	unsigned long long a = 0;
+	char line[512];
+	FILE *f = fopen("/proc/modules", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "vmrapl ", 7)) {
+			char *p = strstr(line, " 0x");
+
+			if (p)
+				a = strtoull(p + 1, NULL, 16);
+			break;
+		}
+	fclose(f);
+	return a;
+}
+
 static char ic_cfg;
 static long ic_ping_sw, ic_pong_sw;
 static long long ic_ticks;
@@ -554,9 +575,10 @@ static int icount_main(void)
 			sw = icount_window(cfg);
 			if (sw <= 0)
 				bad++;
-			printf("BENCH ctxsw_icount round=%d config=%c trips=%d switches=%ld ticks=%lld mark=0x%04x,0x%04x vms=%d irqchip=%c\n",
+			printf("BENCH ctxsw_icount round=%d config=%c trips=%d switches=%ld ticks=%lld mark=0x%04x,0x%04x vms=%d irqchip=%c vmrapl_at=0x%llx\n",
 			       r, cfg, ICOUNT_TRIPS, sw, ic_ticks, VR_MARK_ID(cfg, 0),
-			       VR_MARK_ID(cfg, 1), nvms, cfg == 'V' ? kind : '-');
+			       VR_MARK_ID(cfg, 1), nvms, cfg == 'V' ? kind : '-',
+			       vmrapl_addr());
 			fflush(stdout);
 		}
 		if (vms_stop(procs))
