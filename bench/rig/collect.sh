@@ -329,6 +329,14 @@ if mode == 'icount':
     else:
         text = text.rstrip('\n') + '\n\n' + sec
     text = text.rstrip('\n') + '\n\n' + '\n'.join(GAP) + '\n'
+    # keep-rig.sh's note, from before this section was added, counts two.
+    text = text.replace('The two rig sections below were not rerun with this simulator run: they'
+                        ' are kept from the previous bench/RESULTS.md, as bench/rig/collect.sh'
+                        ' wrote them (their kernel, machine and rig verdict are theirs).',
+                        'The rig sections below were not rerun with this simulator run: they'
+                        ' are kept from the previous bench/RESULTS.md, as bench/rig/collect.sh'
+                        ' wrote them (their kernel, machine and rig verdicts are theirs; the'
+                        ' instruction-count section was added later, from its own runs).')
     open(out_md, 'w').write(text)
     j = json.load(open(out_json))
     j.setdefault('rig', {})['ctxsw_icount'] = res

@@ -19,13 +19,15 @@ import json, sys
 
 old_md, old_json, sim_md, sim_json, out_md, out_json = sys.argv[1:]
 old = open(old_md).read()
-start = old.find('## Context-switch overhead (rig)')
-if start < 0:
+# The rig sections start with the instruction-count one when there is one.
+starts = [i for i in (old.find('## Context-switch cost in instructions (rig)'),
+                      old.find('## Context-switch overhead (rig)')) if i >= 0]
+if not starts:
     sys.exit('keep-rig: no rig sections in %s' % old_md)
-rig = old[start:]
-note = ('The two rig sections below were not rerun with this simulator run: they'
+rig = old[min(starts):]
+note = ('The rig sections below were not rerun with this simulator run: they'
         ' are kept from the previous bench/RESULTS.md, as bench/rig/collect.sh'
-        ' wrote them (their kernel, machine and rig verdict are theirs).\n\n')
+        ' wrote them (their kernel, machine and rig verdicts are theirs).\n\n')
 text = open(sim_md).read().rstrip('\n') + '\n\n' + note + rig
 open(out_md, 'w').write(text)
 # The simulator's JSON as it wrote it (one line per workload), the rig
