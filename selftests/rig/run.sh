@@ -35,7 +35,8 @@
 # exporter's 9877; default 19877), RIG_QEMU (rapl variant: the QEMU binary,
 # default the one "make qemu" cached; also the icount variant's),
 # RIG_PLUGIN (icount variant: the plugin .so, default "scripts/qemu.sh
-# plugin"'s), RIG_RAPL_CORE_MW (rapl-core-mw, e.g.
+# plugin"'s), RIG_ICOUNT_PROF=1 (icount variant: the plugin's per-instruction
+# profile too), RIG_RAPL_CORE_MW (rapl-core-mw, e.g.
 # 12000:6000), RIG_RAPL_IDLE_MW, RIG_RAPL_UNCORE_MW (the model's powers).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
@@ -134,6 +135,12 @@ if [[ $variant == icount ]]; then
 	read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
 	rm -f "$icount"
 	plugin=(-plugin "$so,out=$icount")
+	# A per-instruction profile of the kernel, named with the guest's
+	# symbols (bench_ctxsw hands them over): bench/rig/icount-prof.sh.
+	if [[ ${RIG_ICOUNT_PROF:-0} == 1 ]]; then
+		plugin=(-plugin "$so,out=$icount,prof=on")
+		cmdline+=" rig.prof=1"
+	fi
 fi
 qemu=("$qemu_bin" "${firmware[@]}" "${plugin[@]}" -machine q35 -accel tcg,thread=multi
 	-m "$mem" -nographic -no-reboot

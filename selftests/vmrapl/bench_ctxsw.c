@@ -164,8 +164,10 @@ static double pingpong(double *p90)
 #define ICOUNT_TRIPS	20000
 
 #define VR_MARK(id)							\
-	asm volatile(".byte 0x0f, 0x1f, 0x80, (%c0) & 0xff, ((%c0) >> 8) & 0xff, 0x52, 0x56" \
-		     : : "i" (id) : "memory")
+	do {								\
+		asm volatile(".byte 0x0f, 0x1f, 0x80, (%c0) & 0xff, ((%c0) >> 8) & 0xff, 0x52, 0x56" \
+			     : : "i" (id) : "memory");			\
+	} while (0)
 #define VR_MARK_ID(cfg, end)	(((cfg) << 8) | ((end) ? 2 : 1))
 
 static void icount_mark(char cfg, bool end)
@@ -254,6 +256,95 @@ static unsigned long long vmrapl_addr(void)
 	return a;
 }
 
+/*
+ * The kernel's text symbols, sorted, as "vr-icount-sym 0xSTART 0xEND NAME
+ * [MODULE]" lines, handed to the vr-icount plugin with its symbol marker
+ * (buffer in %rdi, length in %rsi) so that the host can name the
+ * addresses of its profile (rig.prof=1 on the kernel command line, which
+ * run.sh sets with RIG_ICOUNT_PROF=1).
+ */
+struct ksym {
+	unsigned long long addr;
+	char *name;
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool icount_prof(void)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return strstr(line, "rig.prof=1") != NULL;
+}
+
+static void icount_syms(void)
+{
+	size_t n = 0, cap = 0, len = 0, i;
+	struct ksym *v = NULL;
+	char line[512], *buf;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[400];
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llx %c %399[^\n]", &a, &type, name) != 3 || !a ||
+		    !strchr("tTwW", type))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 65536;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				goto out;
+		}
+		v[n].addr = a;
+		v[n].name = strdup(name);
+		len += strlen(name) + 64;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_ksym);
+	buf = malloc(len + 1);
+	if (buf) {
+		size_t off = 0;
+		register unsigned long long rdi asm("rdi");
+		register unsigned long long rsi asm("rsi");
+
+		for (i = 0; i < n; i++) {
+			unsigned long long end = v[i].addr;
+			size_t j;
+
+			for (j = i + 1; j < n && end == v[i].addr; j++)
+				end = v[j].addr;
+			off += sprintf(buf + off, "vr-icount-sym 0x%llx 0x%llx %s\n",
+				       v[i].addr, end == v[i].addr ? end + 1 : end, v[i].name);
+		}
+		rdi = (unsigned long)buf;
+		rsi = off;
+		asm volatile(".byte 0x0f, 0x1f, 0x80, 0x00, 0x53, 0x52, 0x56"
+			     : : "r" (rdi), "r" (rsi) : "memory");
+		free(buf);
+	}
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+out:
+	free(v);
+	fclose(f);
+}
+
 static char ic_cfg;
 static long ic_ping_sw, ic_pong_sw;
 static long long ic_ticks;
@@ -327,7 +418,8 @@ static long icount_window(char cfg)
 	if (pipe(p1) || pipe(p2))
 		return -1;
 	ic_cfg = cfg;
-	ic_ping_sw = ic_pong_sw = -1;
+	ic_ping_sw = -1;
+	ic_pong_sw = -1;
 	pthread_create(&b, NULL, ic_pong, NULL);
 	pthread_create(&a, NULL, ic_ping, NULL);
 	pthread_join(a, &bad);
@@ -530,6 +622,7 @@ static int icount_main(void)
 	struct vmproc procs[NR_PROCS] = { 0 };
 	int r, c, ncpu = sysconf(_SC_NPROCESSORS_ONLN), fails = 0, t = 0;
 	uint64_t start = vr_now_ns();
+	bool prof = icount_prof();
 	char kind = '?';
 
 	printf("TAP version 13\n1..%d\n", 1 + ICOUNT_ROUNDS);
@@ -575,6 +668,8 @@ static int icount_main(void)
 			sw = icount_window(cfg);
 			if (sw <= 0)
 				bad++;
+			if (prof)
+				icount_syms();	/* vmrapl moves with every load */
 			printf("BENCH ctxsw_icount round=%d config=%c trips=%d switches=%ld ticks=%lld mark=0x%04x,0x%04x vms=%d irqchip=%c vmrapl_at=0x%llx\n",
 			       r, cfg, ICOUNT_TRIPS, sw, ic_ticks, VR_MARK_ID(cfg, 0),
 			       VR_MARK_ID(cfg, 1), nvms, cfg == 'V' ? kind : '-',
