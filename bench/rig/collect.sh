@@ -59,10 +59,10 @@ for l in "$@"; do
 done
 icount_qemu=$("$top/scripts/qemu.sh" key 2>/dev/null || echo unknown)
 
-python3 - "$mode" "$log" "$kver" "$sim_md" "$sim_json" "$out_md" "$out_json" \
+VR_TOP=$top python3 - "$mode" "$log" "$kver" "$sim_md" "$sim_json" "$out_md" "$out_json" \
 	"$machine" "$uname_a" "$commit" "${rig_result:-no verdict line}" "$icount_qemu" \
 	"$(IFS='|'; echo "${icount_verdicts[*]:-}")" "$@" <<'PY'
-import json, re, statistics, sys
+import json, os, re, statistics, sys
 
 (mode, log, kver, sim_md, sim_json, out_md, out_json, machine, uname_a, commit, verdict,
  icount_qemu, icount_verdicts) = sys.argv[1:14]
@@ -76,13 +76,56 @@ def kv(line):
 ICOUNT_TARGET = 1.01	# L/U: at most 1 % more instructions per untracked switch
 ICOUNT_TITLE = '## Context-switch cost in instructions (rig)'
 
+def icount_read(plug):
+    """The plugin's markers; its profile lines by marker seq; the guest's
+    symbol dumps, each as (seq of the last marker before it, sorted
+    [(start, end, name)])."""
+    marks, prof, dumps, cur = [], {}, [], None
+    for l in open(plug, errors='replace'):
+        if l.startswith('vr-icount-sym '):
+            f = l.split(None, 3)
+            if cur is None:
+                cur = []
+                dumps.append((int(marks[-1]['seq']) if marks else -1, cur))
+            if len(f) == 4:
+                cur.append((int(f[1], 16), int(f[2], 16), ' '.join(f[3].split())))
+            continue
+        cur = None
+        if l.startswith('vr-icount seq='):
+            marks.append(kv(l))
+        elif l.startswith('vr-icount-prof '):
+            d = kv(l)
+            prof.setdefault(int(d['seq']), []).append((int(d['va'], 16), int(d['n'])))
+    for _, syms in dumps:
+        syms.sort()
+    return marks, prof, dumps
+
+def icount_has_prof(lg):
+    plug = (lg[:-4] if lg.endswith('.log') else lg) + '.icount'
+    try:
+        with open(plug, errors='replace') as f:
+            return any(l.startswith('vr-icount-prof ') for l in f)
+    except OSError:
+        return False
+
+def icount_by_function(prof, syms):
+    """A window's profile summed per function (per symbol)."""
+    import bisect
+    starts = [x[0] for x in syms]
+    out = {}
+    for va, n in prof:
+        i = bisect.bisect_right(starts, va) - 1
+        name = syms[i][2] if i >= 0 and va < syms[i][1] else '(unnamed)'
+        out[name] = out.get(name, 0) + n
+    return out
+
 def icount_windows(logs):
     """Pair every BENCH ctxsw_icount line with its two plugin lines."""
     wins, problems = [], []
     for boot, lg in enumerate(logs, 1):
         plug = (lg[:-4] if lg.endswith('.log') else lg) + '.icount'
         try:
-            marks = [kv(l) for l in open(plug) if l.startswith('vr-icount seq=')]
+            marks, prof, dumps = icount_read(plug)
         except OSError as e:
             problems.append('boot %d: no plugin output (%s)' % (boot, e))
             continue
@@ -116,7 +159,12 @@ def icount_windows(logs):
             mins = int(b.get('minsns', 0)) - int(a.get('minsns', 0))
             others = sum(y - x for i, (x, y) in enumerate(zip(alla, allb)) if i != vc)
             sw = int(d['switches'])
-            wins.append({'boot': boot, 'round': int(d['round']), 'config': d['config'],
+            func = None
+            eseq = int(b['seq'])
+            if eseq in prof:
+                syms = next((x for q, x in dumps if q >= eseq), [])
+                func = icount_by_function(prof[eseq], syms)
+            wins.append({'functions': func,'boot': boot, 'round': int(d['round']), 'config': d['config'],
                          'vcpu': vc, 'trips': int(d['trips']), 'switches': sw,
                          'ticks': int(d['ticks']), 'insns': insns, 'kernel_insns': kins,
                          'module_insns': mins, 'module_per_switch': mins / sw,
@@ -136,10 +184,16 @@ def icount_section(logs, verdicts):
               '  Build machine: %s; commit %s.  Boots: %d (%s).\n'
               % (kver, icount_qemu, machine, commit, len(logs), '; '.join(verdicts) or '-'))
     md.append('Exact commands (from the top of the tree):\n')
+    profiled = [lg for lg in logs if icount_has_prof(lg)]
     md.append('```\nmake qemu module selftests KVER={k}\n'
-              'selftests/rig/run.sh {k} --variant icount --mode bench   # once per boot\n'
-              'bench/rig/collect.sh --icount {k} bench/RESULTS.md bench/results.json'
-              ' build/rig-{k}-icount-bench*.log\n```\n'.format(k=kver))
+              'selftests/rig/run.sh {k} --variant icount --mode bench   # each boot; the profiled'
+              ' one with RIG_ICOUNT_PROF=1\n'
+              '# each boot\'s build/rig-{k}-icount-bench.{{log,icount,result}} kept as <name>.N.*\n'
+              'bench/rig/collect.sh --icount {k} bench/RESULTS.md bench/results.json {l}\n```\n'
+              .format(k=kver, l=' '.join(os.path.relpath(lg, os.environ.get('VR_TOP', '.')) for lg in logs)))
+    if profiled:
+        md.append('Profiled (`RIG_ICOUNT_PROF=1`): %s.\n' % ', '.join(
+            '`%s`' % os.path.basename(lg) for lg in profiled))
     if not wins:
         md.append('No instruction counts (%s): not measured.\n' % ('; '.join(problems) or 'no icount run'))
         res['windows'] = []
@@ -271,14 +325,75 @@ def icount_section(logs, verdicts):
             md.append('Target (at most 1 %% more instructions per untracked switch, L against U): **NOT met**,'
                       ' median %.4f: an untracked switch costs %.0f instructions more with vmrapl loaded'
                       ' (%.0f of them in the kernel; %.0f in the module area, that is vmrapl\'s own code,'
-                      ' against %.1f there without it; the rest in the core kernel, which the probe'
-                      ' calls or which calls it: the tracepoint, `local_clock()`), against %.0f for the'
-                      ' whole switch with its half of a pipe round trip.  The spread between rounds'
-                      ' (%.2f %% for U) is well below the excess: this is the module\'s cost, not noise.\n'
+                      ' against %.1f there without it; the rest in the core kernel), against %.0f for'
+                      ' the whole switch with its half of a pipe round trip.  Every one of the %d rounds'
+                      ' has L/U of at least %.4f: this is the module\'s cost, not noise.\n'
                       % (lm, statistics.median(extra['L']), statistics.median(kextra['L']),
                          res['configs']['L']['module_per_switch_median'],
                          res['configs']['U']['module_per_switch_median'],
-                         res['configs']['U']['per_switch_median'], 100 * sp.get('U', 0)))
+                         res['configs']['U']['per_switch_median'], len(ratios['L']), min(ratios['L'])))
+    # The profile (RIG_ICOUNT_PROF=1): which functions the L - U excess is in.
+    pr = [v for v in rounds.values() if 'L' in v and 'U' in v and v['L']['functions'] is not None
+          and v['U']['functions'] is not None]
+    if pr:
+        diffs = {}
+        for v in pr:
+            fl, fu = v['L']['functions'], v['U']['functions']
+            for name in set(fl) | set(fu):
+                diffs.setdefault(name, []).append(fl.get(name, 0) / v['L']['switches'] -
+                                                  fu.get(name, 0) / v['U']['switches'])
+        for name in diffs:
+            diffs[name] += [0.0] * (len(pr) - len(diffs[name]))
+        med = {k: statistics.median(x) for k, x in diffs.items()}
+        best = sorted(med.items(), key=lambda kv_: -kv_[1])[:15]
+        mod = sum(x for k, x in med.items() if k.endswith('[vmrapl]'))
+        md.append('Where the excess is (the plugin\'s per-instruction profile, `RIG_ICOUNT_PROF=1`, named'
+                  ' with the guest\'s `/proc/kallsyms`; %d rounds): per switch, L minus U, median; vmrapl\'s'
+                  ' functions add up to %.1f, the whole profile to %.1f.\n'
+                  % (len(pr), mod, sum(med.values())))
+        md.append('| function | instructions per switch, L - U |')
+        md.append('|---|---:|')
+        for name, x in best:
+            md.append('| `%s` | %.1f |' % (name, x))
+        md.append('')
+        # The same, in groups by name (fixed rules, every function counted once).
+        groups = [
+            ('vmrapl, epoch close (every 1 ms, whichever CPU finds the epoch stale;'
+             ' amortized over the switches of that ms)',
+             lambda k: k.endswith('[vmrapl]') and re.search(r'close|fold|commit|estimate|_read|advance', k)),
+            ('vmrapl, the probe (`vr_probe_sched_switch` and what it calls to find the task\'s account)',
+             lambda k: k.endswith('[vmrapl]')),
+            ('the clock (`local_clock()` and below)', lambda k: 'clock' in k),
+            ('the tracepoint and indirect-call thunks', lambda k: k.startswith('__traceiter_') or
+             k.startswith('__x86_indirect_thunk') or k.startswith('__x86_return_thunk') or
+             k.startswith('srso_')),
+            ('everything else (scheduler, timers, noise)', lambda k: True),
+        ]
+        gsum = [0.0] * len(groups)
+        for k, x in med.items():
+            for i, (_, rule) in enumerate(groups):
+                if rule(k):
+                    gsum[i] += x
+                    break
+        md.append('By group, per switch, L - U: ' + '; '.join(
+            '%s %.1f' % (g[0], x) for g, x in zip(groups, gsum)) + '.\n')
+        res['profile_groups'] = {g[0]: x for g, x in zip(groups, gsum)}
+        res['profile_l_minus_u'] = {k: x for k, x in sorted(med.items(), key=lambda kv_: -abs(kv_[1]))[:40]}
+    for w in wins:
+        w.pop('functions', None)
+    unstable = 0
+    for lg in logs:
+        try:
+            unstable += any('Marking TSC unstable' in l for l in open(lg, errors='replace'))
+        except OSError:
+            pass
+    if unstable:
+        md.append('Note on the clock: in %d of the %d boots the guest kernel marked its TSC unstable'
+                  ' (`tsc: Marking TSC unstable`; the emulated CPUs\' TSCs are not synchronized), and'
+                  ' then `local_clock()`, which the probe calls on every switch, takes its per-CPU'
+                  ' corrected path (`sched_clock_local()`, counted under `local_clock_noinstr` when it'
+                  ' is inlined there) instead of a bare scaled TSC read; the clock\'s share of the'
+                  ' excess is smaller on a host with a stable TSC.\n' % (unstable, len(logs)))
     if problems:
         md.append('Problems: ' + '; '.join(problems) + '.\n')
         res['problems'] = problems
@@ -329,6 +444,23 @@ if mode == 'icount':
     else:
         text = text.rstrip('\n') + '\n\n' + sec
     text = text.rstrip('\n') + '\n\n' + '\n'.join(GAP) + '\n'
+    # The timed section: the instruction count is the headline now.
+    HEAD = ('  The hot path\'s headline figure is the instruction count of the'
+            ' previous section; this timing is kept with its spread only.')
+    if res.get('windows') and HEAD not in text:
+        tl = text.split('\n')
+        for i, l in enumerate(tl):
+            if l.startswith('`selftests/vmrapl/bench_ctxsw.c`: two threads pinned'):
+                tl[i] = l.rstrip() + HEAD
+                break
+        text = '\n'.join(tl)
+    # The list of sections at the top (bench/sim/results.sh's), as it is now.
+    text = text.replace('- "Context-switch overhead (rig)" and "Scaling (rig)": the rig part of\n'
+                        '  `make bench` (bench/rig/collect.sh); each says which run it comes from.',
+                        '- "Context-switch cost in instructions (rig)" (the hot path\'s headline\n'
+                        '  figure, counted by a TCG plugin), "Context-switch overhead (rig)" and\n'
+                        '  "Scaling (rig)": the rig part of `make bench` (bench/rig/collect.sh);\n'
+                        '  each says which run it comes from.')
     # keep-rig.sh's note, from before this section was added, counts two.
     text = text.replace('The two rig sections below were not rerun with this simulator run: they'
                         ' are kept from the previous bench/RESULTS.md, as bench/rig/collect.sh'

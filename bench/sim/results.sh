@@ -31,8 +31,10 @@ Sections and where they come from:
   $(cat "$dir/commit.txt" 2>/dev/null || git -C "$here" describe --always --dirty 2>/dev/null || echo unknown); the
   accounting core (kmod/vr_core.[ch], vr_cpu.c, vr_units.c, vr_shim.h)
   $core; the core files were last changed in $core_commit.
-- "Context-switch overhead (rig)" and "Scaling (rig)": the rig part of
-  \`make bench\` (bench/rig/collect.sh); each says which run it comes from.
+- "Context-switch cost in instructions (rig)" (the hot path's headline
+  figure, counted by a TCG plugin), "Context-switch overhead (rig)" and
+  "Scaling (rig)": the rig part of \`make bench\` (bench/rig/collect.sh);
+  each says which run it comes from.
 
 Machine (\`lscpu\`): $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs$(lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor: */, under /p' | head -n1).
 \`uname -a\`: \`$(uname -a)\`
