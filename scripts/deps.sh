@@ -27,7 +27,8 @@ pkgs=(
 	debootstrap
 	# "make qemu" (scripts/qemu.sh), QEMU 10 for the rig's rapl variant;
 	# its meson >= 1.5 and python3-pycotap come from bookworm-backports,
-	# installed by scripts/qemu.sh itself with a private sources list
+	# installed by scripts/qemu.sh itself with a private sources list;
+	# libglib2.0-dev also has gmodule-2.0, which --enable-plugins needs
 	libglib2.0-dev libpixman-1-dev libslirp-dev libfdt-dev zlib1g-dev
 	ninja-build pkg-config python3-venv curl patch
 	qemu-system-data seabios ipxe-qemu
