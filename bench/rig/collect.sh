@@ -423,6 +423,15 @@ GAP = ['## What these numbers do not cover yet', '',
        '- Busy VMs (vCPUs switching in and out) at scale are not measured: the',
        '  scaling VMs are idle.']
 
+def rig_json(rig):
+    """The rig object, indented, each icount window on one line."""
+    wins = (rig.get('ctxsw_icount') or {}).get('windows')
+    if not wins:
+        return json.dumps(rig, indent=2)
+    rig = dict(rig, ctxsw_icount=dict(rig['ctxsw_icount'], windows='@WINDOWS@'))
+    return json.dumps(rig, indent=2).replace(
+        '"@WINDOWS@"', '[\n' + ',\n'.join('      ' + json.dumps(w) for w in wins) + '\n    ]')
+
 if mode == 'icount':
     md, res = icount_section(icount_logs, icount_verdicts)
     text = open(out_md).read()
@@ -470,11 +479,22 @@ if mode == 'icount':
                         ' wrote them (their kernel, machine and rig verdicts are theirs; the'
                         ' instruction-count section was added later, from its own runs).')
     open(out_md, 'w').write(text)
-    j = json.load(open(out_json))
-    j.setdefault('rig', {})['ctxsw_icount'] = res
+    # Only the "rig" object is rewritten, the last one in the file (as
+    # collect.sh and keep-rig.sh write it); the rest keeps its layout.
+    raw = open(out_json).read()
+    j = json.loads(raw)
+    rig = j.get('rig', {})
+    rig['ctxsw_icount'] = res
+    at = raw.rfind('\n  "rig": ')
+    if at >= 0 and list(j)[-1] == 'rig':
+        text = raw[:at] + '\n  "rig": ' + rig_json(rig).replace('\n', '\n  ') + '\n}\n'
+    else:
+        j['rig'] = rig
+        text = json.dumps({k: v for k, v in j.items() if k != 'rig'}, indent=2)[:-2] + \
+            ',\n  "rig": ' + rig_json(rig).replace('\n', '\n  ') + '\n}\n'
+    json.loads(text)
     with open(out_json, 'w') as f:
-        json.dump(j, f, indent=2)
-        f.write('\n')
+        f.write(text)
     print('collect: wrote the instruction-count section to %s and %s (%d windows)'
           % (out_md, out_json, len(res.get('windows', []))))
     sys.exit(0)
@@ -668,9 +688,10 @@ text += '\n'.join(md) + '\n\n' + '\n'.join(gap) + '\n'
 open(out_md, 'w').write(text)
 
 j = json.load(open(sim_json))
-j['rig'] = rig
+j.pop('rig', None)
+text = json.dumps(j, indent=2)[:-2] + ',\n  "rig": ' + rig_json(rig).replace('\n', '\n  ') + '\n}\n'
+json.loads(text)
 with open(out_json, 'w') as f:
-    json.dump(j, f, indent=2)
-    f.write('\n')
+    f.write(text)
 print('collect: wrote %s and %s (ctxsw rounds %d, scale steps %d)' % (out_md, out_json, len(rounds), len(scale)))
 PY
