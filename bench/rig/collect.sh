@@ -181,7 +181,7 @@ def icount_section(logs, verdicts):
     md.append('Kernel `%s` under QEMU TCG, the rig\'s icount variant: the QEMU of `make qemu` (%s)'
               ' with the project\'s TCG plugin `userspace/qemu/plugins/vr-icount.c` loaded, which counts'
               ' every guest instruction each vCPU executes (an inline add per instruction, no sampling).'
-              '  Build machine: %s; commit %s.  Boots: %d (%s).\n'
+              '  Build machine: %s; collected at commit %s.  Boots: %d (%s).\n'
               % (kver, icount_qemu, machine, commit, len(logs), '; '.join(verdicts) or '-'))
     md.append('Exact commands (from the top of the tree):\n')
     profiled = [lg for lg in logs if icount_has_prof(lg)]
@@ -302,7 +302,6 @@ def icount_section(logs, verdicts):
             res['tickfree_l_to_u'] = {'median': statistics.median(tf), 'min': min(tf), 'max': max(tf)}
         if tfv:
             res['tickfree_v_to_u'] = {'median': statistics.median(tfv), 'min': min(tfv), 'max': max(tfv)}
-        md.append('')
         md.append('Ticks taken out: a least-squares fit over all windows (instructions = a per-configuration'
                   ' cost per switch x switches + one cost per tick x ticks) puts a tick at %.0f instructions.'
                   '  Less that, per switch: %s; spread %s; L/U %s, V/U %s (median, min..max).'
