@@ -127,11 +127,11 @@ if [[ $variant == rapl ]]; then
 fi
 plugin=()
 if [[ $variant == icount ]]; then
-	qemu_bin=${RIG_QEMU:-$("$top/scripts/qemu.sh" path)} &&
-	so=${RIG_PLUGIN:-$("$top/scripts/qemu.sh" plugin)} || {
+	if ! qemu_bin=${RIG_QEMU:-$("$top/scripts/qemu.sh" path)} ||
+	   ! so=${RIG_PLUGIN:-$("$top/scripts/qemu.sh" plugin)}; then
 		echo "passed=0 failed=1 skipped=0" > "$result"
 		exit 1
-	}
+	fi
 	read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
 	rm -f "$icount"
 	plugin=(-plugin "$so,out=$icount")
