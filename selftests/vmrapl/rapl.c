@@ -596,4 +596,170 @@ TEST(attribution_vs_truth)
 		vrp_stop(&vm[i]);
 }
 
+/*
+ * (6) perf agrees: over the same window, perf stat's power/energy-pkg/
+ * (Debian's linux-perf, which mkinitramfs.sh copies into the rapl
+ * variant's initramfs only) counts what powercap counts, per package.
+ *
+ * perf stat -a --per-socket runs "cat energy_uj of both zones; sleep 1;
+ * cat them again": perf enables its counters before it execs the command
+ * and disables them after the command exited, so that inner powercap
+ * window lies inside perf's; two more powercap reads, just before perf is
+ * started and just after it ended, give the outer window.  All three read
+ * the same package register, which only grows (modulo its wrap, which
+ * both perf and pc_delta() undo), so inner <= perf <= outer holds exactly
+ * in register units, and only the readers' own rounding remains:
+ *
+ * - powercap truncates each reading to a whole uJ, so each of its deltas
+ *   is within 1 uJ of the exact one;
+ * - perf counts in units of 2^-32 J (the event's .scale) and scales to
+ *   Joules exactly, but prints.  -x prints "%.2f" Joules, a 10 mJ step;
+ *   -j prints "%f", a 1 uJ step, rounded: 0.5 uJ.  Hence -j.
+ *
+ * --per-socket gives one value per package, each from the one CPU of the
+ * power PMU's cpumask in that package ("aggregate-number" 1), compared
+ * with that package's own zone; -a alone would print the sum of both
+ * packages, compared with the sum of two zones, which says less.  perf's
+ * sockets and powercap's package-N zones both number by
+ * physical_package_id.  perf's value is scaled to powercap's slow unit
+ * (PC_SCALE) like every other energy here.
+ */
+#define PERF		"/usr/bin/perf"
+#define PERF_OUT	"/tmp/rapl-perf.json"
+#define PERF_ERR	"/tmp/rapl-perf.err"
+#define PERF_EVENT	"/sys/bus/event_source/devices/power/events/energy-pkg"
+
+struct perf_pkg {
+	double joules, running;
+	int nr, seen;
+	char unit[16];
+};
+
+/* perf stat -j --per-socket's lines, one per socket, into @pp. */
+static int perf_parse(const char *path, struct perf_pkg *pp)
+{
+	char line[1024], *k;
+	FILE *f = fopen(path, "r");
+	int s;
+
+	if (!f)
+		return -errno;
+	memset(pp, 0, MAX_PKGS * sizeof(*pp));
+	while (fgets(line, sizeof(line), f)) {
+		k = strstr(line, "\"socket\" : \"S");
+		if (!k || sscanf(k, "\"socket\" : \"S%d\"", &s) != 1 ||
+		    s < 0 || s >= MAX_PKGS)
+			continue;
+		k = strstr(line, "\"aggregate-number\" : ");
+		if (k)
+			sscanf(k, "\"aggregate-number\" : %d", &pp[s].nr);
+		k = strstr(line, "\"unit\" : \"");
+		if (k)
+			sscanf(k, "\"unit\" : \"%15[^\"]\"", pp[s].unit);
+		k = strstr(line, "\"pcnt-running\" : ");
+		if (k)
+			sscanf(k, "\"pcnt-running\" : %lf", &pp[s].running);
+		k = strstr(line, "\"counter-value\" : \"");
+		if (k && sscanf(k, "\"counter-value\" : \"%lf\"", &pp[s].joules) == 1)
+			pp[s].seen = 1;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void log_file(struct __test_metadata *_metadata, const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		TH_LOG("%s: %s", path, line);
+	}
+	fclose(f);
+}
+
+TEST(perf_matches_powercap)
+{
+	uint64_t o0[MAX_PKGS], o1[MAX_PKGS], range[MAX_PKGS];
+	unsigned long long in[2 * MAX_PKGS];
+	char dir[MAX_PKGS][300], cmd[2048], out[256], unit[32] = "";
+	struct perf_pkg pp[MAX_PKGS];
+	double scale = 0;
+	pthread_t th[8];
+	int p, n = ncpus(), round, rc;
+	FILE *f;
+
+	if (access(PERF, X_OK))
+		SKIP(return, "no %s in this initramfs (mkinitramfs.sh adds it in the rapl variant)",
+		     PERF);
+	for (p = 0; p < MAX_PKGS; p++) {
+		ASSERT_EQ(0, pc_zone(p, dir[p], sizeof(dir[p])));
+		range[p] = read_u64(dir[p], "max_energy_range_uj");
+	}
+	/* What perf multiplies the count by, and the unit it prints. */
+	f = fopen(PERF_EVENT ".scale", "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(1, fscanf(f, "%lf", &scale));
+	fclose(f);
+	f = fopen(PERF_EVENT ".unit", "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(1, fscanf(f, "%31s", unit));
+	fclose(f);
+	TH_LOG("energy-pkg: scale %.10g (2^-32 = %.10g), unit %s",
+	       scale, 1.0 / 4294967296.0, unit);
+	EXPECT_TRUE(scale == 1.0 / 4294967296.0);
+	EXPECT_STREQ("Joules", unit);
+
+	snprintf(cmd, sizeof(cmd),
+		 PERF " stat -a --per-socket -j -o " PERF_OUT
+		 " -e power/energy-pkg/ -- /bin/sh -c 'cat %s/energy_uj %s/energy_uj; sleep 1; cat %s/energy_uj %s/energy_uj' 2>" PERF_ERR,
+		 dir[0], dir[1], dir[0], dir[1]);
+	/* Once idle-ish, once with every CPU busy. */
+	for (round = 0; round < 2; round++) {
+		if (round)
+			ASSERT_EQ(0, start_spinners(th, n));
+		unlink(PERF_OUT);
+		for (p = 0; p < MAX_PKGS; p++)
+			o0[p] = read_u64(dir[p], "energy_uj");
+		rc = vr_cmd_output(cmd, out, sizeof(out));
+		for (p = 0; p < MAX_PKGS; p++)
+			o1[p] = read_u64(dir[p], "energy_uj");
+		if (round)
+			stop_spinners(th, n);
+		ASSERT_EQ(0, rc) {
+			log_file(_metadata, PERF_ERR);
+		}
+		ASSERT_EQ(4, sscanf(out, "%llu %llu %llu %llu",
+				    &in[0], &in[1], &in[2], &in[3])) {
+			TH_LOG("the inner command printed: %s", out);
+		}
+		ASSERT_EQ(0, perf_parse(PERF_OUT, pp));
+		for (p = 0; p < MAX_PKGS; p++) {
+			double inner = pc_delta(in[p], in[MAX_PKGS + p], range[p]);
+			double outer = pc_delta(o0[p], o1[p], range[p]);
+			double perf;
+
+			ASSERT_TRUE(pp[p].seen) {
+				TH_LOG("no energy-pkg value for socket S%d", p);
+				log_file(_metadata, PERF_OUT);
+			}
+			perf = pp[p].joules * 1e6 * PC_SCALE;
+			TH_LOG("round %d pkg %d: powercap inner %.0f uJ <= perf %.1f uJ (%.6f %s, in powercap's unit) <= powercap outer %.0f uJ; perf-inner %.0f uJ, outer-perf %.0f uJ",
+			       round, p, inner, perf, pp[p].joules, pp[p].unit,
+			       outer, perf - inner, outer - perf);
+			EXPECT_STREQ("Joules", pp[p].unit);
+			/* one event per package, counting all the time */
+			EXPECT_EQ(1, pp[p].nr);
+			EXPECT_TRUE(pp[p].running == 100.0);
+			EXPECT_GT(inner, 0);
+			/* powercap's truncation (1 uJ), perf's printing (0.5 uJ) */
+			EXPECT_GE(perf, inner - 1.5);
+			EXPECT_LE(perf, outer + 1.5);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN
