@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
@@ -601,32 +604,43 @@ TEST(attribution_vs_truth)
  * (Debian's linux-perf, which mkinitramfs.sh copies into the rapl
  * variant's initramfs only) counts what powercap counts, per package.
  *
- * perf stat -a --per-socket runs "cat energy_uj of both zones; sleep 1;
- * cat them again": perf enables its counters before it execs the command
- * and disables them after the command exited, so that inner powercap
- * window lies inside perf's; two more powercap reads, just before perf is
- * started and just after it ended, give the outer window.  All three read
- * the same package register, which only grows (modulo its wrap, which
- * both perf and pc_delta() undo), so inner <= perf <= outer holds exactly
- * in register units, and only the readers' own rounding remains:
+ * perf stat -a starts with its counters disabled (-D -1) and takes
+ * "enable" and "disable" on a control FIFO, answering "ack" once its
+ * ioctls returned (the power PMU reads the register in them, on a CPU of
+ * the package).  So: powercap read (outer), enable, ack, powercap read
+ * (inner), 1 s, powercap read (inner), disable, ack, powercap read
+ * (outer): perf's window lies inside the outer one and holds the inner
+ * one, by causality.  All of them read the same package register, which
+ * only grows (modulo its wrap, which both perf and pc_delta() undo), so
+ * inner <= perf <= outer holds exactly in register units, and only the
+ * readers' own rounding remains:
  *
  * - powercap truncates each reading to a whole uJ, so each of its deltas
  *   is within 1 uJ of the exact one;
- * - perf counts in units of 2^-32 J (the event's .scale) and scales to
- *   Joules exactly, but prints.  -x prints "%.2f" Joules, a 10 mJ step;
- *   -j prints "%f", a 1 uJ step, rounded: 0.5 uJ.  Hence -j.
+ * - perf counts in units of 2^-32 J (the event's .scale; the kernel
+ *   shifts the register's 2^-16 J up) and scales to Joules exactly, but
+ *   prints: -x prints "%.2f" Joules, a 10 mJ step; -j prints "%f", a
+ *   1 uJ step, rounded: 0.5 uJ.  Hence -j.
  *
  * --per-socket gives one value per package, each from the one CPU of the
  * power PMU's cpumask in that package ("aggregate-number" 1), compared
- * with that package's own zone; -a alone would print the sum of both
- * packages, compared with the sum of two zones, which says less.  perf's
- * sockets and powercap's package-N zones both number by
+ * with that package's own zone; -a alone prints the sum of both
+ * packages, which would only be compared with the sum of two zones.
+ * perf's sockets and powercap's package-N zones both number by
  * physical_package_id.  perf's value is scaled to powercap's slow unit
  * (PC_SCALE) like every other energy here.
+ *
+ * Running perf's workload instead (perf stat -a -- sh -c "cat energy_uj;
+ * sleep 1; cat energy_uj") brackets too, but then the outer window also
+ * holds perf's own start and exit, about as long again as the inner
+ * window idle and twice as long with every CPU busy under TCG: an upper
+ * bound too loose to catch perf counting twice.
  */
 #define PERF		"/usr/bin/perf"
 #define PERF_OUT	"/tmp/rapl-perf.json"
 #define PERF_ERR	"/tmp/rapl-perf.err"
+#define PERF_CTL	"/tmp/rapl-perf.ctl"
+#define PERF_ACK	"/tmp/rapl-perf.ack"
 #define PERF_EVENT	"/sys/bus/event_source/devices/power/events/energy-pkg"
 
 struct perf_pkg {
@@ -681,15 +695,109 @@ static void log_file(struct __test_metadata *_metadata, const char *path)
 	fclose(f);
 }
 
-TEST(perf_matches_powercap)
+struct perf_run {
+	pid_t pid;
+	int ctl, ack, stdin_w;
+};
+
+/*
+ * perf stat, counters disabled, on the control FIFOs; its workload is a
+ * cat of a pipe, which ends when perf_finish() closes the pipe.
+ */
+static int perf_start(struct perf_run *r)
 {
-	uint64_t o0[MAX_PKGS], o1[MAX_PKGS], range[MAX_PKGS];
-	unsigned long long in[2 * MAX_PKGS];
-	char dir[MAX_PKGS][300], cmd[2048], out[256], unit[32] = "";
+	int in[2], fd;
+
+	unlink(PERF_OUT);
+	unlink(PERF_CTL);
+	unlink(PERF_ACK);
+	if (mkfifo(PERF_CTL, 0600) || mkfifo(PERF_ACK, 0600) || pipe(in))
+		return -errno;
+	/* O_RDWR: neither open waits for perf, and perf's open neither. */
+	r->ctl = open(PERF_CTL, O_RDWR | O_CLOEXEC);
+	r->ack = open(PERF_ACK, O_RDWR | O_CLOEXEC);
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (!r->pid) {
+		fd = open(PERF_ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(in[0], 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(in[1]);
+		execl(PERF, "perf", "stat", "-a", "--per-socket", "-j",
+		      "-o", PERF_OUT, "-D", "-1",
+		      "--control", "fifo:" PERF_CTL "," PERF_ACK,
+		      "-e", "power/energy-pkg/", "--", "/bin/cat", NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	r->stdin_w = in[1];
+	return r->ctl < 0 || r->ack < 0 ? -EIO : 0;
+}
+
+/* One control command, and perf's "ack" (perf alive, up to @ms). */
+static int perf_cmd(struct perf_run *r, const char *cmd, int ms)
+{
+	char buf[8];
+	size_t got = 0;
+	ssize_t n;
+	struct pollfd pfd = { .fd = r->ack, .events = POLLIN };
+
+	if (write(r->ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+		return -EIO;
+	while (got < 4) {
+		if (waitpid(r->pid, NULL, WNOHANG) == r->pid)
+			return -ESRCH;
+		if (ms <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, 100) <= 0) {
+			ms -= 100;
+			continue;
+		}
+		n = read(r->ack, buf + got, 4 - got);
+		if (n <= 0)
+			return -EIO;
+		got += n;
+	}
+	return memcmp(buf, "ack\n", 4) ? -EIO : 0;
+}
+
+/* End the workload; perf prints and exits.  Its exit status. */
+static int perf_finish(struct perf_run *r)
+{
+	int st = 0;
+
+	close(r->stdin_w);
+	close(r->ctl);
+	close(r->ack);
+	if (waitpid(r->pid, &st, 0) != r->pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+FIXTURE(perf) {
+	int unused;
+};
+
+FIXTURE_SETUP(perf)
+{
+}
+
+FIXTURE_TEARDOWN(perf)
+{
+}
+
+TEST_F_TIMEOUT(perf, matches_powercap, 180)
+{
+	uint64_t o0[MAX_PKGS], o1[MAX_PKGS], i0[MAX_PKGS], i1[MAX_PKGS];
+	uint64_t range[MAX_PKGS];
+	char dir[MAX_PKGS][300], unit[32] = "";
 	struct perf_pkg pp[MAX_PKGS];
+	struct perf_run r;
 	double scale = 0;
 	pthread_t th[8];
-	int p, n = ncpus(), round, rc;
+	int p, n = ncpus(), round, e_on, e_off, rc;
 	FILE *f;
 
 	if (access(PERF, X_OK))
@@ -713,32 +821,42 @@ TEST(perf_matches_powercap)
 	EXPECT_TRUE(scale == 1.0 / 4294967296.0);
 	EXPECT_STREQ("Joules", unit);
 
-	snprintf(cmd, sizeof(cmd),
-		 PERF " stat -a --per-socket -j -o " PERF_OUT
-		 " -e power/energy-pkg/ -- /bin/sh -c 'cat %s/energy_uj %s/energy_uj; sleep 1; cat %s/energy_uj %s/energy_uj' 2>" PERF_ERR,
-		 dir[0], dir[1], dir[0], dir[1]);
-	/* Once idle-ish, once with every CPU busy. */
+	/* Once idle-ish, once with every CPU busy: one perf run each. */
 	for (round = 0; round < 2; round++) {
-		if (round)
-			ASSERT_EQ(0, start_spinners(th, n));
-		unlink(PERF_OUT);
-		for (p = 0; p < MAX_PKGS; p++)
-			o0[p] = read_u64(dir[p], "energy_uj");
-		rc = vr_cmd_output(cmd, out, sizeof(out));
-		for (p = 0; p < MAX_PKGS; p++)
-			o1[p] = read_u64(dir[p], "energy_uj");
-		if (round)
-			stop_spinners(th, n);
-		ASSERT_EQ(0, rc) {
+		ASSERT_EQ(0, perf_start(&r));
+		/* perf is up, its counters open (and disabled) */
+		rc = perf_cmd(&r, "ping\n", 60000);
+		if (rc) {
+			perf_finish(&r);
 			log_file(_metadata, PERF_ERR);
 		}
-		ASSERT_EQ(4, sscanf(out, "%llu %llu %llu %llu",
-				    &in[0], &in[1], &in[2], &in[3])) {
-			TH_LOG("the inner command printed: %s", out);
-		}
+		ASSERT_EQ(0, rc);
+		if (round)
+			ASSERT_EQ(0, start_spinners(th, n));
+		fifo(true);
+		for (p = 0; p < MAX_PKGS; p++)
+			o0[p] = read_u64(dir[p], "energy_uj");
+		e_on = perf_cmd(&r, "enable\n", 10000);
+		for (p = 0; p < MAX_PKGS; p++)
+			i0[p] = read_u64(dir[p], "energy_uj");
+		vr_sleep_ms(1000);
+		for (p = 0; p < MAX_PKGS; p++)
+			i1[p] = read_u64(dir[p], "energy_uj");
+		e_off = perf_cmd(&r, "disable\n", 10000);
+		for (p = 0; p < MAX_PKGS; p++)
+			o1[p] = read_u64(dir[p], "energy_uj");
+		fifo(false);
+		if (round)
+			stop_spinners(th, n);
+		rc = perf_finish(&r);
+		if (rc || e_on || e_off)
+			log_file(_metadata, PERF_ERR);
+		ASSERT_EQ(0, e_on);
+		ASSERT_EQ(0, e_off);
+		ASSERT_EQ(0, rc);
 		ASSERT_EQ(0, perf_parse(PERF_OUT, pp));
 		for (p = 0; p < MAX_PKGS; p++) {
-			double inner = pc_delta(in[p], in[MAX_PKGS + p], range[p]);
+			double inner = pc_delta(i0[p], i1[p], range[p]);
 			double outer = pc_delta(o0[p], o1[p], range[p]);
 			double perf;
 
