@@ -736,17 +736,19 @@ static int perf_start(struct perf_run *r)
 	return r->ctl < 0 || r->ack < 0 ? -EIO : 0;
 }
 
-/* One control command, and perf's "ack" (perf alive, up to @ms). */
+/*
+ * One control command, and perf's "ack" (perf alive, up to @ms).  perf
+ * writes the ack with its string's NUL, "ack\n\0": NULs are skipped.
+ */
 static int perf_cmd(struct perf_run *r, const char *cmd, int ms)
 {
-	char buf[8];
+	char buf[8], c;
 	size_t got = 0;
-	ssize_t n;
 	struct pollfd pfd = { .fd = r->ack, .events = POLLIN };
 
 	if (write(r->ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
 		return -EIO;
-	while (got < 4) {
+	for (;;) {
 		if (waitpid(r->pid, NULL, WNOHANG) == r->pid)
 			return -ESRCH;
 		if (ms <= 0)
@@ -755,12 +757,15 @@ static int perf_cmd(struct perf_run *r, const char *cmd, int ms)
 			ms -= 100;
 			continue;
 		}
-		n = read(r->ack, buf + got, 4 - got);
-		if (n <= 0)
+		if (read(r->ack, &c, 1) != 1)
 			return -EIO;
-		got += n;
+		if (c == '\n')
+			break;
+		if (c && got < sizeof(buf) - 1)
+			buf[got++] = c;
 	}
-	return memcmp(buf, "ack\n", 4) ? -EIO : 0;
+	buf[got] = 0;
+	return strcmp(buf, "ack") ? -EIO : 0;
 }
 
 /* End the workload; perf prints and exits.  Its exit status. */
