@@ -630,11 +630,11 @@ TEST(attribution_vs_truth)
  * physical_package_id.  perf's value is scaled to powercap's slow unit
  * (PC_SCALE) like every other energy here.
  *
- * Running perf's workload instead (perf stat -a -- sh -c "cat energy_uj;
- * sleep 1; cat energy_uj") brackets too, but then the outer window also
- * holds perf's own start and exit, about as long again as the inner
- * window idle and twice as long with every CPU busy under TCG: an upper
- * bound too loose to catch perf counting twice.
+ * Taking the inner reads in perf's workload instead (perf stat -a -- sh
+ * -c "cat energy_uj; sleep 1; cat energy_uj") brackets too, but then the
+ * outer window also holds perf's own start and exit: under TCG it was
+ * 2.2 to 2.8 times the inner one idle and 3.8 to 4.3 times with every
+ * CPU busy, an upper bound too loose to catch perf counting twice.
  */
 #define PERF		"/usr/bin/perf"
 #define PERF_OUT	"/tmp/rapl-perf.json"
@@ -788,6 +788,7 @@ static int perf_finish(struct perf_run *r)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* A fixture for TEST_F_TIMEOUT only: perf's start under TCG is slow. */
 FIXTURE(perf) {
 	int unused;
 };
