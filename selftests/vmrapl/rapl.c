@@ -717,6 +717,8 @@ static int perf_start(struct perf_run *r)
 	/* O_RDWR: neither open waits for perf, and perf's open neither. */
 	r->ctl = open(PERF_CTL, O_RDWR | O_CLOEXEC);
 	r->ack = open(PERF_ACK, O_RDWR | O_CLOEXEC);
+	if (r->ctl < 0 || r->ack < 0)
+		return -EIO;
 	r->pid = fork();
 	if (r->pid < 0)
 		return -errno;
@@ -740,7 +742,7 @@ static int perf_start(struct perf_run *r)
 	 * the gap between the windows, nothing more.
 	 */
 	sched_setscheduler(r->pid, SCHED_FIFO, &sp);
-	return r->ctl < 0 || r->ack < 0 ? -EIO : 0;
+	return 0;
 }
 
 /*
