@@ -32,6 +32,9 @@ pkgs=(
 	libglib2.0-dev libpixman-1-dev libslirp-dev libfdt-dev zlib1g-dev
 	ninja-build pkg-config python3-venv curl patch
 	qemu-system-data seabios ipxe-qemu
+	# perf in the rig's rapl variant (selftests/rig/mkinitramfs.sh copies
+	# the binary and its libraries into that initramfs)
+	linux-perf
 )
 
 missing=()

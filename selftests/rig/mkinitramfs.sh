@@ -3,7 +3,7 @@
 #
 # Build the busybox initramfs the test rig boots.
 #
-# Usage: mkinitramfs.sh KVER OUT
+# Usage: mkinitramfs.sh KVER OUT [VARIANT]
 #
 # Contents:
 #   /bin/busybox + one symlink per applet
@@ -17,14 +17,17 @@
 #                             (or $RIG_TESTS_DIR)
 #   /bin/vmrapl-exporter      static, or else the dynamic build with its
 #                             shared libraries and loader (from ldd)
+#   /usr/bin/perf             rapl variant only: Debian's linux-perf binary
+#                             with its shared libraries and loader (ldd)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
 #   /etc/rig/debug.skip       selftests/rig/debug.skip (--variant debug)
 #   /init                     selftests/rig/init
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-kver=${1:?usage: mkinitramfs.sh KVER OUT}
-out=${2:?usage: mkinitramfs.sh KVER OUT}
+kver=${1:?usage: mkinitramfs.sh KVER OUT [VARIANT]}
+out=${2:?usage: mkinitramfs.sh KVER OUT [VARIANT]}
+variant=${3:-}
 ko=${VMRAPL_KO:-$top/build/$kver/vmrapl.ko}
 tests_dir=${RIG_TESTS_DIR:-$top/build/selftests}
 # RIG_MODDIR: the modules of a kernel that is not installed (the debug
@@ -157,20 +160,40 @@ for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter; do
 		cp "$top/build/userspace/$tool.static" "$root/bin/${tool#*/}"
 	fi
 done
-# The exporter's static link usually fails (libmicrohttpd pulls in gnutls,
-# whose static archives Debian does not ship): then take the dynamic one,
-# with the shared libraries ldd resolves on this host and the dynamic
-# loader, at the same paths, so the loader finds them in its default
-# directories.
-exporter=$top/build/userspace/exporter/vmrapl-exporter
-if [[ ! -e $root/bin/vmrapl-exporter && -x $exporter ]]; then
-	libs=$(ldd "$exporter" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }') ||
-		die "ldd $exporter failed"
+# A dynamically linked program at DEST in the image, with the shared
+# libraries ldd resolves on this host and the dynamic loader, at the same
+# paths, so the loader finds them in its default directories.
+add_dynamic() { # program, its path in the image
+	local bin=$1 dest=$2 libs lib
+	libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }') ||
+		die "ldd $bin failed"
 	for lib in $libs; do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
-	cp "$exporter" "$root/bin/vmrapl-exporter"
+	mkdir -p "$root$(dirname "$dest")"
+	cp "$bin" "$root$dest"
+}
+# The exporter's static link usually fails (libmicrohttpd pulls in gnutls,
+# whose static archives Debian does not ship): then take the dynamic one.
+exporter=$top/build/userspace/exporter/vmrapl-exporter
+if [[ ! -e $root/bin/vmrapl-exporter && -x $exporter ]]; then
+	add_dynamic "$exporter" /bin/vmrapl-exporter
+fi
+# The rapl variant's perf_matches_powercap (selftests/vmrapl/rapl.c) runs
+# perf stat on the power PMU: the binary of Debian's linux-perf
+# (scripts/deps.sh), about 34 MB with its libraries, so only there.  That
+# package diverts other packages' /usr/bin/perf to perf.wrapper; its own
+# file list names the real binary.  Without it the test skips.
+perf=
+if [[ $variant == rapl ]]; then
+	perf=$(dpkg -L linux-perf 2>/dev/null | grep -E '^/usr/bin/perf(_[0-9.]+)?$' | head -n1) || true
+	if [[ -n $perf && -x $perf && $(head -c4 "$perf") == $'\x7fELF' ]]; then
+		add_dynamic "$perf" /usr/bin/perf
+	else
+		echo "mkinitramfs: no perf binary (apt-get install linux-perf): rapl's perf_matches_powercap will skip" >&2
+		perf=
+	fi
 fi
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
@@ -184,4 +207,4 @@ mkdir -p "$(dirname "$out")"
 (cd "$root" && find . -print0 | sort -z | cpio --quiet -o -0 -H newc --owner=0:0) | \
 	gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"
-echo "mkinitramfs: $out ($(du -h "$out" | cut -f1), modules: $(tr '\n' ' ' < "$root/etc/rig/modules"), tests: $(ls "$root/tests" | wc -l))"
+echo "mkinitramfs: $out ($(du -h "$out" | cut -f1), modules: $(tr '\n' ' ' < "$root/etc/rig/modules"), tests: $(ls "$root/tests" | wc -l)${perf:+, perf: $perf})"

@@ -73,7 +73,8 @@ timeout=${timeout:-${RIG_TIMEOUT:-900}}
 
 tag=$kver${variant:+-$variant}
 [[ $mode == tests ]] || tag=$tag-$mode
-initrd=$top/build/rig/initramfs-$kver.cpio.gz
+# One initramfs per variant: the rapl variant's holds perf as well.
+initrd=$top/build/rig/initramfs-$kver${variant:+-$variant}.cpio.gz
 log=$top/build/rig-$tag.log
 result=$top/build/rig-$tag.result
 # A kernel that is not installed but extracted from its packages by
@@ -94,7 +95,7 @@ if [[ ! -r $kernel ]]; then
 	exit 1
 fi
 if [[ $build_initramfs == 1 ]]; then
-	"$top/selftests/rig/mkinitramfs.sh" "$kver" "$initrd" || {
+	"$top/selftests/rig/mkinitramfs.sh" "$kver" "$initrd" "$variant" || {
 		echo "passed=0 failed=1 skipped=0" > "$result"
 		exit 1
 	}

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
@@ -594,6 +597,302 @@ TEST(attribution_vs_truth)
 	}
 	for (i = 0; i < n; i++)
 		vrp_stop(&vm[i]);
+}
+
+/*
+ * (6) perf agrees: over the same window, perf stat's power/energy-pkg/
+ * (Debian's linux-perf, which mkinitramfs.sh copies into the rapl
+ * variant's initramfs only) counts what powercap counts, per package.
+ *
+ * perf stat -a starts with its counters disabled (-D -1) and takes
+ * "enable" and "disable" on a control FIFO, answering "ack" once its
+ * ioctls returned (the power PMU reads the register in them, on a CPU of
+ * the package).  So: powercap read (outer), enable, ack, powercap read
+ * (inner), 1 s, powercap read (inner), disable, ack, powercap read
+ * (outer): perf's window lies inside the outer one and holds the inner
+ * one, by causality.  All of them read the same package register, which
+ * only grows (modulo its wrap, which both perf and pc_delta() undo), so
+ * inner <= perf <= outer holds exactly in register units, and only the
+ * readers' own rounding remains:
+ *
+ * - powercap truncates each reading to a whole uJ, so each of its deltas
+ *   is within 1 uJ of the exact one;
+ * - perf counts in units of 2^-32 J (the event's .scale; the kernel
+ *   shifts the register's 2^-16 J up) and scales to Joules exactly, but
+ *   prints: -x prints "%.2f" Joules, a 10 mJ step; -j prints "%f", a
+ *   1 uJ step, rounded: 0.5 uJ.  Hence -j.
+ *
+ * --per-socket gives one value per package, each from the one CPU of the
+ * power PMU's cpumask in that package ("aggregate-number" 1), compared
+ * with that package's own zone; -a alone prints the sum of both
+ * packages, which would only be compared with the sum of two zones.
+ * perf's sockets and powercap's package-N zones both number by
+ * physical_package_id.  perf's value is scaled to powercap's slow unit
+ * (PC_SCALE) like every other energy here.
+ *
+ * Taking the inner reads in perf's workload instead (perf stat -a -- sh
+ * -c "cat energy_uj; sleep 1; cat energy_uj") brackets too, but then the
+ * outer window also holds perf's own start and exit: under TCG it was
+ * 2.2 to 2.8 times the inner one idle and 3.8 to 4.3 times with every
+ * CPU busy, an upper bound too loose to catch perf counting twice.
+ */
+#define PERF		"/usr/bin/perf"
+#define PERF_OUT	"/tmp/rapl-perf.json"
+#define PERF_ERR	"/tmp/rapl-perf.err"
+#define PERF_CTL	"/tmp/rapl-perf.ctl"
+#define PERF_ACK	"/tmp/rapl-perf.ack"
+#define PERF_EVENT	"/sys/bus/event_source/devices/power/events/energy-pkg"
+
+struct perf_pkg {
+	double joules, running;
+	int nr, seen;
+	char unit[16];
+};
+
+/* perf stat -j --per-socket's lines, one per socket, into @pp. */
+static int perf_parse(const char *path, struct perf_pkg *pp)
+{
+	char line[1024], *k;
+	FILE *f = fopen(path, "r");
+	int s;
+
+	if (!f)
+		return -errno;
+	memset(pp, 0, MAX_PKGS * sizeof(*pp));
+	while (fgets(line, sizeof(line), f)) {
+		k = strstr(line, "\"socket\" : \"S");
+		if (!k || sscanf(k, "\"socket\" : \"S%d\"", &s) != 1 ||
+		    s < 0 || s >= MAX_PKGS)
+			continue;
+		k = strstr(line, "\"aggregate-number\" : ");
+		if (k)
+			sscanf(k, "\"aggregate-number\" : %d", &pp[s].nr);
+		k = strstr(line, "\"unit\" : \"");
+		if (k)
+			sscanf(k, "\"unit\" : \"%15[^\"]\"", pp[s].unit);
+		k = strstr(line, "\"pcnt-running\" : ");
+		if (k)
+			sscanf(k, "\"pcnt-running\" : %lf", &pp[s].running);
+		k = strstr(line, "\"counter-value\" : \"");
+		if (k && sscanf(k, "\"counter-value\" : \"%lf\"", &pp[s].joules) == 1)
+			pp[s].seen = 1;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void log_file(struct __test_metadata *_metadata, const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		TH_LOG("%s: %s", path, line);
+	}
+	fclose(f);
+}
+
+struct perf_run {
+	pid_t pid;
+	int ctl, ack, stdin_w;
+};
+
+/*
+ * perf stat, counters disabled, on the control FIFOs; its workload is a
+ * cat of a pipe, which ends when perf_finish() closes the pipe.
+ */
+static int perf_start(struct perf_run *r)
+{
+	struct sched_param sp = { .sched_priority = 40 };
+	int in[2], fd;
+
+	unlink(PERF_OUT);
+	unlink(PERF_CTL);
+	unlink(PERF_ACK);
+	if (mkfifo(PERF_CTL, 0600) || mkfifo(PERF_ACK, 0600) || pipe(in))
+		return -errno;
+	/* O_RDWR: neither open waits for perf, and perf's open neither. */
+	r->ctl = open(PERF_CTL, O_RDWR | O_CLOEXEC);
+	r->ack = open(PERF_ACK, O_RDWR | O_CLOEXEC);
+	if (r->ctl < 0 || r->ack < 0)
+		return -EIO;
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (!r->pid) {
+		fd = open(PERF_ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(in[0], 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(in[1]);
+		execl(PERF, "perf", "stat", "-a", "--per-socket", "-j",
+		      "-o", PERF_OUT, "-D", "-1",
+		      "--control", "fifo:" PERF_CTL "," PERF_ACK,
+		      "-e", "power/energy-pkg/", "--", "/bin/cat", NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	r->stdin_w = in[1];
+	/*
+	 * perf runs SCHED_FIFO too (below the measuring thread), so that
+	 * the spinners cannot delay its enable and disable: that narrows
+	 * the gap between the windows, nothing more.
+	 */
+	sched_setscheduler(r->pid, SCHED_FIFO, &sp);
+	return 0;
+}
+
+/*
+ * One control command, and perf's "ack" (perf alive, up to @ms).  perf
+ * writes the ack with its string's NUL, "ack\n\0": NULs are skipped.
+ */
+static int perf_cmd(struct perf_run *r, const char *cmd, int ms)
+{
+	char buf[8], c;
+	size_t got = 0;
+	struct pollfd pfd = { .fd = r->ack, .events = POLLIN };
+
+	if (write(r->ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+		return -EIO;
+	for (;;) {
+		if (waitpid(r->pid, NULL, WNOHANG) == r->pid)
+			return -ESRCH;
+		if (ms <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, 100) <= 0) {
+			ms -= 100;
+			continue;
+		}
+		if (read(r->ack, &c, 1) != 1)
+			return -EIO;
+		if (c == '\n')
+			break;
+		if (c && got < sizeof(buf) - 1)
+			buf[got++] = c;
+	}
+	buf[got] = 0;
+	return strcmp(buf, "ack") ? -EIO : 0;
+}
+
+/* End the workload; perf prints and exits.  Its exit status. */
+static int perf_finish(struct perf_run *r)
+{
+	int st = 0;
+
+	close(r->stdin_w);
+	close(r->ctl);
+	close(r->ack);
+	if (waitpid(r->pid, &st, 0) != r->pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A fixture for TEST_F_TIMEOUT only: perf's start under TCG is slow. */
+FIXTURE(perf) {
+	int unused;
+};
+
+FIXTURE_SETUP(perf)
+{
+}
+
+FIXTURE_TEARDOWN(perf)
+{
+}
+
+TEST_F_TIMEOUT(perf, matches_powercap, 180)
+{
+	uint64_t o0[MAX_PKGS], o1[MAX_PKGS], i0[MAX_PKGS], i1[MAX_PKGS];
+	uint64_t range[MAX_PKGS];
+	char dir[MAX_PKGS][300], unit[32] = "";
+	struct perf_pkg pp[MAX_PKGS];
+	struct perf_run r;
+	double scale = 0;
+	pthread_t th[8];
+	int p, n = ncpus(), round, e_on, e_off, rc;
+	FILE *f;
+
+	if (access(PERF, X_OK))
+		SKIP(return, "no %s in this initramfs (mkinitramfs.sh adds it in the rapl variant)",
+		     PERF);
+	for (p = 0; p < MAX_PKGS; p++) {
+		ASSERT_EQ(0, pc_zone(p, dir[p], sizeof(dir[p])));
+		range[p] = read_u64(dir[p], "max_energy_range_uj");
+	}
+	/* What perf multiplies the count by, and the unit it prints. */
+	f = fopen(PERF_EVENT ".scale", "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(1, fscanf(f, "%lf", &scale));
+	fclose(f);
+	f = fopen(PERF_EVENT ".unit", "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(1, fscanf(f, "%31s", unit));
+	fclose(f);
+	TH_LOG("energy-pkg: scale %.10g (2^-32 = %.10g), unit %s",
+	       scale, 1.0 / 4294967296.0, unit);
+	EXPECT_TRUE(scale == 1.0 / 4294967296.0);
+	EXPECT_STREQ("Joules", unit);
+
+	/* Once idle-ish, once with every CPU busy: one perf run each. */
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, perf_start(&r));
+		/* perf is up, its counters open (and disabled) */
+		rc = perf_cmd(&r, "ping\n", 60000);
+		if (rc) {
+			perf_finish(&r);
+			log_file(_metadata, PERF_ERR);
+		}
+		ASSERT_EQ(0, rc);
+		if (round)
+			ASSERT_EQ(0, start_spinners(th, n));
+		fifo(true);
+		for (p = 0; p < MAX_PKGS; p++)
+			o0[p] = read_u64(dir[p], "energy_uj");
+		e_on = perf_cmd(&r, "enable\n", 10000);
+		for (p = 0; p < MAX_PKGS; p++)
+			i0[p] = read_u64(dir[p], "energy_uj");
+		vr_sleep_ms(1000);
+		for (p = 0; p < MAX_PKGS; p++)
+			i1[p] = read_u64(dir[p], "energy_uj");
+		e_off = perf_cmd(&r, "disable\n", 10000);
+		for (p = 0; p < MAX_PKGS; p++)
+			o1[p] = read_u64(dir[p], "energy_uj");
+		fifo(false);
+		if (round)
+			stop_spinners(th, n);
+		rc = perf_finish(&r);
+		if (rc || e_on || e_off)
+			log_file(_metadata, PERF_ERR);
+		ASSERT_EQ(0, e_on);
+		ASSERT_EQ(0, e_off);
+		ASSERT_EQ(0, rc);
+		ASSERT_EQ(0, perf_parse(PERF_OUT, pp));
+		for (p = 0; p < MAX_PKGS; p++) {
+			double inner = pc_delta(i0[p], i1[p], range[p]);
+			double outer = pc_delta(o0[p], o1[p], range[p]);
+			double perf;
+
+			ASSERT_TRUE(pp[p].seen) {
+				TH_LOG("no energy-pkg value for socket S%d", p);
+				log_file(_metadata, PERF_OUT);
+			}
+			perf = pp[p].joules * 1e6 * PC_SCALE;
+			TH_LOG("round %d pkg %d: powercap inner %.0f uJ <= perf %.1f uJ (%.6f %s, in powercap's unit) <= powercap outer %.0f uJ; perf-inner %.0f uJ, outer-perf %.0f uJ",
+			       round, p, inner, perf, pp[p].joules, pp[p].unit,
+			       outer, perf - inner, outer - perf);
+			EXPECT_STREQ("Joules", pp[p].unit);
+			/* one event per package, counting all the time */
+			EXPECT_EQ(1, pp[p].nr);
+			EXPECT_TRUE(pp[p].running == 100.0);
+			EXPECT_GT(inner, 0);
+			/* powercap's truncation (1 uJ), perf's printing (0.5 uJ) */
+			EXPECT_GE(perf, inner - 1.5);
+			EXPECT_LE(perf, outer + 1.5);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN
