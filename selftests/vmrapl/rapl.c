@@ -656,9 +656,10 @@ TEST(attribution_vs_truth)
  * (the default), each VM gets its own core's energy: within 5 % of the
  * truth.
  *
- * A vCPU alone on its CPU never switches, so the per-core samples come
- * from its exits (kvm_exit/kvm_entry): without those the weights were
- * never refreshed and the split stayed by time.
+ * The vCPU threads here still switch now and then (kworkers, this
+ * test's reads), so the per-core samples come from those switches and
+ * from the exits (kvm_exit/kvm_entry) alike; the unit tests cover a vCPU
+ * that only exits.
  */
 TEST(heterogeneous_percore)
 {
