@@ -243,6 +243,11 @@ static void vr_probe_guest(struct kvm_vcpu *vcpu,
 	 */
 	vr_maybe_close(c, now);
 	event(vcpu, c, now, vr_cpu_pkg_id(c));
+	/*
+	 * A vCPU that never leaves its CPU switches nothing, but it exits
+	 * (the tick's interrupt at least): its per-core samples come here.
+	 */
+	vr_cpu_poll(c, now);
 out:
 	local_irq_restore(flags);
 }

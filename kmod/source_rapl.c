@@ -82,8 +82,8 @@ static bool vr_amd_has_core_energy(void)
 
 /*
  * vr_core_read_fn: the calling CPU's own core counter.  Runs in
- * vr_cpu_event() on that CPU, interrupts disabled, so the MSR is the
- * local one: no IPI.
+ * vr_cpu_event() or vr_cpu_core_poll() on that CPU, interrupts disabled,
+ * so the MSR is the local one: no IPI.
  */
 static bool vr_amd_core_read(void *ctx, struct vr_cpu *c, u64 *raw)
 {
@@ -129,7 +129,8 @@ static int vr_rapl_pkg_init(struct vr_hpkg *hp, unsigned int cpu,
 
 /*
  * vr_core_read_fn of APERF: the calling CPU's own actual cycles, read in
- * vr_cpu_event() on that CPU (interrupts disabled): no IPI.
+ * vr_cpu_event() or vr_cpu_core_poll() on that CPU (interrupts
+ * disabled): no IPI.
  */
 static bool vr_aperf_read(void *ctx, struct vr_cpu *c, u64 *raw)
 {

@@ -170,7 +170,7 @@ struct vr_pkg;
  * @busy: the CPU runs something other than its idle task.
  * @online: the CPU takes part in its package's epochs.
  * @core_due: the closer asks this CPU to sample its per-core counter at
- *	its next event (vr_cpu_event(), on the CPU itself).
+ *	its next event (vr_cpu_event() or vr_cpu_poll(), on the CPU itself).
  *
  * Per-core weighting (struct vr_core_src), all under @lock:
  * @core_raw: raw per-core counter at the last sample.
@@ -254,7 +254,8 @@ struct vr_dom_src {
  *	(the engine reads the local MSR; tests look @c up in their model).
  * @raw: out: the raw counter, in source units.
  *
- * Context: on the CPU of @c, in its vr_cpu_event(), interrupts disabled,
+ * Context: on the CPU of @c, in its vr_cpu_event() or vr_cpu_core_poll(),
+ * interrupts disabled,
  * @c->lock held.  Never called by a closer for another CPU: reading
  * another CPU's MSR would need an IPI.
  * Return: true when @raw was read.
@@ -413,6 +414,14 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy);
 void vr_cpu_offline(struct vr_cpu *c, u64 now);
 
 void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next);
+void vr_cpu_core_poll(struct vr_cpu *c, u64 now);
+
+/* A CPU event that changes nothing but may owe a per-core sample. */
+static inline void vr_cpu_poll(struct vr_cpu *c, u64 now)
+{
+	if (unlikely(READ_ONCE(c->core_due)))
+		vr_cpu_core_poll(c, now);
+}
 void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 		  const struct vr_acct *hi);
 

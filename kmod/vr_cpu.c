@@ -169,6 +169,29 @@ void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
 }
 
 /**
+ * vr_cpu_core_poll() - take a per-core sample the closer asked for, now
+ * @c: this CPU.
+ * @now: local clock.
+ *
+ * For a CPU that runs on without switching: a vCPU that stays in guest
+ * mode but for its exits (the host tick's interrupt, at least) would
+ * otherwise never be sampled, and its busy time would keep the weight of
+ * its first window for good.  Nothing changes but the sample: the CPU
+ * goes on charging what it charged.  Call it through vr_cpu_poll().
+ *
+ * Context: interrupts disabled, on the CPU of @c.
+ */
+void vr_cpu_core_poll(struct vr_cpu *c, u64 now)
+{
+	vr_lock(&c->lock);
+	if (c->online && c->core_due) {
+		vr_cpu_fold(c, now);
+		vr_cpu_core_sample(c, now);
+	}
+	vr_unlock(&c->lock);
+}
+
+/**
  * vr_cpu_purge() - stop charging accounts in [@lo, @hi) on a CPU
  * @c: the CPU.
  * @now: local clock.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Assembles bench/RESULTS.md-ready markdown from the outputs of
-# "make full" in DIR (vrsim.md, bursty-instant.md, hetero-tick.md,
+# "make full" in DIR (vrsim.md, bursty-instant.md, hetero-switches.md,
 # hotpath.txt, callgrind.txt).
 #
 # Instruction targets per event (issue 12): an untracked switch
@@ -45,7 +45,7 @@ Exact commands (from the top of the tree):
 make -C bench/sim full
   # = ./vrsim --json out/full.json > out/vrsim.md      (10 seeds x 300 s)
   #   ./vrsim --only bursty --latch-us 1 --lag-us 0 > out/bursty-instant.md
-  #   ./vrsim --only heterogeneous --percore-tick > out/hetero-tick.md
+  #   ./vrsim --only heterogeneous --switches-only > out/hetero-switches.md
   #   ./hotpath > out/hotpath.txt
   #   ./callgrind.sh > out/callgrind.txt
   #   ./results.sh out > out/RESULTS.md
@@ -200,7 +200,7 @@ if [ -s "$dir/bursty-instant.md" ]; then
 	echo "power unknown, the latch roughly doubles the error of 2 ms bursts; with"
 	echo "it about right, the static power's own error dominates."
 fi
-if [ -s "$dir/hetero-tick.md" ]; then
+if [ -s "$dir/hetero-switches.md" ]; then
 	# the occupied 60 s cell of a row of heterogeneous, in a file
 	hocc() { awk -F'|' -v row="$2" '
 		{ for (i = 2; i <= 4; i++) gsub(/^ +| +$/, "", $i) }
@@ -208,13 +208,15 @@ if [ -s "$dir/hetero-tick.md" ]; then
 		$2 != "" && $2 != "heterogeneous" { on = 0 }
 		on && $3 == row { print $4; exit }' "$1"; }
 	echo
-	echo "**Per-core samples where no switch happens, separately.**  The same"
-	echo "heterogeneous traces with the per-core instance's marked CPUs also"
-	echo "sampling at a running task's 4 ms re-check, where nothing switches"
-	echo "(\`./vrsim --only heterogeneous --percore-tick\`, a diagnostic: the"
-	echo "kernel has no such event; bench/sim/out/hetero-tick.md), occupied truth,"
-	echo "60 s: vmrapl per-core $(hocc "$dir/hetero-tick.md" "vmrapl per-core (core energy)") %"
-	echo "(switches only, as the kernel: $(hocc "$dir/vrsim.md" "vmrapl per-core (core energy)") %)."
+	echo "**Per-core samples at exits, separately.**  A vCPU alone on its CPU"
+	echo "never switches; its exits at the host tick (the simulator's 4 ms"
+	echo "re-check) are where the module polls for the per-core sample the"
+	echo "closer asked for (kvm_exit/kvm_entry, vr_cpu_poll()).  The same"
+	echo "heterogeneous traces with per-core samples at switches only, as the"
+	echo "module did before (\`./vrsim --only heterogeneous --switches-only\`,"
+	echo "bench/sim/out/hetero-switches.md), occupied truth, 60 s: vmrapl per-core"
+	echo "$(hocc "$dir/hetero-switches.md" "vmrapl per-core (core energy)") %"
+	echo "(with the polls at exits: $(hocc "$dir/vrsim.md" "vmrapl per-core (core energy)") %)."
 fi
 echo
 echo "## Core hot path"

@@ -296,10 +296,17 @@ void on_cpu_event(int ci)
 		q_push(c, cur);
 		return;
 	}
-	/* nothing to do: keep running, new slice */
-	if (percore_tick && c->vc[V_CORE].core_due)
-		vr_cpu_event(&c->vc[V_CORE], S.now, true,
-			     task_acct(t, c->pkg, V_CORE));
+	/*
+	 * Nothing to do: keep running, new slice.  This re-check stands for
+	 * the host tick; a vCPU takes it as an exit, where the kernel's
+	 * kvm_exit/kvm_entry probes poll for a per-core sample.
+	 */
+	if (t->kind == T_VCPU && !switches_only) {
+		int v;
+
+		for (v = 0; v < NVR; v++)
+			vr_cpu_poll(&c->vc[v], S.now);
+	}
 	task_accrue(t);
 	if (t->demand != ~0ULL >> 2)
 		t->demand = t->demand > ran ? t->demand - ran : 0;

@@ -46,9 +46,9 @@
  *          vr_pkg_init() gives hardware counters, 500)]
  *         [--inject-fault-at S (break package 0's books at S s: the
  *          check's own test; the run must then fail)]
- *         [--percore-tick (a diagnostic, not what the kernel does: the
- *          per-core instance's marked CPUs also sample at a running
- *          task's 4 ms re-check, where no switch happens)]
+ *         [--switches-only (a comparison: per-core samples at task
+ *          switches only, not also at a vCPU's exits at the 4 ms tick,
+ *          as the module did before it polled at kvm_exit/kvm_entry)]
  *
  * The parts are listed in vrsim.h.
  */
@@ -60,7 +60,7 @@ u64 period_ns = 1000000;		/* vmrapl's epoch */
 u64 latch_ns = 976563;			/* the counter's update interval */
 long long lag_ns = -1;			/* -1: vr_pkg_init()'s default */
 u64 inject_fault_at;			/* s; 0: never */
-bool percore_tick;			/* a diagnostic, not the kernel */
+bool switches_only;			/* no per-core poll at exits */
 u64 lag_used_ns;			/* what the packages ran with */
 
 /* Every second: close what is stale, snapshot every VM's numbers. */
@@ -285,14 +285,14 @@ int main(int argc, char **argv)
 			lag_ns = strtoll(argv[++i], NULL, 0) * 1000;
 		else if (!strcmp(argv[i], "--inject-fault-at") && i + 1 < argc)
 			inject_fault_at = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--percore-tick"))
-			percore_tick = true;
+		else if (!strcmp(argv[i], "--switches-only"))
+			switches_only = true;
 		else {
 			fprintf(stderr, "usage: %s [--quick] [--json FILE] "
 				"[--only WORKLOAD] [--seeds N] [--seed0 N] "
 				"[--secs S] [--period-us US] [--latch-us US] "
 				"[--lag-us US] [--inject-fault-at S] "
-				"[--percore-tick]\n", argv[0]);
+				"[--switches-only]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -252,7 +252,7 @@ extern u64 period_ns, latch_ns;
 extern long long lag_ns;
 extern u64 lag_used_ns;
 extern u64 inject_fault_at;
-extern bool percore_tick;
+extern bool switches_only;
 
 /* model.c */
 void rng_seed(u64 s);

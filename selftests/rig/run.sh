@@ -36,8 +36,9 @@
 # default the one "make qemu" cached; also the icount variant's),
 # RIG_PLUGIN (icount variant: the plugin .so, default "scripts/qemu.sh
 # plugin"'s), RIG_ICOUNT_PROF=1 (icount variant: the plugin's per-instruction
-# profile too), RIG_RAPL_CORE_MW (rapl-core-mw, e.g.
-# 12000:6000), RIG_RAPL_IDLE_MW, RIG_RAPL_UNCORE_MW (the model's powers).
+# profile too), RIG_RAPL_CORE_MW (rapl-core-mw, default
+# 12000:12000:12000:6000: package 1 heterogeneous), RIG_RAPL_IDLE_MW,
+# RIG_RAPL_UNCORE_MW (the model's powers).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
 # ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
@@ -172,7 +173,7 @@ rapl)
 	# expectations (selftests/vmrapl/rapl.c reads them back from the
 	# truth, never from here).
 	rm -f "$truth"
-	cpu=max,family=25,model=1,rapl=on,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000}
+	cpu=max,family=25,model=1,rapl=on,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000:12000:12000:6000}
 	cpu+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
 	cpu+=,rapl-truth=$truth
 	# Counters start 2200 J below 2^32 units of 2^-16 J, so that they

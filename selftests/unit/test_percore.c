@@ -37,6 +37,8 @@ struct pc_host {
 	u64 static_uw;
 	vt_u128 pkg_fj, core_fj[PC_NCPU];
 	u64 core_off;		/* raw offset of the core counters */
+	bool quiet;		/* events only when what runs changes */
+	bool exits;		/* quiet, but vr_cpu_poll() each step */
 	u64 now;
 	struct vr_pkg_stats st0;	/* the books at pc_reset() */
 };
@@ -123,8 +125,14 @@ static void pc_run(struct pc_host *h, u64 ns)
 			struct vr_acct *a = h->busy[i] && h->tracked[i] ?
 					    &h->acct[i] : NULL;
 
-			if (vr_cpu_event_needed(c, h->busy[i], a))
+			if (h->quiet) {
+				if (c->busy != h->busy[i] || c->cur != a)
+					vr_cpu_event(c, h->now, h->busy[i], a);
+				else if (h->exits)
+					vr_cpu_poll(c, h->now);
+			} else if (vr_cpu_event_needed(c, h->busy[i], a)) {
 				vr_cpu_event(c, h->now, h->busy[i], a);
+			}
 		}
 		if (vr_pkg_stale(&h->p, h->now))
 			vr_pkg_try_close(&h->p, h->now, pc_pkg_read, h);
@@ -230,6 +238,43 @@ static void test_hetero(bool percore)
 		vt_near(a, 11.0, 0.11, "time split: 6 W + 5 W within 1%%");
 		vt_near(b, 11.0, 0.11, "time split: the same for both");
 		vt_eq(h.p.percore_e, 0, "nothing charged by per-core weight");
+	}
+	pc_check_books(&h, what);
+}
+
+/*
+ * The same two vCPUs, but neither CPU ever switches: each runs its vCPU
+ * all along, as a vCPU alone on its CPU does.  Its only events are its
+ * exits (vr_cpu_poll(), the kernel's kvm_entry/kvm_exit): without them
+ * the per-core counter is read once, for the baseline, and the split
+ * stays by time.
+ */
+static void test_exits(bool exits)
+{
+	static struct pc_host h;
+	const char *what = exits ? "exits" : "no exits";
+	double a, b;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	h.quiet = true;
+	h.exits = exits;
+	h.busy[0] = h.busy[1] = true;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 10000000ULL;
+	h.core_uw[1] = 2000000ULL;
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, 2 * VT_SEC);
+	a = pc_w(&h, 0, 2.0);
+	b = pc_w(&h, 1, 2.0);
+	vt_diag("%s: vector-heavy %.3f W, memory-bound %.3f W", what, a, b);
+	if (exits) {
+		vt_near(a, 15.0, 0.15, "switchless, sampled at exits: the 10 W "
+			"core's vCPU gets 10 W + 5 W within 1%%");
+		vt_near(b, 7.0, 0.07, "and the 2 W core's 2 W + 5 W");
+	} else {
+		vt_near(a, 11.0, 0.11, "switchless, no exits: a time split");
+		vt_eq(h.p.percore_e, 0, "nothing by per-core weight");
 	}
 	pc_check_books(&h, what);
 }
@@ -365,6 +410,8 @@ int main(void)
 	test_decode();
 	test_hetero(false);
 	test_hetero(true);
+	test_exits(false);
+	test_exits(true);
 	test_clamp();
 	test_unreadable();
 	test_cycles();
