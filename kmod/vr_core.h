@@ -422,6 +422,7 @@ static inline void vr_cpu_poll(struct vr_cpu *c, u64 now)
 	if (unlikely(READ_ONCE(c->core_due)))
 		vr_cpu_core_poll(c, now);
 }
+
 void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 		  const struct vr_acct *hi);
 

@@ -138,7 +138,7 @@ if [[ $variant == icount ]]; then
 	rm -f "$icount"
 	plugin=(-plugin "$so,out=$icount")
 	# A per-instruction profile of the kernel, named with the guest's
-	# symbols (bench_ctxsw hands them over): bench/rig/icount-prof.sh.
+	# symbols (bench_ctxsw hands them over); bench/rig/collect.sh reads it.
 	if [[ ${RIG_ICOUNT_PROF:-0} == 1 ]]; then
 		plugin=(-plugin "$so,out=$icount,prof=on")
 		cmdline+=" rig.prof=1"
