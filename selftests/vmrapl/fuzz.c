@@ -94,15 +94,16 @@ static const unsigned int vr_cmds[] = {
 	VMRAPL_GET_INFO, VMRAPL_ATTACH_VM, VMRAPL_VM_SET_TOPOLOGY,
 	VMRAPL_VM_ADD_TASK, VMRAPL_VM_READ_MSR, VMRAPL_VM_GET_STATS,
 	VMRAPL_VM_SET_POLICY, VMRAPL_VM_GET_STATE, VMRAPL_VM_SET_STATE,
-	VMRAPL_TEST_INJECT, VMRAPL_GET_PKG_STATS, VMRAPL_LIST_VMS,
-	VMRAPL_GET_VM_STATS,
+	VMRAPL_TEST_INJECT, VMRAPL_GET_PKG_STATS, VMRAPL_GET_PKG_STATS_V1,
+	VMRAPL_LIST_VMS, VMRAPL_GET_VM_STATS,
 };
 
 static bool is_dev_cmd(unsigned int cmd)
 {
 	return cmd == VMRAPL_GET_INFO || cmd == VMRAPL_ATTACH_VM ||
 	       cmd == VMRAPL_TEST_INJECT || cmd == VMRAPL_GET_PKG_STATS ||
-	       cmd == VMRAPL_LIST_VMS || cmd == VMRAPL_GET_VM_STATS;
+	       cmd == VMRAPL_GET_PKG_STATS_V1 || cmd == VMRAPL_LIST_VMS ||
+	       cmd == VMRAPL_GET_VM_STATS;
 }
 
 static bool is_vm_cmd(unsigned int cmd)
@@ -332,6 +333,7 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		u.st.vcpus_ptr = pick_u64ptr(f, 32);
 		break;
 	case VMRAPL_GET_PKG_STATS:
+	case VMRAPL_GET_PKG_STATS_V1:	/* the first 40 bytes of the same */
 		u.pl.size = pick_size(f, sizeof(u.pl));
 		u.pl.nr_pkgs = pick(&f->s, 4) ? pick(&f->s, 4) :
 			       (uint32_t)rnd(&f->s);
