@@ -534,6 +534,43 @@ static int vms_stop(struct vmproc *p)
 	return bad ? -ECHILD : 0;
 }
 
+/*
+ * From the previous configuration (in the order U, L, V, C) to @cfg:
+ * U unloads vmrapl, L loads it, V starts the VMs attached, C runs them
+ * unattached with vmrapl unloaded.  @nvms: the VMs running.  Returns
+ * the number of steps that failed.
+ */
+static int enter_config(char cfg, struct vmproc *procs, char *kind, int *nvms)
+{
+	int bad = 0;
+
+	switch (cfg) {
+	case 'U':
+		if (vr_module_loaded() && vr_unload())
+			bad++;
+		break;
+	case 'L':
+		if (!vr_module_loaded() && vr_load(""))
+			bad++;
+		break;
+	case 'V':
+		if (vms_start(procs, true, kind))
+			bad++;
+		*nvms = vr_vms_count("attached");
+		if (*nvms != NR_VMS)
+			bad++;
+		break;
+	case 'C':
+		if (vms_stop(procs) || vr_unload())
+			bad++;
+		if (vms_start(procs, false, kind))
+			bad++;
+		*nvms = NR_VMS;
+		break;
+	}
+	return bad;
+}
+
 int main(void)
 {
 	static const char cfgs[] = "ULVC";
@@ -567,30 +604,7 @@ int main(void)
 			int nvms = 0;
 			double sps, p90 = 0;
 
-			switch (cfg) {
-			case 'U':
-				if (vr_module_loaded() && vr_unload())
-					bad++;
-				break;
-			case 'L':
-				if (!vr_module_loaded() && vr_load(""))
-					bad++;
-				break;
-			case 'V':
-				if (vms_start(procs, true, &kind))
-					bad++;
-				nvms = vr_vms_count("attached");
-				if (nvms != NR_VMS)
-					bad++;
-				break;
-			case 'C':
-				if (vms_stop(procs) || vr_unload())
-					bad++;
-				if (vms_start(procs, false, &kind))
-					bad++;
-				nvms = NR_VMS;
-				break;
-			}
+			bad += enter_config(cfg, procs, &kind, &nvms);
 			vr_sleep_ms(300);	/* let the transition settle */
 			sps = pingpong(&p90);
 			printf("BENCH ctxsw round=%d config=%c sps=%.1f sps_p90=%.1f vms=%d irqchip=%c\n",
@@ -647,23 +661,7 @@ static int icount_main(void)
 			int nvms = 0;
 			long sw;
 
-			switch (cfg) {
-			case 'U':
-				if (vr_module_loaded() && vr_unload())
-					bad++;
-				break;
-			case 'L':
-				if (!vr_module_loaded() && vr_load(""))
-					bad++;
-				break;
-			case 'V':
-				if (vms_start(procs, true, &kind))
-					bad++;
-				nvms = vr_vms_count("attached");
-				if (nvms != NR_VMS)
-					bad++;
-				break;
-			}
+			bad += enter_config(cfg, procs, &kind, &nvms);
 			vr_sleep_ms(300);	/* let the transition settle */
 			sw = icount_window(cfg);
 			if (sw <= 0)
