@@ -101,6 +101,15 @@ static void pc_init(struct pc_host *h, u64 static_uw,
 	}
 }
 
+/* CPUs 0 and 1 run a vCPU each, on cores of @uw0 and @uw1 uW. */
+static void pc_two_vcpus(struct pc_host *h, u64 uw0, u64 uw1)
+{
+	h->busy[0] = h->busy[1] = true;
+	h->tracked[0] = h->tracked[1] = true;
+	h->core_uw[0] = uw0;
+	h->core_uw[1] = uw1;
+}
+
 /* Runs @ns: every CPU has an event each PC_STEP, closes when stale. */
 static void pc_run(struct pc_host *h, u64 ns)
 {
@@ -217,10 +226,7 @@ static void test_hetero(bool percore)
 	double s = 2.0, a, b;
 
 	pc_init(&h, 20000000ULL, percore ? VR_CORE_ENERGY : VR_CORE_NONE);
-	h.busy[0] = h.busy[1] = true;
-	h.tracked[0] = h.tracked[1] = true;
-	h.core_uw[0] = 10000000ULL;
-	h.core_uw[1] = 2000000ULL;
+	pc_two_vcpus(&h, 10000000ULL, 2000000ULL);
 	h.core_off = PC_MASK - 100000;	/* the core counters wrap early */
 	pc_run(&h, 100 * VT_MS);		/* warm up: weights, baseline */
 	pc_reset(&h);
@@ -258,10 +264,7 @@ static void test_exits(bool exits)
 	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
 	h.quiet = true;
 	h.exits = exits;
-	h.busy[0] = h.busy[1] = true;
-	h.tracked[0] = h.tracked[1] = true;
-	h.core_uw[0] = 10000000ULL;
-	h.core_uw[1] = 2000000ULL;
+	pc_two_vcpus(&h, 10000000ULL, 2000000ULL);
 	pc_run(&h, 100 * VT_MS);
 	pc_reset(&h);
 	pc_run(&h, 2 * VT_SEC);
@@ -332,10 +335,7 @@ static void test_unreadable(void)
 
 	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
 	h.unreadable = true;
-	h.busy[0] = h.busy[1] = true;
-	h.tracked[0] = h.tracked[1] = true;
-	h.core_uw[0] = 10000000ULL;
-	h.core_uw[1] = 2000000ULL;
+	pc_two_vcpus(&h, 10000000ULL, 2000000ULL);
 	pc_run(&h, 100 * VT_MS);
 	pc_reset(&h);
 	pc_run(&h, VT_SEC);
