@@ -255,9 +255,8 @@ struct vr_dom_src {
  * @raw: out: the raw counter, in source units.
  *
  * Context: on the CPU of @c, in its vr_cpu_event() or vr_cpu_core_poll(),
- * interrupts disabled,
- * @c->lock held.  Never called by a closer for another CPU: reading
- * another CPU's MSR would need an IPI.
+ * interrupts disabled, @c->lock held.  Never called by a closer for
+ * another CPU: reading another CPU's MSR would need an IPI.
  * Return: true when @raw was read.
  */
 typedef bool (*vr_core_read_fn)(void *ctx, struct vr_cpu *c, u64 *raw);

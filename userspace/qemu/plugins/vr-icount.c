@@ -6,7 +6,7 @@
  *
  * A marker is the 7-byte no-op "nopl 0x5652XXYY(%rax)", encoded
  * 0f 1f 80 YY XX 52 56: an architectural no-op that touches no memory.
- * The rig's benchmark (selftests/vmrapl/bench_icount.c) executes one
+ * The rig's benchmark (selftests/vmrapl/bench_ctxsw.c) executes one
  * before and one after a fixed amount of work; the host subtracts the
  * counts of the two (bench/rig/collect.sh).  The low 16 bits (XXYY) are
  * the marker's id, free for the guest to choose.
