@@ -176,8 +176,9 @@ void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
  * For a CPU that runs on without switching: a vCPU that stays in guest
  * mode but for its exits (the host tick's interrupt, at least) would
  * otherwise never be sampled again, and its busy time would keep the
- * weight its last switch left, none after a single switch to it.  Nothing changes but the sample: the CPU
- * goes on charging what it charged.  Call it through vr_cpu_poll().
+ * weight its last switch left, none after a single switch to it.
+ * Nothing changes but the sample: the CPU goes on charging what it
+ * charged.  Call it through vr_cpu_poll().
  *
  * Context: interrupts disabled, on the CPU of @c.
  */
