@@ -566,11 +566,12 @@ static bool pkg_homogeneous(const struct truth *t, int pkg)
  * warm-up, over 5 s: each VM's energy (@got, uJ) and the model's truth
  * for it (@truth, uJ): its core's own energy plus its share of its
  * package's idle and uncore energy, split evenly over the package's VMs
- * (vmrapl splits static power by occupancy).  The books of every package
- * must be conserved exactly.
+ * (vmrapl splits static power by occupancy), and, unless NULL, its core's
+ * energy alone (@core, uJ).  The books of every package must be conserved
+ * exactly.
  */
 static int vms_vs_truth(struct __test_metadata *_metadata, const int *cpus,
-			int n, double *got, double *truth)
+			int n, double *got, double *truth, double *core)
 {
 	struct vrp_opts o = { .prog = VRG_SPIN, .duty = 100, .attach = true };
 	struct vr_books b[MAX_PKGS];
@@ -611,6 +612,8 @@ static int vms_vs_truth(struct __test_metadata *_metadata, const int *cpus,
 			    (double)(t1.idle_pj[p] - t0.idle_pj[p] +
 				     t1.uncore_pj[p] - t0.uncore_pj[p]) / j) / 1e6;
 		got[i] = e1[i] - e0[i];
+		if (core)
+			core[i] = (t1.core_pj[c] - t0.core_pj[c]) / 1e6;
 		TH_LOG("vm on cpu %d (pkg %d, %u mW): %.0f uJ, model %.0f uJ (core %.0f uJ, cpu %.3f s), %+.2f %%",
 		       c, p, t1.core_mw[c], got[i], truth[i],
 		       (t1.core_pj[c] - t0.core_pj[c]) / 1e6,
@@ -636,7 +639,7 @@ TEST(attribution_vs_truth)
 		SKIP(return, "no fw_cfg truth");
 	ASSERT_EQ(4, n);
 	ASSERT_EQ(0, vr_reload("source=auto"));
-	ASSERT_EQ(0, vms_vs_truth(_metadata, cpus, n, got, truth));
+	ASSERT_EQ(0, vms_vs_truth(_metadata, cpus, n, got, truth, NULL));
 	for (i = 0; i < n; i++) {
 		EXPECT_GT(truth[i], 0);
 		if (!pkg_homogeneous(&t, t.core_pkg[i]))
@@ -668,7 +671,7 @@ TEST(heterogeneous_percore)
 {
 	int cpus[2] = { -1, -1 }, i, k = 0, pkg = -1;
 	double got[2], truth[2], core[2], err, want;
-	struct truth t, t0, t1;
+	struct truth t;
 
 	if (read_truth(&t))
 		SKIP(return, "no fw_cfg truth");
@@ -685,11 +688,7 @@ TEST(heterogeneous_percore)
 
 	/* By time alone: the mean core energy for both. */
 	ASSERT_EQ(0, vr_reload("source=auto percore=0"));
-	ASSERT_EQ(0, read_truth(&t0));
-	ASSERT_EQ(0, vms_vs_truth(_metadata, cpus, 2, got, truth));
-	ASSERT_EQ(0, read_truth(&t1));
-	for (i = 0; i < 2; i++)
-		core[i] = (t1.core_pj[cpus[i]] - t0.core_pj[cpus[i]]) / 1e6;
+	ASSERT_EQ(0, vms_vs_truth(_metadata, cpus, 2, got, truth, core));
 	for (i = 0; i < 2; i++) {
 		err = (got[i] - truth[i]) / truth[i];
 		want = ((core[0] + core[1]) / 2 - core[i]) / truth[i];
@@ -701,7 +700,7 @@ TEST(heterogeneous_percore)
 
 	/* Per-core energy weighting: each VM its own core's energy. */
 	ASSERT_EQ(0, vr_reload("source=auto"));
-	ASSERT_EQ(0, vms_vs_truth(_metadata, cpus, 2, got, truth));
+	ASSERT_EQ(0, vms_vs_truth(_metadata, cpus, 2, got, truth, NULL));
 	for (i = 0; i < 2; i++) {
 		EXPECT_GT(truth[i], 0);
 		EXPECT_LE(got[i], truth[i] * 1.05);
