@@ -571,6 +571,16 @@ static int enter_config(char cfg, struct vmproc *procs, char *kind, int *nvms)
 	return bad;
 }
 
+/* A round's end: its VMs stopped, its TAP line.  1 when it failed. */
+static int round_done(struct vmproc *procs, int bad, int t, int r)
+{
+	if (vms_stop(procs))
+		bad++;
+	printf("%sok %d round %d\n", bad ? "not " : "", t, r);
+	fflush(stdout);
+	return bad ? 1 : 0;
+}
+
 int main(void)
 {
 	static const char cfgs[] = "ULVC";
@@ -611,12 +621,7 @@ int main(void)
 			       r, cfg, sps, p90, nvms, cfg == 'V' || cfg == 'C' ? kind : '-');
 			fflush(stdout);
 		}
-		if (vms_stop(procs))
-			bad++;
-		if (bad)
-			fails++;
-		printf("%sok %d round %d\n", bad ? "not " : "", ++t, r);
-		fflush(stdout);
+		fails += round_done(procs, bad, ++t, r);
 	}
 	/* /init unloads vmrapl afterwards and expects it loaded. */
 	if (!vr_module_loaded())
@@ -674,12 +679,7 @@ static int icount_main(void)
 			       vmrapl_addr());
 			fflush(stdout);
 		}
-		if (vms_stop(procs))
-			bad++;
-		if (bad)
-			fails++;
-		printf("%sok %d round %d\n", bad ? "not " : "", ++t, r);
-		fflush(stdout);
+		fails += round_done(procs, bad, ++t, r);
 	}
 	/* /init unloads vmrapl afterwards and expects it loaded. */
 	if (!vr_module_loaded())
