@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The engine: host packages and CPUs, the scheduler and KVM probes, lazy
- * epoch closes, the safety timer and CPU hotplug.  The arithmetic lives in
- * vr_core.c; this file decides when it runs and feeds it.
+ * The engine: host packages and their CPUs' state, the scheduler and KVM
+ * probes, lazy epoch closes.  The arithmetic lives in vr_core.c; this file
+ * decides when it runs and feeds it.  The package timer is in
+ * engine_timer.c, CPU hotplug and suspend in engine_cpu.c.
+ *
+ * Context: the probes run with interrupts disabled under RCU-sched (the
+ * sched_switch one with the runqueue lock held): they take the CPU's own
+ * vr_cpu lock and, for a stale package, its close_lock with a trylock.
+ * vr_close_all() and vr_engine_release() run in process context (ioctls,
+ * VM release) and close other packages by IPI; init, start and stop run
+ * at module load and unload.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/cpuhotplug.h>
 #include <linux/kvm_host.h>
 #include <linux/percpu.h>
-#include <linux/suspend.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
-#include <linux/topology.h>
 #include <linux/tracepoint.h>
 
 #include "vmrapl.h"
@@ -27,38 +32,17 @@ struct vr_hpkg **vr_pkgs;
  */
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct vr_cpu, vr_pcpu);
 
+/* @cpu's state, for the hotplug callbacks (not the probes' fast path). */
+struct vr_cpu *vr_engine_cpu(unsigned int cpu)
+{
+	return per_cpu_ptr(&vr_pcpu, cpu);
+}
+
 static struct tracepoint *vr_tp_sched_switch;
-static struct notifier_block vr_pm_nb;
-static enum cpuhp_state vr_cpuhp_state;
 static u64 vr_period_ns = 1000 * NSEC_PER_USEC;
 static unsigned int vr_policy = VR_STATIC_OCCUPIED;
 /* The VM layer, set before the probes are registered. */
 static const struct vr_vm_ops *vr_vmops;
-
-/* Timer period while a package is busy: 100 epochs, 10 ms .. 1 s. */
-static unsigned long vr_busy_timer_jiffies(void)
-{
-	u64 ns = clamp_t(u64, 100 * READ_ONCE(vr_period_ns),
-			 10 * NSEC_PER_MSEC, NSEC_PER_SEC);
-
-	return max_t(unsigned long, 1, nsecs_to_jiffies(ns));
-}
-
-/* A quarter of the PKG counter's wrap time at vr_max_power_w. */
-static unsigned long vr_safety_jiffies(struct vr_hpkg *hp)
-{
-	const struct vr_dom_src *s = &hp->core.src[VR_DOM_PKG];
-	u64 range_mj, ms;
-
-	if (s->width >= 64 || !vr_max_power_w)
-		return 60 * HZ;
-	/* 2^width units of 2^-esu J, in mJ, divided by W: ms. */
-	range_mj = s->width + 10 > s->esu ?
-		   vr_mul_div(1ULL << min_t(u32, s->width, 53), 1000,
-			      1ULL << s->esu) : 0;
-	ms = div_u64(range_mj, vr_max_power_w) / 4;
-	return clamp_t(unsigned long, msecs_to_jiffies(ms), 1, 60 * HZ);
-}
 
 /*
  * vr_read_fn of the engine: the counter can only be read on a CPU of the
@@ -264,183 +248,6 @@ static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 	vr_probe_guest(vcpu, vr_vmops->guest_exit);
 }
 
-/*
- * Arm @hp's timer on @cpu @delay jiffies from now, unless it is pending:
- * hp->timer_lock held, so the timer itself and a CPU coming online never
- * both add it (add_timer_on() of a pending timer corrupts the wheel).
- */
-static void vr_timer_arm_on(struct vr_hpkg *hp, int cpu, unsigned long delay)
-{
-	lockdep_assert_held(&hp->timer_lock);
-	if (timer_pending(&hp->timer))
-		return;
-	hp->timer.expires = jiffies + delay;
-	add_timer_on(&hp->timer, cpu);
-}
-
-/* Safety and freshness timer of a package. */
-static void vr_pkg_timer_fn(struct timer_list *t)
-{
-	struct vr_hpkg *hp = vr_timer_container_of(hp, t, timer);
-	unsigned long next, flags;
-	bool busy;
-	int cpu;
-
-	raw_spin_lock_irqsave(&hp->timer_lock, flags);
-	cpu = hp->timer_cpu;
-	if (cpu >= 0 && cpu != smp_processor_id())
-		/* Migrated away by hotplug: go back to the package. */
-		vr_timer_arm_on(hp, cpu, 1);
-	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
-	if (cpu != smp_processor_id())
-		return;		/* stopping, no CPU of the package, or moved */
-
-	if (vr_pkg_stale(&hp->core, local_clock()))
-		vr_close_pkg_local(hp, true);
-	/* The online fit of P_static is solved here, off the probes. */
-	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
-	vr_pkg_fit_update(&hp->core);
-	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
-	if (READ_ONCE(hp->core.over_max) != hp->timer_over_max) {
-		hp->timer_over_max = READ_ONCE(hp->core.over_max);
-		pr_warn_ratelimited("package %u drew more than max_power_w=%u W (%llu epochs): energy is charged, but raise max_power_w so that counter resets are told apart\n",
-				    hp->id, vr_max_power_w,
-				    hp->timer_over_max);
-	}
-	/* Busy packages stay fresh; idle ones only need the wrap guard. */
-	busy = READ_ONCE(hp->core.busy_ns) != hp->timer_busy_ns;
-	hp->timer_busy_ns = READ_ONCE(hp->core.busy_ns);
-	next = vr_safety_jiffies(hp);
-	if (busy)
-		next = min(next, vr_busy_timer_jiffies());
-	raw_spin_lock_irqsave(&hp->timer_lock, flags);
-	/* Still ours: hotplug may have moved or stopped it meanwhile. */
-	if (hp->timer_cpu == smp_processor_id())
-		vr_timer_arm_on(hp, smp_processor_id(), next);
-	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
-}
-
-/*
- * The SMT sibling of @cpu, which shares its core's energy counter (Zen
- * cores run two threads; with more, the others are not counted).
- */
-static struct vr_cpu *vr_cpu_sibling(unsigned int cpu)
-{
-	unsigned int sib;
-
-	for_each_cpu(sib, topology_sibling_cpumask(cpu))
-		if (sib != cpu)
-			return per_cpu_ptr(&vr_pcpu, sib);
-	return NULL;
-}
-
-static int vr_cpu_up(unsigned int cpu)
-{
-	struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu), *sib;
-	struct vr_hpkg *hp;
-	unsigned long flags;
-	bool found = false;
-	unsigned int i;
-	int id;
-
-	id = vr_topo_assign(cpu);
-	if (id < 0 || !vr_pkgs[id]) {
-		pr_err("CPU %u: no package slot\n", cpu);
-		return id < 0 ? id : -ENODEV;
-	}
-	hp = vr_pkgs[id];
-	if (!hp->core.nr_cpus) {
-		/* First CPU: the source describes the package. */
-		int ret = vr_src->pkg_init(hp, cpu);
-
-		if (ret)
-			return ret;
-	}
-
-	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
-	for (i = 0; i < hp->core.nr_cpus; i++)
-		found |= hp->cpus[i] == c;
-	if (!found)
-		hp->cpus[hp->core.nr_cpus++] = c;
-	WRITE_ONCE(c->pkg, &hp->core);
-	if (!hp->core.nr_online) {
-		/*
-		 * Nobody could read the counter meanwhile: the next close is an
-		 * unknown interval, judged against the time since the last
-		 * sample so that a plausible delta is not taken for a reset.
-		 */
-		vr_pkg_rebaseline(&hp->core);
-	}
-	if (hp->core.core.kind == VR_CORE_ENERGY) {
-		/* Both ways: the sibling may have come up first, alone. */
-		sib = vr_cpu_sibling(cpu);
-		vr_cpu_set_sibling(c, sib);
-		if (sib && sib->pkg == &hp->core)
-			vr_cpu_set_sibling(sib, c);
-	}
-	vr_cpu_online(c, local_clock(), true);
-	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
-
-	raw_spin_lock_irqsave(&hp->timer_lock, flags);
-	if (hp->timer_cpu < 0) {
-		WRITE_ONCE(hp->timer_cpu, cpu);
-		vr_timer_arm_on(hp, cpu, vr_busy_timer_jiffies());
-	}
-	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
-	return 0;
-}
-
-static int vr_cpu_down(unsigned int cpu)
-{
-	struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu);
-	struct vr_hpkg *hp = container_of(c->pkg, struct vr_hpkg, core);
-	unsigned long flags;
-	int o, t = -1;
-
-	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
-	vr_cpu_offline(c, local_clock());
-	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
-
-	if (READ_ONCE(hp->timer_cpu) != (int)cpu)
-		return 0;
-	/* The dying CPU is still in cpu_online_mask at this state. */
-	for_each_online_cpu(o) {
-		if (o != cpu && vr_topo_pkg_of(o) == hp->id) {
-			t = o;
-			break;
-		}
-	}
-	/* The timer follows timer_cpu; -1 stops it until a CPU returns. */
-	raw_spin_lock_irqsave(&hp->timer_lock, flags);
-	WRITE_ONCE(hp->timer_cpu, t);
-	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
-	return 0;
-}
-
-/*
- * The counters reset or jump across suspend and hibernation: the interval
- * around it is unknown.  Re-baseline every package so that it is counted
- * as lost and never taken for a wrap.
- */
-static int vr_pm_notify(struct notifier_block *nb, unsigned long action,
-			void *unused)
-{
-	unsigned long flags;
-	unsigned int i;
-
-	if (action != PM_POST_SUSPEND && action != PM_POST_HIBERNATION &&
-	    action != PM_POST_RESTORE)
-		return NOTIFY_DONE;
-	for (i = 0; i < vr_topo.nr_pkgs; i++) {
-		struct vr_pkg *p = &vr_pkgs[i]->core;
-
-		raw_spin_lock_irqsave(&p->close_lock, flags);
-		vr_pkg_rebaseline(p);
-		raw_spin_unlock_irqrestore(&p->close_lock, flags);
-	}
-	return NOTIFY_OK;
-}
-
 static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_switch"))
@@ -513,10 +320,7 @@ int vr_engine_init(void)
 			goto err_free_pkgs;
 		}
 		hp->id = i;
-		hp->timer_cpu = -1;
-		raw_spin_lock_init(&hp->timer_lock);
-		timer_setup(&hp->timer, vr_pkg_timer_fn,
-			    TIMER_DEFERRABLE | TIMER_PINNED);
+		vr_pkg_timer_init(hp);
 		vr_pkg_init(&hp->core, hp->cpus, 0, vr_period_ns,
 			    (u64)vr_max_power_w * USEC_PER_SEC);
 		hp->core.policy = vr_policy;
@@ -542,22 +346,6 @@ void vr_engine_exit(void)
 	vr_pkgs = NULL;
 }
 
-static void vr_stop_timers(void)
-{
-	unsigned long flags;
-	unsigned int i;
-
-	for (i = 0; i < vr_topo.max_pkgs; i++) {
-		struct vr_hpkg *hp = vr_pkgs[i];
-
-		raw_spin_lock_irqsave(&hp->timer_lock, flags);
-		WRITE_ONCE(hp->timer_cpu, -1);
-		raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
-		/* Not under timer_lock: a running callback takes it. */
-		timer_delete_sync(&hp->timer);
-	}
-}
-
 /* Start accounting: CPUs, then the probes, which ask @ops about VMs. */
 int vr_engine_start(const struct vr_vm_ops *ops)
 {
@@ -570,20 +358,13 @@ int vr_engine_start(const struct vr_vm_ops *ops)
 		return -ENOENT;
 	}
 
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "vmrapl:online",
-				vr_cpu_up, vr_cpu_down);
-	if (ret < 0)
-		return ret;
-	vr_cpuhp_state = ret;
-
-	vr_pm_nb.notifier_call = vr_pm_notify;
-	ret = register_pm_notifier(&vr_pm_nb);
+	ret = vr_engine_cpus_start();
 	if (ret)
-		goto err_cpuhp;
+		return ret;
 	ret = tracepoint_probe_register(vr_tp_sched_switch,
 					vr_probe_sched_switch, NULL);
 	if (ret)
-		goto err_pm;
+		goto err_cpus;
 	ret = tracepoint_probe_register(&__tracepoint_kvm_entry,
 					vr_probe_kvm_entry, NULL);
 	if (ret)
@@ -601,11 +382,8 @@ err_sched_switch:
 	tracepoint_probe_unregister(vr_tp_sched_switch,
 				    vr_probe_sched_switch, NULL);
 	tracepoint_synchronize_unregister();
-err_pm:
-	unregister_pm_notifier(&vr_pm_nb);
-err_cpuhp:
-	cpuhp_remove_state(vr_cpuhp_state);
-	vr_stop_timers();
+err_cpus:
+	vr_engine_cpus_stop();
 	return ret;
 }
 
@@ -619,7 +397,5 @@ void vr_engine_stop(void)
 				    vr_probe_sched_switch, NULL);
 	/* No probe runs past this point, so nothing touches the state. */
 	tracepoint_synchronize_unregister();
-	unregister_pm_notifier(&vr_pm_nb);
-	cpuhp_remove_state(vr_cpuhp_state);
-	vr_stop_timers();
+	vr_engine_cpus_stop();
 }

@@ -245,15 +245,21 @@ static inline struct vr_acct *vr_ovh_acct(struct vr_vm *vm, unsigned int pkg)
  * consistent lower bound, exact once the packages are closed.
  */
 
+/* @field of account row @row's accounts, summed over host packages. */
+#define vr_row_sum(vm, row, field) ({					\
+	const struct vr_acct *__a = &(vm)->acct[(row) * vr_npk()];	\
+	unsigned int __p;						\
+	u64 __sum = 0;							\
+									\
+	for (__p = 0; __p < vr_topo.nr_pkgs; __p++)			\
+		__sum += READ_ONCE(__a[__p].field);			\
+	__sum;								\
+})
+
 /* Energy (eu, domain @d) of account row @row, summed over host packages. */
 static inline u64 vr_row_energy(struct vr_vm *vm, u32 row, unsigned int d)
 {
-	unsigned int p;
-	u64 e = 0;
-
-	for (p = 0; p < vr_topo.nr_pkgs; p++)
-		e += READ_ONCE(vm->acct[row * vr_npk() + p].energy[d]);
-	return e;
+	return vr_row_sum(vm, row, energy[d]);
 }
 
 /*
@@ -264,23 +270,13 @@ static inline u64 vr_row_energy(struct vr_vm *vm, u32 row, unsigned int d)
  */
 static inline u64 vr_row_static(struct vr_vm *vm, u32 row)
 {
-	unsigned int p;
-	u64 e = 0;
-
-	for (p = 0; p < vr_topo.nr_pkgs; p++)
-		e += READ_ONCE(vm->acct[row * vr_npk() + p].static_e[VR_DOM_PKG]);
-	return e;
+	return vr_row_sum(vm, row, static_e[VR_DOM_PKG]);
 }
 
 /* Busy ns of account row @row, summed over host packages. */
 static inline u64 vr_row_ns(struct vr_vm *vm, u32 row)
 {
-	unsigned int p;
-	u64 ns = 0;
-
-	for (p = 0; p < vr_topo.nr_pkgs; p++)
-		ns += READ_ONCE(vm->acct[row * vr_npk() + p].ns);
-	return ns;
+	return vr_row_sum(vm, row, ns);
 }
 
 static inline u64 vr_vcpu_energy(struct vr_vm *vm, u32 i, unsigned int d)

@@ -156,6 +156,17 @@ void vr_close_all(u64 min_gap_ns);
 void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
+struct vr_cpu *vr_engine_cpu(unsigned int cpu);
+
+/* engine_timer.c: the package timer */
+void vr_pkg_timer_init(struct vr_hpkg *hp);
+void vr_pkg_timer_start_on(struct vr_hpkg *hp, unsigned int cpu);
+void vr_pkg_timer_move(struct vr_hpkg *hp, int cpu);
+void vr_pkg_timers_stop(void);
+
+/* engine_cpu.c: CPU hotplug and suspend */
+int vr_engine_cpus_start(void);
+void vr_engine_cpus_stop(void);
 
 /* The package's per-core weight (vr_pkg_set_core()): enum vr_core_kind. */
 static inline u32 vr_hpkg_core_kind(const struct vr_hpkg *hp)

@@ -491,6 +491,15 @@ void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
 void vr_pkg_fit_update(struct vr_pkg *p);
 u64 vr_isqrt(u64 x);
 
+/*
+ * vr_static.c's side of a close, under close_lock: each closed epoch's
+ * PKG energy @de over @dt, for the idle-run estimate (@idle: no CPU was
+ * busy and the interval is known) and for the fit's blocks (@busy CPU-ns;
+ * @lost: the interval is unknown).
+ */
+void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle);
+void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost);
+
 /* What the fit and the static power are, copied out under close_lock. */
 struct vr_static_report {
 	u64 p_static_uw;	/* in use */

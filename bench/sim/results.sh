@@ -13,14 +13,14 @@ set -eu
 dir=${1:-out}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-if git -C "$top" diff --quiet HEAD -- kmod/vr_core.c kmod/vr_core.h \
-	kmod/vr_cpu.c kmod/vr_units.c kmod/vr_shim.h 2>/dev/null; then
+core_files=(kmod/vr_*.c kmod/vr_core.h kmod/vr_shim.h kmod/user)
+if git -C "$top" diff --quiet HEAD -- "${core_files[@]}" 2>/dev/null; then
 	core="are that commit's"
 else
 	core="have uncommitted changes"
 fi
-core_commit=$(git -C "$top" log -1 --format='%h (%cs)' -- kmod/vr_core.c \
-	kmod/vr_cpu.c kmod/vr_units.c kmod/vr_core.h 2>/dev/null || echo unknown)
+core_commit=$(git -C "$top" log -1 --format='%h (%cs)' -- "${core_files[@]}" \
+	2>/dev/null || echo unknown)
 cat <<HDR
 # vmrapl benchmark results
 

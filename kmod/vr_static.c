@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmrapl accounting core, the package's static power: a fixed value, or
+ * learned from idle runs, or fitted online while the package is busy, and
+ * the precedence between them.  vr_core.c's close feeds each epoch in
+ * (vr_learn_static(), vr_fit_epoch()); the package timer solves the fit
+ * (vr_pkg_fit_update()).  Everything here runs under the package's
+ * close_lock, as the rest of the core: see vr_core.h.
+ */
+#include "vr_core.h"
+
+#define VR_LEARN_NS	(100 * 1000000ULL)	/* idle run to learn from */
+
+/*
+ * The static power in use, by precedence: a fixed value (PARAM, MODEL)
+ * stays; otherwise the idle-run estimate, which measures the package's
+ * floor; else the last well-conditioned fit, whose intercept also holds
+ * the power that switches on with the first active core (it belongs to
+ * the runners, through the dynamic split); else unknown (0 W).  A fit
+ * that is no longer well conditioned (a load that stopped varying) is
+ * held.
+ */
+static void vr_static_resolve(struct vr_pkg *p)
+{
+	if (!p->learn_static)
+		return;
+	if (p->idle_known) {
+		p->p_static_uw = p->idle_uw;
+		p->static_origin = VR_STATIC_LEARNED;
+	} else if (p->fit.flags & VR_FIT_HAVE) {
+		p->p_static_uw = p->fit.good_uw;
+		p->static_origin = VR_STATIC_FIT;
+	} else {
+		p->p_static_uw = 0;
+		p->static_origin = VR_STATIC_UNKNOWN;
+	}
+}
+
+/*
+ * PARAM and MODEL fix the static power; UNKNOWN lets the package learn;
+ * LEARNED seeds the idle-run estimate with @uw (tests, a restart).
+ */
+void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
+{
+	p->learn_static = origin == VR_STATIC_UNKNOWN ||
+			  origin == VR_STATIC_LEARNED ||
+			  origin == VR_STATIC_FIT;
+	if (!p->learn_static) {
+		p->p_static_uw = uw;
+		p->static_origin = origin;
+		return;
+	}
+	p->idle_known = origin == VR_STATIC_LEARNED;
+	p->idle_uw = p->idle_known ? uw : 0;
+	vr_static_resolve(p);
+}
+
+/*
+ * Learn the package's idle power from runs of epochs in which no CPU was
+ * busy.  A single 1 ms epoch reads 0, 1 or 2 hardware steps, so only runs
+ * of at least VR_LEARN_NS count: the step error is then below 1%.
+ */
+void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
+{
+	u64 uw;
+
+	if (!p->learn_static)
+		return;
+	if (!idle) {
+		p->learn_eu = 0;
+		p->learn_ns = 0;
+		return;
+	}
+	p->learn_eu += de;
+	p->learn_ns += dt;
+	if (p->learn_ns < VR_LEARN_NS)
+		return;
+	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
+	p->learn_eu = 0;
+	p->learn_ns = 0;
+	if (!p->idle_known || uw < p->idle_uw) {
+		p->idle_uw = uw;
+		p->idle_known = true;
+	} else {
+		/* A slowly rising minimum: robust to a noisy low run. */
+		p->idle_uw += (uw - p->idle_uw) >> 6;
+	}
+	vr_static_resolve(p);
+}
+
+/* floor(sqrt(@x)), bit by bit: no floating point, no division. */
+u64 vr_isqrt(u64 x)
+{
+	u64 r = 0, b = 1ULL << 62;
+
+	while (b > x)
+		b >>= 2;
+	while (b) {
+		if (x >= r + b) {
+			x -= r + b;
+			r = (r >> 1) + b;
+		} else {
+			r >>= 1;
+		}
+		b >>= 2;
+	}
+	return r;
+}
+
+/*
+ * Add a closed epoch with busy time to the fit's open block; a full block
+ * becomes a sample of the ring.  O(1): three additions per epoch, and per block two
+ * divisions and the update of five running sums.  A lost epoch drops the
+ * open block, whose energy is then unknown.
+ */
+void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
+{
+	struct vr_fit *f = &p->fit;
+	u64 u, y, ou, oy;
+
+	if (lost) {
+		f->blk_dt = 0;
+		f->blk_busy = 0;
+		f->blk_de = 0;
+		return;
+	}
+	/*
+	 * Only epochs with busy time are samples: P_static only matters
+	 * there (an epoch with none is all idle whatever it is), and an
+	 * all-idle package may sit in a deeper package C-state than a busy
+	 * one ever reaches, which would pull the intercept down to that
+	 * floor.  Idle runs are learned on their own (vr_learn_static()).
+	 */
+	if (!busy)
+		return;
+	f->blk_dt += dt;
+	f->blk_busy += busy;
+	f->blk_de += de;
+	if (f->blk_dt < VR_FIT_BLOCK_NS)
+		return;
+	u = vr_mul_div(f->blk_busy, 1ULL << VR_FIT_U_SHIFT, f->blk_dt);
+	/* eu/ns -> uW is x 10^15 / 2^24, here in 2^VR_FIT_Y_SHIFT uW */
+	y = vr_mul_div(f->blk_de, VR_FJ_PER_J >> VR_EU_SHIFT,
+		       f->blk_dt << VR_FIT_Y_SHIFT);
+	f->blk_dt = 0;
+	f->blk_busy = 0;
+	f->blk_de = 0;
+	if (u > VR_FIT_U_MAX || y > VR_FIT_Y_MAX)
+		return;		/* outside the bounds of the sums */
+	if (f->n == VR_FIT_BLOCKS) {
+		ou = f->ring_u[f->head];
+		oy = f->ring_y[f->head];
+		f->su -= ou;
+		f->sy -= oy;
+		f->suu -= ou * ou;
+		f->suy -= ou * oy;
+		f->syy -= oy * oy;
+	} else {
+		f->n++;
+	}
+	f->ring_u[f->head] = u;
+	f->ring_y[f->head] = y;
+	f->head = (f->head + 1) % VR_FIT_BLOCKS;
+	f->su += u;
+	f->sy += y;
+	f->suu += u * u;
+	f->suy += u * y;
+	f->syy += y * y;
+}
+
+/*
+ * Least squares of y = P_static + P_dyn x u over the ring, with n times
+ * the centered sums (exact integers):
+ *   Sxx = n Suu - Su^2, Sxy = n Suy - Su Sy, Syy = n Syy - Sy^2,
+ *   P_dyn = Sxy / Sxx, P_static = Sy / n - P_dyn Su / n,
+ *   Var(P_static) = SSE / (n - 2) x Suu / Sxx, with
+ *   n SSE = Syy - Sxy^2 / Sxx (SSE: sum of the squared residuals).
+ * Well conditioned: at least VR_FIT_MIN_BLOCKS samples, a standard
+ * deviation of u of at least VR_FIT_MIN_SPREAD, a positive slope and
+ * intercept, and a standard error of P_static within VR_FIT_MAX_SD_UW or
+ * 1/VR_FIT_MAX_SD_DIV of it.  Every product stays below 2^64 by the
+ * bounds of struct vr_fit; vr_mul_div() saturates where a ratio may not
+ * fit, which only makes the uncertainty too large to use.
+ */
+static bool vr_fit_solve(struct vr_fit *f)
+{
+	u64 n = f->n, sxx, sxy, syy, a, b, mean, term, sse, var;
+
+	f->blocks = n;
+	f->static_uw = 0;
+	f->sd_uw = 0;
+	f->dyn_uw = 0;
+	if (n < VR_FIT_MIN_BLOCKS)
+		return false;
+	sxx = n * f->suu - f->su * f->su;
+	if (sxx < (u64)VR_FIT_MIN_SPREAD * VR_FIT_MIN_SPREAD * n * n)
+		return false;
+	a = n * f->suy;
+	b = f->su * f->sy;
+	if (a <= b)
+		return false;		/* no positive dynamic power */
+	sxy = a - b;
+	syy = n * f->syy - f->sy * f->sy;
+	f->dyn_uw = vr_mul_div(sxy, 1ULL << (VR_FIT_U_SHIFT + VR_FIT_Y_SHIFT),
+			       sxx);
+	mean = vr_mul_div(f->sy, 1ULL << VR_FIT_Y_SHIFT, n);
+	term = vr_mul_div(sxy, f->su << VR_FIT_Y_SHIFT, n * sxx);
+	if (term >= mean)
+		return false;		/* no positive intercept */
+	f->static_uw = mean - term;
+	a = vr_mul_div(sxy, sxy, sxx);
+	sse = syy > a ? syy - a : 0;
+	var = vr_mul_div(sse, f->suu, sxx);
+	var = vr_mul_div(var, 1ULL << (2 * VR_FIT_Y_SHIFT), n * (n - 2));
+	f->sd_uw = vr_isqrt(var);
+	return f->sd_uw <= VR_FIT_MAX_SD_UW ||
+	       f->sd_uw * VR_FIT_MAX_SD_DIV <= f->static_uw;
+}
+
+/* Context: close_lock held. */
+void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
+{
+	const struct vr_fit *f = &p->fit;
+
+	r->p_static_uw = p->p_static_uw;
+	r->fit_uw = f->static_uw;
+	r->fit_sd_uw = f->sd_uw;
+	r->fit_dyn_uw = f->dyn_uw;
+	r->fit_good_uw = f->good_uw;
+	r->idle_uw = p->idle_uw;
+	r->fit_blocks = f->blocks;
+	r->fit_flags = f->flags;
+	r->origin = p->static_origin;
+	r->idle_known = p->idle_known;
+}
+
+/**
+ * vr_pkg_fit_update() - solve the online fit, apply the precedence
+ * @p: the package.
+ *
+ * Context: close_lock held; the package timer, never a scheduler probe.
+ */
+void vr_pkg_fit_update(struct vr_pkg *p)
+{
+	struct vr_fit *f = &p->fit;
+
+	f->solves++;
+	if (vr_fit_solve(f)) {
+		f->flags |= VR_FIT_OK | VR_FIT_HAVE;
+		f->good_uw = f->static_uw;
+	} else {
+		f->flags &= ~VR_FIT_OK;
+	}
+	vr_static_resolve(p);
+}
