@@ -2,6 +2,7 @@
 /* Module loading of the vmrapl selftests. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "vr_module.h"
@@ -43,4 +44,11 @@ int vr_reload(const char *params)
 bool vr_module_loaded(void)
 {
 	return access("/sys/module/vmrapl", F_OK) == 0;
+}
+
+bool vr_rig_variant(const char *name)
+{
+	const char *v = getenv("VMRAPL_RIG_VARIANT");
+
+	return v && !strcmp(v, name);
 }

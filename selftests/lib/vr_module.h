@@ -15,5 +15,7 @@ int vr_unload(void);
 int vr_load(const char *params);
 /* Is vmrapl loaded (/sys/module/vmrapl)? */
 bool vr_module_loaded(void);
+/* Does the rig run variant @name (/init's VMRAPL_RIG_VARIANT)? */
+bool vr_rig_variant(const char *name);
 
 #endif /* _VR_MODULE_H */

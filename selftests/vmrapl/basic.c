@@ -25,9 +25,7 @@
 /* The rig's rapl variant: its QEMU emulates AMD RAPL (run.sh). */
 static bool rig_rapl(void)
 {
-	const char *v = getenv("VMRAPL_RIG_VARIANT");
-
-	return v && !strcmp(v, "rapl");
+	return vr_rig_variant("rapl");
 }
 
 static int rig_packages(void)

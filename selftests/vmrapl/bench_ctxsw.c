@@ -584,13 +584,12 @@ static int round_done(struct vmproc *procs, int bad, int t, int r)
 int main(void)
 {
 	static const char cfgs[] = "ULVC";
-	const char *variant = getenv("VMRAPL_RIG_VARIANT");
 	struct vmproc procs[NR_PROCS] = { 0 };
 	int r, c, ncpu = sysconf(_SC_NPROCESSORS_ONLN), fails = 0, t = 0;
 	uint64_t start = vr_now_ns();
 	char kind = '?';
 
-	if (variant && !strcmp(variant, "icount"))
+	if (vr_rig_variant("icount"))
 		return icount_main();
 	printf("TAP version 13\n1..%d\n", 1 + ROUNDS);
 	if (vb_init() || !getenv("VMRAPL_KO")) {

@@ -36,6 +36,7 @@ struct tvm {
 	struct vrg *g;
 	struct vmrapl_vm *vm;
 	uint64_t run0, sched0, sched0b, ovh0;
+	uint64_t wall0;		/* clock just after sched0b */
 };
 
 static int tvm_start(struct tvm *t, struct vmrapl *dev, enum vrg_prog prog,
@@ -75,14 +76,16 @@ static void tvm_mark(struct tvm *t)
 	t->sched0 = vr_task_runtime_ns(vrg_tid(t->g, 0));
 	tvm_read(t, &t->run0, &t->ovh0);
 	t->sched0b = vr_task_runtime_ns(vrg_tid(t->g, 0));
+	t->wall0 = vr_now_ns();
 }
 
 /* The vCPU's runtime over the window against its thread's schedstat. */
 static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 		      uint64_t *ovh)
 {
-	uint64_t run, s_a, s_b, lo, hi, mid;
+	uint64_t run, s_a, s_b, lo, hi, mid, wall, off, slack;
 
+	wall = vr_now_ns() - t->wall0;
 	s_a = vr_task_runtime_ns(vrg_tid(t->g, 0));
 	ASSERT_EQ(0, tvm_read(t, &run, ovh));
 	s_b = vr_task_runtime_ns(vrg_tid(t->g, 0));
@@ -92,9 +95,11 @@ static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 	lo = s_a - t->sched0b;
 	hi = s_b - t->sched0;
 	mid = (lo + hi) / 2;
-	TH_LOG("%s: runtime %.1f ms, schedstat %.1f .. %.1f ms (%.1f %%), overhead %.1f ms",
+	/* Off-CPU time in the window, at most (the narrowest window). */
+	off = wall > hi ? wall - hi : 0;
+	TH_LOG("%s: runtime %.1f ms, schedstat %.1f .. %.1f ms (%.1f %%), off-CPU %.1f ms, overhead %.1f ms",
 	       t->what, run / 1e6, lo / 1e6, hi / 1e6,
-	       mid ? 100.0 * run / mid : 0, *ovh / 1e6);
+	       mid ? 100.0 * run / mid : 0, off / 1e6, *ovh / 1e6);
 	EXPECT_GT(lo, 0);
 	/* Nothing of the thread's time is missing: at least 98 %. */
 	EXPECT_GE(run, lo - lo / 50)
@@ -109,11 +114,20 @@ static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 	 * context and charged to it by tick-based accounting too, is the
 	 * task's in vmrapl.  Its cost depends on the host: under TCG 1.5-2.8 %
 	 * on an idle build machine (six runs), 6.7-8.6 % with the machine
-	 * loaded or under KASAN and lockdep (four runs).  Charging the
-	 * thread its idle time, the bug this bound is for, would be +100 %
-	 * or more at 30 % duty.
+	 * loaded (four runs).  Charging the thread its idle time, the bug
+	 * this bound is for, would be +100 % or more at 30 % duty.
+	 *
+	 * The debug variant's KASAN and lockdep make that scheduler work
+	 * several times slower and the guest's 30 % of work longer, so the
+	 * thread is off its CPU for only 20-35 % of the window: there the
+	 * bound is half of that off-CPU time instead, which the bug (all of
+	 * it) still fails.  Measured on the debug kernel: 3.2-15.0 % above
+	 * schedstat in four runs here (the 15.0 % one failed the 10 % bound,
+	 * as CI's run did), which was a quarter of the off-CPU time.
 	 */
-	EXPECT_LE(run, hi + hi / (t->sleeps ? 10 : 50))
+	slack = !t->sleeps ? hi / 50 :
+		vr_rig_variant("debug") ? off / 2 : hi / 10;
+	EXPECT_LE(run, hi + slack)
 		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
 		       mid ? 100.0 * run / mid : 0);
 }
