@@ -69,6 +69,39 @@ static void run_exit(struct kvm_run *run, uint32_t reason, uint32_t index,
 	run->msr.error = 0x55;	/* must be overwritten */
 }
 
+/* A fake page (fake_init()) and the VM that reads it. */
+static int fake_vm(struct fake *f, unsigned int regset, uint32_t domains,
+		   struct vmrapl_vm **vm)
+{
+	fake_init(f, regset, domains);
+	return vmrapl_vm_from_page(&f->page, NR, regset, domains, vm);
+}
+
+/*
+ * Hand @vm the exit (@reason, @msr, @data) of @vcpu: it returns @handled
+ * and leaves run.msr.error at @err (0x55: untouched).
+ */
+static int exit_is(struct vmrapl_vm *vm, uint32_t reason, uint32_t msr,
+		   uint64_t data, unsigned int vcpu, int handled, uint8_t err)
+{
+	struct kvm_run run;
+
+	run_exit(&run, reason, msr, data);
+	return vmrapl_handle_exit(vm, &run, vcpu) == handled &&
+	       run.msr.error == err;
+}
+
+/* The guest's rdmsr of @msr on @vcpu is ours and reads @want. */
+static int rdmsr_is(struct vmrapl_vm *vm, uint32_t msr, unsigned int vcpu,
+		    uint64_t want)
+{
+	struct kvm_run run;
+
+	run_exit(&run, KVM_EXIT_X86_RDMSR, msr, 0);
+	return vmrapl_handle_exit(vm, &run, vcpu) == 1 &&
+	       run.msr.error == 0 && run.msr.data == want;
+}
+
 /* ---- tests ---------------------------------------------------------------- */
 
 static int t_regset_intel(void)
@@ -196,9 +229,7 @@ static int t_filter_merge(void)
 	struct fake fk;
 	int n;
 
-	fake_init(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG));
-	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL,
-				  DOMS(VMRAPL_DOM_PKG), &vm) == 0);
+	CHECK(fake_vm(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG), &vm) == 0);
 	/* A VMM filter with a hole at slot 0 and two real ranges. */
 	memset(&f, 0, sizeof(f));
 	f.ranges[1] = (struct kvm_msr_filter_range){
@@ -336,40 +367,21 @@ static int t_exit_intel(void)
 {
 	struct vmrapl_exit_counters c;
 	struct vmrapl_vm *vm;
-	struct kvm_run run;
 	struct fake fk;
 	uint32_t doms = DOMS(VMRAPL_DOM_PKG, VMRAPL_DOM_CORE, VMRAPL_DOM_DRAM);
 
-	fake_init(&fk, VMRAPL_REGSET_INTEL, doms);
-	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL, doms,
-				  &vm) == 0);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 1) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 1001);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x639, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 3) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 2003);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x619, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 3000);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x606, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 0xA0E03);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x610, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 0x8000);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x614, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 0x3C0);
+	CHECK(fake_vm(&fk, VMRAPL_REGSET_INTEL, doms, &vm) == 0);
+	CHECK(rdmsr_is(vm, 0x611, 1, 1001));
+	CHECK(rdmsr_is(vm, 0x639, 3, 2003));
+	CHECK(rdmsr_is(vm, 0x619, 0, 3000));
+	CHECK(rdmsr_is(vm, 0x606, 0, 0xA0E03));
+	CHECK(rdmsr_is(vm, 0x610, 0, 0x8000));
+	CHECK(rdmsr_is(vm, 0x614, 0, 0x3C0));
 	/* Energy registers are 32-bit counters; 0x610 keeps all 64 bits. */
 	fk.page.vcpu[2].pkg = 0x100000005ull;
 	fk.page.power_limit = 0x8000000000008000ull;
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 2) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 5);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x610, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 0x8000000000008000ull);
+	CHECK(rdmsr_is(vm, 0x611, 2, 5));
+	CHECK(rdmsr_is(vm, 0x610, 0, 0x8000000000008000ull));
 	vmrapl_exit_counters(vm, &c);
 	CHECK(c.rdmsr == 8 && c.rdmsr_page == 8 && c.gp == 0);
 	vmrapl_detach(vm);
@@ -383,18 +395,14 @@ static int t_exit_writes(void)
 	struct kvm_run run;
 	struct fake fk;
 
-	fake_init(&fk, VMRAPL_REGSET_INTEL, 3);
-	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL, 3,
-				  &vm) == 0);
+	CHECK(fake_vm(&fk, VMRAPL_REGSET_INTEL, 3, &vm) == 0);
 	/* 0x610: dropped, no error, page untouched. */
 	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x610, 0x12345);
 	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
 	CHECK(run.msr.error == 0 && fk.page.power_limit == 0x8000);
 	/* Any other RAPL MSR: #GP. */
-	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x611, 1);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
-	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x606, 1);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	CHECK(exit_is(vm, KVM_EXIT_X86_WRMSR, 0x611, 1, 0, 1, 1));
+	CHECK(exit_is(vm, KVM_EXIT_X86_WRMSR, 0x606, 1, 0, 1, 1));
 	vmrapl_exit_counters(vm, &c);
 	CHECK(c.wrmsr_dropped == 1 && c.gp == 2);
 	vmrapl_detach(vm);
@@ -407,20 +415,15 @@ static int t_exit_not_ours(void)
 	struct kvm_run run;
 	struct fake fk;
 
-	fake_init(&fk, VMRAPL_REGSET_INTEL, 3);
-	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL, 3,
-				  &vm) == 0);
+	CHECK(fake_vm(&fk, VMRAPL_REGSET_INTEL, 3, &vm) == 0);
 	/* Another MSR, another exit reason, an AMD MSR on an Intel VM. */
 	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x10, 7);
 	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0);
 	CHECK(run.msr.error == 0x55 && run.msr.data == 7);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC001029B, 7);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
-	run_exit(&run, KVM_EXIT_IO, 0x611, 7);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0xC001029B, 7, 0, 0, 0x55));
+	CHECK(exit_is(vm, KVM_EXIT_IO, 0x611, 7, 0, 0, 0x55));
 	/* 0x619 is not filtered without the DRAM domain: not ours either. */
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x619, 7);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0x619, 7, 0, 0, 0x55));
 	vmrapl_detach(vm);
 	return 1;
 }
@@ -432,27 +435,20 @@ static int t_exit_gp(void)
 	struct fake fk;
 
 	/* PKG only: 0x639 is outside the view, so not ours (not filtered). */
-	fake_init(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG));
-	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_INTEL,
-				  DOMS(VMRAPL_DOM_PKG), &vm) == 0);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x639, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0 && run.msr.error == 0x55);
+	CHECK(fake_vm(&fk, VMRAPL_REGSET_INTEL, DOMS(VMRAPL_DOM_PKG), &vm) == 0);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0x639, 0, 0, 0, 0x55));
 	/* vCPU index out of range. */
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, NR) == 1 && run.msr.error == 1);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0x611, 0, NR, 1, 1));
 	/* A page stuck in a write: no hang, #GP (a real VM uses the ioctl). */
 	fk.page.seq = 1;
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0x611, 0, 0, 1, 1));
 	fk.page.seq = 2;
 	/* A page from another ABI or register set is not trusted. */
 	fk.page.abi_version = 2;
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0x611, 0, 0, 1, 1));
 	fk.page.abi_version = VMRAPL_ABI_VERSION;
 	fk.page.regset = VMRAPL_REGSET_AMD;
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	CHECK(exit_is(vm, KVM_EXIT_X86_RDMSR, 0x611, 0, 0, 1, 1));
 	fk.page.regset = VMRAPL_REGSET_INTEL;
 	run_exit(&run, KVM_EXIT_X86_RDMSR, 0x611, 0);
 	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 0 &&
@@ -472,20 +468,13 @@ static int t_exit_amd(void)
 	fk.page.unit = 0xA1003;	/* ESU 16 */
 	CHECK(vmrapl_vm_from_page(&fk.page, NR, VMRAPL_REGSET_AMD, doms,
 				  &vm) == 0);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC0010299, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 0xA1003);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC001029A, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 2) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 2002);
-	run_exit(&run, KVM_EXIT_X86_RDMSR, 0xC001029B, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 3) == 1);
-	CHECK(run.msr.error == 0 && run.msr.data == 1003);
+	CHECK(rdmsr_is(vm, 0xC0010299, 0, 0xA1003));
+	CHECK(rdmsr_is(vm, 0xC001029A, 2, 2002));
+	CHECK(rdmsr_is(vm, 0xC001029B, 3, 1003));
 	/* No 0x610 on AMD: neither reads nor writes are ours. */
 	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x610, 0);
 	CHECK(vmrapl_handle_exit(vm, &run, 0) == 0);
-	run_exit(&run, KVM_EXIT_X86_WRMSR, 0xC001029B, 0);
-	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1 && run.msr.error == 1);
+	CHECK(exit_is(vm, KVM_EXIT_X86_WRMSR, 0xC001029B, 0, 0, 1, 1));
 	vmrapl_detach(vm);
 	return 1;
 }
