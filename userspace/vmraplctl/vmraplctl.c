@@ -491,6 +491,36 @@ static void csv_row(const struct dev *d, const char *pre, const struct row *r)
 	printf("%s%.4f\n", opt_sep, ovh_share(&r->e));
 }
 
+/* The rows as a JSON array's elements, and the closing "]}". */
+static void json_rows(const struct dev *d, const struct row *rows, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		printf("%s", i ? ", " : "");
+		json_row(d, &rows[i]);
+	}
+	printf("]}\n");
+}
+
+static void table_rows(const struct dev *d, const struct row *rows, int n)
+{
+	int i;
+
+	table_header(d);
+	for (i = 0; i < n; i++)
+		table_row(d, &rows[i]);
+}
+
+static void csv_rows(const struct dev *d, const char *pre,
+		     const struct row *rows, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		csv_row(d, pre, &rows[i]);
+}
+
 /* ---- commands ------------------------------------------------------------ */
 
 static void features_list(const struct dev *d, char *buf, size_t len)
@@ -688,7 +718,7 @@ static int cmd_list(int argc, char **argv)
 	struct sample s0 = { 0 }, s1;
 	struct row *rows;
 	struct dev d;
-	int rc, i;
+	int rc;
 
 	(void)argv;
 	if (argc) {
@@ -718,19 +748,12 @@ static int cmd_list(int argc, char **argv)
 		       vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
-		for (i = 0; i < s1.nr_vms; i++) {
-			printf("%s", i ? ", " : "");
-			json_row(&d, &rows[i]);
-		}
-		printf("]}\n");
+		json_rows(&d, rows, s1.nr_vms);
 	} else if (opt_sep) {
 		csv_header(&d, "");
-		for (i = 0; i < s1.nr_vms; i++)
-			csv_row(&d, "", &rows[i]);
+		csv_rows(&d, "", rows, s1.nr_vms);
 	} else {
-		table_header(&d);
-		for (i = 0; i < s1.nr_vms; i++)
-			table_row(&d, &rows[i]);
+		table_rows(&d, rows, s1.nr_vms);
 		if (estimated(&d))
 			printf("(source %s: *estimated*, not measured)\n",
 			       vmrapl_host_source_name(d.info.source));
@@ -763,7 +786,7 @@ static int cmd_top(int argc, char **argv)
 	double interval = opt_interval;
 	struct dev d;
 	long it;
-	int rc, i, p, k;
+	int rc, p, k;
 
 	(void)argv;
 	if (argc) {
@@ -816,11 +839,7 @@ static int cmd_top(int argc, char **argv)
 				printf("}}");
 			}
 			printf("], \"vms\": [");
-			for (i = 0; i < cur.nr_vms; i++) {
-				printf("%s", i ? ", " : "");
-				json_row(&d, &rows[i]);
-			}
-			printf("]}\n");
+			json_rows(&d, rows, cur.nr_vms);
 		} else if (opt_sep) {
 			char pre[64];
 
@@ -831,8 +850,7 @@ static int cmd_top(int argc, char **argv)
 			}
 			snprintf(pre, sizeof(pre), "%.3f%s%ld%s", ts, opt_sep,
 				 it + 1, opt_sep);
-			for (i = 0; i < cur.nr_vms; i++)
-				csv_row(&d, pre, &rows[i]);
+			csv_rows(&d, pre, rows, cur.nr_vms);
 		} else {
 			if (tty)
 				printf("\033[H\033[2J");
@@ -855,9 +873,7 @@ static int cmd_top(int argc, char **argv)
 				       cur.pkgs[p].p_static_uw / 1e6);
 			}
 			printf("\n");
-			table_header(&d);
-			for (i = 0; i < cur.nr_vms; i++)
-				table_row(&d, &rows[i]);
+			table_rows(&d, rows, cur.nr_vms);
 		}
 		fflush(stdout);
 		free(rows);
@@ -1330,15 +1346,10 @@ static int cmd_stat(int argc, char **argv)
 			printf("}}");
 		}
 		printf("], \"vms\": [");
-		for (i = 0; i < s1.nr_vms; i++) {
-			printf("%s", i ? ", " : "");
-			json_row(&d, &rows[i]);
-		}
-		printf("]}\n");
+		json_rows(&d, rows, s1.nr_vms);
 	} else if (opt_sep) {
 		csv_header(&d, "");
-		for (i = 0; i < s1.nr_vms; i++)
-			csv_row(&d, "", &rows[i]);
+		csv_rows(&d, "", rows, s1.nr_vms);
 	} else {
 		printf("vmraplctl stat: '");
 		for (i = 0; i < argc; i++) {
@@ -1349,9 +1360,7 @@ static int cmd_stat(int argc, char **argv)
 		}
 		printf("' ran %.3f s, exit status %d; VMs' energy (J) and average power (W) over it:\n\n",
 		       dt, crc);
-		table_header(&d);
-		for (i = 0; i < s1.nr_vms; i++)
-			table_row(&d, &rows[i]);
+		table_rows(&d, rows, s1.nr_vms);
 		if (ended)
 			printf("(%d VM%s ended during the command and %s not shown)\n",
 			       ended, ended > 1 ? "s" : "", ended > 1 ? "are" : "is");
