@@ -178,15 +178,17 @@ fi
 
 # ---- the source tarball, checked against the Sources index ------------
 compgen -G "$aptdir/lists/*_bookworm-backports_main_source_Sources*" > /dev/null || papt_update
+# The awk scripts read all of apt-cache's output (no early exit): under
+# pipefail, apt-cache's SIGPIPE would end this script without a word.
 want_sha=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
 	/^Checksums-Sha256:/ { on = 1; next }
 	/^[^ ]/ { on = 0 }
-	on && $3 == f { print $1; exit }')
+	on && $3 == f && !done { print $1; done = 1 }')
 dir=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
 	/^Package:/ { d = ""; hit = 0 }
 	/^Directory:/ { d = $2 }
 	$NF == f { hit = 1 }
-	hit && d != "" { print d; exit }')
+	hit && d != "" && !done { print d; done = 1 }')
 [[ -n $want_sha ]] || die "$tarball not in the bookworm-backports Sources index"
 dir=${dir:-pool/main/q/qemu}
 if [[ ! -f $cache/$tarball ]] ||
