@@ -18,8 +18,9 @@
 #   make readme-demo          make demo, and its output into README.md
 #   make prom-check           a real Prometheus scrape of the exporter in the rig
 #   make qemu                 QEMU 10 with the emulated AMD RAPL counters of
-#                             the rig's rapl variant and TCG plugins, and the
-#                             vr-icount plugin of the icount variant
+#                             the rig's rapl variant, TCG plugins and
+#                             -accel kvm,vmrapl=on (libvmrapl linked in), and
+#                             the vr-icount plugin of the icount variant
 #                             (scripts/qemu.sh; cached in /var/cache/vmrapl/qemu)
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 

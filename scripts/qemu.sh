@@ -2,14 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # "make qemu": build QEMU 10.0.2 (x86_64-softmmu only) with the project's
-# patch series, userspace/qemu/patches/*.patch (the emulated AMD RAPL
-# counters of the rig's rapl variant), and cache the binary outside the
-# checkout:
+# patch series, userspace/qemu/patches/*.patch (0001-0002: the emulated AMD
+# RAPL counters of the rig's rapl variant; 0003 on: -accel kvm,vmrapl=on,
+# Documentation/qemu.rst), and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #
-# <hash> covers the patches and this script's build recipe, so a rerun with
-# neither changed is instant, and CI rebuilds only when one of them does.
+# <hash> covers the patches, libvmrapl's source and headers (libvmrapl.c,
+# libvmrapl.h, uapi/linux/vmrapl.h) and this script's build recipe, so a
+# rerun with none of them changed is instant, and CI rebuilds only when
+# one of them does.
+#
+# It is configured with --enable-vmrapl: libvmrapl is built first, with
+# the tree's userspace/Makefile ("lib"), into a staging prefix inside the
+# build directory that holds libvmrapl.a, libvmrapl.h, linux/vmrapl.h and
+# a vmrapl.pc pointing there, and no libvmrapl.so; QEMU's meson finds it
+# through PKG_CONFIG_PATH, so the binary links libvmrapl statically and
+# runs where no libvmrapl.so is installed (the rig's initramfs).
 #
 # It is configured with --enable-plugins (TCG plugins; QEMU 10 would enable
 # them by default when gmodule-2.0 is found, the flag makes a build without
@@ -59,7 +68,11 @@ mirror=${VMRAPL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${VMRAPL_CACHE:-/var/cache/vmrapl}/qemu
 patchdir=$top/userspace/qemu/patches
 configure_flags=(--target-list=x86_64-softmmu --enable-kvm --enable-tcg
-	--enable-slirp --enable-plugins --disable-docs --disable-install-blobs)
+	--enable-slirp --enable-plugins --enable-vmrapl --disable-docs
+	--disable-install-blobs)
+# What QEMU compiles and links of libvmrapl (part of the cache key).
+vmrapl_srcs=("$top/userspace/lib/libvmrapl.c" "$top/userspace/lib/libvmrapl.h"
+	"$top/uapi/linux/vmrapl.h")
 firmware_flags=(-L /usr/share/qemu -L /usr/share/seabios -L /usr/lib/ipxe/qemu)
 
 die() { echo "qemu.sh: $*" >&2; exit 1; }
@@ -68,8 +81,9 @@ key() {
 	local h
 	h=$({
 		cat "$patchdir"/*.patch 2>/dev/null
+		cat "${vmrapl_srcs[@]}"
 		echo "${configure_flags[*]}"
-		echo "recipe 2"
+		echo "recipe 3"
 	} | sha256sum | cut -c1-16)
 	echo "$version-$h"
 }
@@ -164,15 +178,17 @@ fi
 
 # ---- the source tarball, checked against the Sources index ------------
 compgen -G "$aptdir/lists/*_bookworm-backports_main_source_Sources*" > /dev/null || papt_update
+# The awk scripts read all of apt-cache's output (no early exit): under
+# pipefail, apt-cache's SIGPIPE would end this script without a word.
 want_sha=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
 	/^Checksums-Sha256:/ { on = 1; next }
 	/^[^ ]/ { on = 0 }
-	on && $3 == f { print $1; exit }')
+	on && $3 == f && !done { print $1; done = 1 }')
 dir=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
 	/^Package:/ { d = ""; hit = 0 }
 	/^Directory:/ { d = $2 }
 	$NF == f { hit = 1 }
-	hit && d != "" { print d; exit }')
+	hit && d != "" && !done { print d; done = 1 }')
 [[ -n $want_sha ]] || die "$tarball not in the bookworm-backports Sources index"
 dir=${dir:-pool/main/q/qemu}
 if [[ ! -f $cache/$tarball ]] ||
@@ -201,17 +217,38 @@ grep -q '^    unpack_edk2_blobs = false$' "$src/meson.build" ||
 	die "meson.build: unpack_edk2_blobs not found (another QEMU version?)"
 
 start=$(date +%s)
+
+# libvmrapl for --enable-vmrapl: the static library only, so that
+# -lvmrapl cannot pick a shared one.
+stage=$work/vmrapl
+nice -n 10 make -s -C "$top/userspace" O="$work/vmrapl-build" \
+	PREFIX="$stage" LIBDIR="$stage/lib" INCLUDEDIR="$stage/include" lib >&2 ||
+	die "libvmrapl build failed"
+mkdir -p "$stage/lib/pkgconfig" "$stage/include/vmrapl/linux"
+cp "$work/vmrapl-build/lib/libvmrapl.a" "$stage/lib/"
+cp "$work/vmrapl-build/lib/vmrapl.pc" "$stage/lib/pkgconfig/"
+cp "$top/userspace/lib/libvmrapl.h" "$stage/include/"
+cp "$top/uapi/linux/vmrapl.h" "$stage/include/vmrapl/linux/"
+
 mkdir -p "$src/build"
 (
 	cd "$src/build"
 	# The image's default python3 may be another interpreter that cannot
 	# see Debian's meson: configure with Debian's.
+	PKG_CONFIG_PATH="$stage/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
 	nice -n 10 ../configure --python=/usr/bin/python3 "${configure_flags[@]}" \
 		> configure.log 2>&1 || { tail -n 30 configure.log >&2; exit 1; }
 	nice -n 10 ninja qemu-system-x86_64 > ninja.log 2>&1 ||
 		{ grep -E -B2 -A10 'error' ninja.log | head -n 60 >&2; exit 1; }
 ) || die "build failed"
 secs=$(( $(date +%s) - start ))
+# libvmrapl linked in, and not needed at run time (no grep -q: pipefail
+# would see the writer's SIGPIPE).
+nm "$src/build/qemu-system-x86_64" | grep ' T vmrapl_attach$' > /dev/null ||
+	die "qemu-system-x86_64 does not contain libvmrapl"
+if readelf -d "$src/build/qemu-system-x86_64" | grep 'NEEDED.*libvmrapl' > /dev/null; then
+	die "qemu-system-x86_64 needs a shared libvmrapl"
+fi
 
 mkdir -p "$dest.tmp/include"
 cp "$src/build/qemu-system-x86_64" "$dest.tmp/"
@@ -221,6 +258,7 @@ cp "$src/include/qemu/qemu-plugin.h" "$dest.tmp/include/"
 	echo "tarball $tarball sha256 $got_sha"
 	echo "patches $(cd "$patchdir" 2>/dev/null && ls *.patch 2>/dev/null | tr '\n' ' ')"
 	echo "configure ${configure_flags[*]}"
+	echo "libvmrapl static, sha256 $(cat "${vmrapl_srcs[@]}" | sha256sum | cut -c1-16) of ${vmrapl_srcs[*]#"$top/"}"
 	echo "build_seconds $secs"
 	echo "nproc $(nproc)"
 	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
