@@ -234,7 +234,7 @@ ${CC:-cc} -static -O2 -Wall -o "$root/bin/rdmsr" "$top/selftests/rig/rdmsr.c"
 l2=
 if [[ $variant == rapl ]]; then
 	kernel=${RIG_KERNEL:-/boot/vmlinuz-$kver}
-	qemu=$("$top/scripts/qemu.sh" path 2>/dev/null) || qemu=
+	qemu=${RIG_QEMU:-$("$top/scripts/qemu.sh" path 2>/dev/null)} || qemu=
 	if [[ -n $qemu && -r $kernel ]]; then
 		strip -o "$root/qemu.tmp" "$qemu"
 		add_dynamic "$root/qemu.tmp" /usr/bin/qemu-system-x86_64

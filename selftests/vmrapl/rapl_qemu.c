@@ -223,6 +223,7 @@ static int l2_stop(struct l2 *g, int ms)
 	waitpid(g->pid, &status, 0);
 out:
 	close(g->fd);
+	g->pid = 0;
 	return status;
 }
 
@@ -322,27 +323,47 @@ static double host_uj(pid_t pid)
 	return uj;
 }
 
-TEST(guest_reads_own_energy)
-{
-	double g[4], h[4], spin_w, tol, perf, o0, i0, i1, o1;
-	const char *labels[] = { "spin0", "spin1", "idle1" };
-	const char *miss = l2_missing();
-	char label[32], line[160];
-	bool zone, gp;
-	struct l2 l2;
-	int i;
+/*
+ * Each test boots one nested guest, or two (migration): a minute or two
+ * under TCG.  The fixture gives them the time, and kills a QEMU that a
+ * failed test left running, so that the next test can reload vmrapl.
+ */
+FIXTURE(l2) {
+	struct l2 g;
+};
 
+FIXTURE_SETUP(l2)
+{
+	const char *miss = l2_missing();
+
+	self->g.pid = 0;
 	if (miss)
 		SKIP(return, "no %s in this rig", miss);
 	ASSERT_EQ(0, vr_reload("source=auto"));
-	ASSERT_EQ(0, l2_start(&l2, VMRAPL_ON, "measure", 1, false,
+}
+
+FIXTURE_TEARDOWN(l2)
+{
+	if (self->g.pid > 0 && !kill(self->g.pid, SIGKILL))
+		l2_stop(&self->g, 1000);
+}
+
+TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
+{
+	double g[4], h[4], spin_w, tol, perf, o0, i0, i1, o1;
+	const char *labels[] = { "spin0", "spin1", "idle1" };
+	char label[32], line[160];
+	bool zone, gp;
+	int i;
+
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "measure", 1, false,
 			      false));
-	ASSERT_EQ(0, l2_boot(_metadata, &l2, &zone, &gp));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	EXPECT_TRUE(zone);
 	EXPECT_FALSE(gp);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, l2_mark(&l2, label, &g[i], 60000)) l2_dump(_metadata, &l2);
-		h[i] = host_uj(l2.pid);
+		ASSERT_EQ(0, l2_mark(&self->g, label, &g[i], 60000)) l2_dump(_metadata, &self->g);
+		h[i] = host_uj(self->g.pid);
 		EXPECT_STREQ(labels[i], label);
 		TH_LOG("%s: guest %.0f uJ, host %.0f uJ", label, g[i], h[i]);
 	}
@@ -369,8 +390,8 @@ TEST(guest_reads_own_energy)
 	 * up to rounding: powercap's microjoule per reading and perf -j's
 	 * printed microjoule.
 	 */
-	ASSERT_EQ(0, l2_expect(&l2, "### L2 PERF ", line, sizeof(line), 120000))
-		l2_dump(_metadata, &l2);
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 PERF ", line, sizeof(line), 120000))
+		l2_dump(_metadata, &self->g);
 	ASSERT_EQ(5, sscanf(line, "%lf %lf %lf %lf %lf", &perf, &o0, &i0, &i1,
 			    &o1)) TH_LOG("perf line: %s", line);
 	TH_LOG("perf: %.6f J, powercap inner %.6f J, outer %.6f J",
@@ -385,25 +406,21 @@ TEST(guest_reads_own_energy)
 	EXPECT_LE(o1 - o0 - (i1 - i0),
 		  2 * (i1 - i0) * PERIOD_MS / 1000.0 + 2 * ESU_UJ);
 	EXPECT_GT(i1 - i0, 0);
-	ASSERT_EQ(0, l2_expect(&l2, "### L2 DONE", line, sizeof(line), 60000));
-	l2_stop(&l2, 30000);
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
+	l2_stop(&self->g, 30000);
 }
 
-TEST(without_vmrapl)
+TEST_F_TIMEOUT(l2, without_vmrapl, 600)
 {
-	const char *miss = l2_missing();
 	char line[160];
 	bool zone, gp;
-	struct l2 l2;
 
-	if (miss)
-		SKIP(return, "no %s in this rig", miss);
-	ASSERT_EQ(0, l2_start(&l2, "kvm", "probe", 1, false, false));
-	ASSERT_EQ(0, l2_boot(_metadata, &l2, &zone, &gp));
+	ASSERT_EQ(0, l2_start(&self->g, "kvm", "probe", 1, false, false));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	EXPECT_FALSE(zone);
 	EXPECT_TRUE(gp);
-	ASSERT_EQ(0, l2_expect(&l2, "### L2 DONE", line, sizeof(line), 60000));
-	EXPECT_EQ(0, l2_stop(&l2, 30000));
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
+	EXPECT_EQ(0, l2_stop(&self->g, 30000));
 }
 
 /* The guest streams energy_uj; @n marks into @uj (and the host's). */
@@ -424,23 +441,18 @@ static int stream_marks(struct __test_metadata *_metadata, struct l2 *g,
 	return 0;
 }
 
-TEST(migration)
+TEST_F_TIMEOUT(l2, migration, 600)
 {
-	const char *miss = l2_missing();
 	double before[4], after[4];
 	char out[4096];
 	bool zone, gp;
-	struct l2 l2;
 	int i;
 
-	if (miss)
-		SKIP(return, "no %s in this rig", miss);
-	ASSERT_EQ(0, vr_reload("source=auto"));
 	unlink(MIG_FILE);
-	ASSERT_EQ(0, l2_start(&l2, VMRAPL_ON, "stream", 1, true, false));
-	ASSERT_EQ(0, l2_boot(_metadata, &l2, &zone, &gp));
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, true, false));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	ASSERT_TRUE(zone);
-	ASSERT_EQ(0, stream_marks(_metadata, &l2, before, NULL, 3));
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, before, NULL, 3));
 	/* Stop the guest, save it to a file, and end this QEMU. */
 	ASSERT_EQ(0, mon_cmd("stop", out, sizeof(out)));
 	ASSERT_EQ(0, mon_cmd("migrate file:" MIG_FILE, out, sizeof(out)));
@@ -452,17 +464,29 @@ TEST(migration)
 	}
 	EXPECT_NE(NULL, strstr(out, "completed")) TH_LOG("monitor: %s", out);
 	mon_cmd("quit", out, sizeof(out));
-	l2_stop(&l2, 30000);
+	l2_stop(&self->g, 30000);
 
-	/* A new QEMU resumes it: the counter goes on from where it was. */
-	ASSERT_EQ(0, l2_start(&l2, VMRAPL_ON, "stream", 1, true, true));
-	ASSERT_EQ(0, stream_marks(_metadata, &l2, after, NULL, 3));
+	/*
+	 * A new QEMU loads it (stopped, as it was saved) and resumes it: the
+	 * counter goes on from where it was.
+	 */
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, true, true));
+	for (i = 0; i < 600; i++) {
+		vr_sleep_ms(200);
+		if (mon_cmd("info status", out, sizeof(out)))
+			continue;
+		if (strstr(out, "VM status: paused") && !strstr(out, "inmigrate"))
+			break;
+	}
+	EXPECT_EQ(NULL, strstr(out, "inmigrate")) TH_LOG("monitor: %s", out);
+	ASSERT_EQ(0, mon_cmd("cont", out, sizeof(out)));
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, after, NULL, 3));
 	for (i = 0; i < 3; i++)
 		TH_LOG("energy_uj before %.0f, after %.0f", before[i], after[i]);
 	EXPECT_GE(after[0], before[2]);
 	EXPECT_GT(after[2], after[0]);
 	mon_cmd("quit", out, sizeof(out));
-	l2_stop(&l2, 30000);
+	l2_stop(&self->g, 30000);
 	unlink(MIG_FILE);
 }
 
@@ -475,36 +499,31 @@ TEST(migration)
  * energy plus half the package's idle and uncore energy, over the same
  * marks (10 s of spinning).
  */
-TEST(chain_vs_truth)
+TEST_F_TIMEOUT(l2, chain_vs_truth, 600)
 {
 	struct vrp_opts o = { .prog = VRG_SPIN, .duty = 100, .attach = true,
 			      .cpu = 0 };
-	const char *miss = l2_missing();
 	double uj[11], want, got;
 	struct truth t0, t1;
 	struct vrp other;
 	bool zone, gp;
-	struct l2 l2;
 	char label[32];
 
-	if (miss)
-		SKIP(return, "no %s in this rig", miss);
 	if (read_truth(&t0))
 		SKIP(return, "no fw_cfg truth");
-	ASSERT_EQ(0, vr_reload("source=auto"));
 	ASSERT_EQ(0, vrp_start(&other, &o));
-	ASSERT_EQ(0, l2_start(&l2, VMRAPL_ON, "stream", 1, false,
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, false,
 			      false));
-	ASSERT_EQ(0, l2_boot(_metadata, &l2, &zone, &gp));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	ASSERT_TRUE(zone);
 	/* Two marks to settle, then the window. */
-	ASSERT_EQ(0, stream_marks(_metadata, &l2, uj, NULL, 2));
-	ASSERT_EQ(0, l2_mark(&l2, label, &uj[0], 30000));
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, uj, NULL, 2));
+	ASSERT_EQ(0, l2_mark(&self->g, label, &uj[0], 30000));
 	ASSERT_EQ(0, read_truth(&t0));
-	ASSERT_EQ(0, stream_marks(_metadata, &l2, uj + 1, NULL, 10));
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, uj + 1, NULL, 10));
 	ASSERT_EQ(0, read_truth(&t1));
-	kill(l2.pid, SIGKILL);
-	l2_stop(&l2, 1000);
+	kill(self->g.pid, SIGKILL);
+	l2_stop(&self->g, 1000);
 	vrp_stop(&other);
 	want = (t1.core_pj[1] - t0.core_pj[1] +
 		(double)(t1.idle_pj[0] - t0.idle_pj[0] +
