@@ -95,37 +95,24 @@ static const char *l2_missing(void)
 static int l2_start(struct l2 *g, const char *accel, const char *test,
 		    int cpu, bool mon, bool incoming)
 {
+	static const char *const fixed[] = {
+		QEMU, "-L", "/usr/share/qemu-fw", "-machine", "pc",
+		"-cpu", "host", "-smp", "1", "-m", "256M", "-nodefaults",
+		"-display", "none", "-serial", "stdio", "-no-reboot",
+		"-kernel", L2_KERNEL, "-initrd", L2_INITRD,
+	};
 	char append[160];
 	const char *argv[40];
-	int p[2], n = 0;
+	int p[2], n;
 	cpu_set_t set;
 
 	memset(g, 0, sizeof(*g));
 	snprintf(append, sizeof(append),
 		 "console=ttyS0 panic=-1 loglevel=3 l2.test=%s", test);
-	argv[n++] = QEMU;
-	argv[n++] = "-L";
-	argv[n++] = "/usr/share/qemu-fw";
-	argv[n++] = "-machine";
-	argv[n++] = "pc";
+	for (n = 0; n < (int)ARRAY_SIZE(fixed); n++)
+		argv[n] = fixed[n];
 	argv[n++] = "-accel";
 	argv[n++] = accel;
-	argv[n++] = "-cpu";
-	argv[n++] = "host";
-	argv[n++] = "-smp";
-	argv[n++] = "1";
-	argv[n++] = "-m";
-	argv[n++] = "256M";
-	argv[n++] = "-nodefaults";
-	argv[n++] = "-display";
-	argv[n++] = "none";
-	argv[n++] = "-serial";
-	argv[n++] = "stdio";
-	argv[n++] = "-no-reboot";
-	argv[n++] = "-kernel";
-	argv[n++] = L2_KERNEL;
-	argv[n++] = "-initrd";
-	argv[n++] = L2_INITRD;
 	argv[n++] = "-append";
 	argv[n++] = append;
 	if (mon) {
