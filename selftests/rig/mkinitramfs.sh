@@ -19,9 +19,20 @@
 #                             shared libraries and loader (from ldd)
 #   /usr/bin/perf             rapl variant only: Debian's linux-perf binary
 #                             with its shared libraries and loader (ldd)
+#   /usr/bin/qemu-system-x86_64, /usr/share/qemu-fw/, /l2/{vmlinuz,initrd.gz}
+#                             rapl variant only: the QEMU of "make qemu"
+#                             (stripped, with its libraries), the firmware
+#                             it needs to boot a kernel, and the nested
+#                             guest selftests/vmrapl/rapl_qemu.c boots
+#                             with it: this kernel's image and the L2 image
+#   /bin/rdmsr                selftests/rig/rdmsr.c (static)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
 #   /etc/rig/debug.skip       selftests/rig/debug.skip (--variant debug)
 #   /init                     selftests/rig/init
+#
+# VARIANT l2 builds that nested guest's image instead: busybox, the RAPL
+# drivers (/etc/rig/modules.rapl), msr, rdmsr and perf, and
+# selftests/rig/l2-init as /init; no KVM, no vmrapl, no tests.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,7 +59,7 @@ rapl_mods=(intel_rapl_msr rapl qemu_fw_cfg msr)
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 
 [[ -f $moddir/modules.dep ]] || die "$moddir/modules.dep missing (install linux-image for $kver, or set RIG_MODDIR)"
-[[ -f $ko ]] || die "$ko missing (run 'make KVER=$kver')"
+[[ $variant == l2 || -f $ko ]] || die "$ko missing (run 'make KVER=$kver')"
 busybox=$(command -v busybox) || die "busybox missing (apt-get install busybox-static)"
 if ldd "$busybox" >/dev/null 2>&1; then
 	die "$busybox is dynamically linked; install busybox-static"
@@ -87,6 +98,7 @@ visit() { # path relative to moddir
 	done
 	order+=("$path")
 }
+[[ $variant == l2 ]] && want_mods=() net_mods=()
 for m in "${want_mods[@]}"; do
 	line=$(dep_line "$m")
 	[[ -n $line ]] || die "module $m not found in $moddir/modules.dep"
@@ -141,25 +153,6 @@ for path in "${rapl_order[@]}"; do
 	add_module "$path" "$root/etc/rig/modules.rapl"
 done
 
-cp "$ko" "$root/vmrapl.ko"
-if [[ -d $tests_dir ]]; then
-	find "$tests_dir" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
-fi
-# A VM that stays alive all run long (see kvm-hold.c).
-${CC:-cc} -static -O2 -Wall -o "$root/bin/kvm-hold" "$top/selftests/rig/kvm-hold.c"
-
-# The reference VMM, for the tests and the demo that drive it.
-vmm=$top/build/userspace/vmm/vmrapl-vmm.static
-if [[ -x $vmm ]]; then
-	cp "$vmm" "$root/bin/vmrapl-vmm"
-fi
-# The host tools, for selftests/vmrapl/tools.c (the exporter only when
-# its static build linked).
-for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter; do
-	if [[ -x $top/build/userspace/$tool.static ]]; then
-		cp "$top/build/userspace/$tool.static" "$root/bin/${tool#*/}"
-	fi
-done
 # A dynamically linked program at DEST in the image, with the shared
 # libraries ldd resolves on this host and the dynamic loader, at the same
 # paths, so the loader finds them in its default directories.
@@ -174,19 +167,48 @@ add_dynamic() { # program, its path in the image
 	mkdir -p "$root$(dirname "$dest")"
 	cp "$bin" "$root$dest"
 }
-# The exporter's static link usually fails (libmicrohttpd pulls in gnutls,
-# whose static archives Debian does not ship): then take the dynamic one.
-exporter=$top/build/userspace/exporter/vmrapl-exporter
-if [[ ! -e $root/bin/vmrapl-exporter && -x $exporter ]]; then
-	add_dynamic "$exporter" /bin/vmrapl-exporter
+
+# What the rig itself runs (not the l2 guest): vmrapl, the tests and the
+# programs they drive.
+l1_contents() {
+	cp "$ko" "$root/vmrapl.ko"
+	if [[ -d $tests_dir ]]; then
+		find "$tests_dir" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
+	fi
+	# A VM that stays alive all run long (see kvm-hold.c).
+	${CC:-cc} -static -O2 -Wall -o "$root/bin/kvm-hold" "$top/selftests/rig/kvm-hold.c"
+
+	# The reference VMM, for the tests and the demo that drive it.
+	vmm=$top/build/userspace/vmm/vmrapl-vmm.static
+	if [[ -x $vmm ]]; then
+		cp "$vmm" "$root/bin/vmrapl-vmm"
+	fi
+	# The host tools, for selftests/vmrapl/tools.c (the exporter only when
+	# its static build linked).
+	for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter; do
+		if [[ -x $top/build/userspace/$tool.static ]]; then
+			cp "$top/build/userspace/$tool.static" "$root/bin/${tool#*/}"
+		fi
+	done
+	# The exporter's static link usually fails (libmicrohttpd pulls in gnutls,
+	# whose static archives Debian does not ship): then take the dynamic one.
+	exporter=$top/build/userspace/exporter/vmrapl-exporter
+	if [[ ! -e $root/bin/vmrapl-exporter && -x $exporter ]]; then
+		add_dynamic "$exporter" /bin/vmrapl-exporter
+	fi
+}
+if [[ $variant != l2 ]]; then
+	l1_contents
 fi
+
 # The rapl variant's perf_matches_powercap (selftests/vmrapl/rapl.c) runs
 # perf stat on the power PMU: the binary of Debian's linux-perf
 # (scripts/deps.sh), about 34 MB with its libraries, so only there.  That
 # package diverts other packages' /usr/bin/perf to perf.wrapper; its own
-# file list names the real binary.  Without it the test skips.
+# file list names the real binary.  Without it the test skips.  The l2
+# guest's perf reads its own (virtual) power PMU.
 perf=
-if [[ $variant == rapl ]]; then
+if [[ $variant == rapl || $variant == l2 ]]; then
 	perf=$(dpkg -L linux-perf 2>/dev/null | grep -E '^/usr/bin/perf(_[0-9.]+)?$' | head -n1) || true
 	if [[ -n $perf && -x $perf && $(head -c4 "$perf") == $'\x7fELF' ]]; then
 		add_dynamic "$perf" /usr/bin/perf
@@ -201,10 +223,44 @@ fi
 # Programs the debug variant skips, and why (used by /init only there).
 grep -Ev '^[[:space:]]*(#|$)' "$top/selftests/rig/debug.skip" > "$root/etc/rig/debug.skip" 2>/dev/null || true
 echo "$kver" > "$root/etc/rig/kver"
-install -m 0755 "$top/selftests/rig/init" "$root/init"
+${CC:-cc} -static -O2 -Wall -o "$root/bin/rdmsr" "$top/selftests/rig/rdmsr.c"
+
+# The rapl variant's rapl_qemu.c runs the QEMU of "make qemu" (the one
+# that boots this rig, built with the vmrapl patches) inside the rig, on
+# a nested guest: this kernel again, with the l2 image built here.  QEMU
+# is stripped (81 MB with its symbols, 20 without); of the firmware, the
+# BIOS and the option ROMs of a -kernel boot.  Without "make qemu" the
+# test skips, and says so.
+l2=
+if [[ $variant == rapl ]]; then
+	kernel=${RIG_KERNEL:-/boot/vmlinuz-$kver}
+	qemu=${RIG_QEMU:-$("$top/scripts/qemu.sh" path 2>/dev/null)} || qemu=
+	if [[ -n $qemu && -r $kernel ]]; then
+		strip -o "$root/qemu.tmp" "$qemu"
+		add_dynamic "$root/qemu.tmp" /usr/bin/qemu-system-x86_64
+		rm "$root/qemu.tmp"
+		mkdir -p "$root/usr/share/qemu-fw" "$root/l2"
+		for fw in /usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin \
+			  /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/linuxboot.bin \
+			  /usr/share/qemu/kvmvapic.bin /usr/share/qemu/pvh.bin; do
+			[[ -r $fw ]] && cp -L "$fw" "$root/usr/share/qemu-fw/"
+		done
+		cp "$kernel" "$root/l2/vmlinuz"
+		"$0" "$kver" "$root/l2/initrd.gz" l2 > /dev/null
+		l2="$(du -h "$root/l2/initrd.gz" | cut -f1) l2 image"
+	else
+		echo "mkinitramfs: no QEMU of make qemu or no $kernel: rapl_qemu will skip" >&2
+	fi
+fi
+
+if [[ $variant == l2 ]]; then
+	install -m 0755 "$top/selftests/rig/l2-init" "$root/init"
+else
+	install -m 0755 "$top/selftests/rig/init" "$root/init"
+fi
 
 mkdir -p "$(dirname "$out")"
 (cd "$root" && find . -print0 | sort -z | cpio --quiet -o -0 -H newc --owner=0:0) | \
 	gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"
-echo "mkinitramfs: $out ($(du -h "$out" | cut -f1), modules: $(tr '\n' ' ' < "$root/etc/rig/modules"), tests: $(ls "$root/tests" | wc -l)${perf:+, perf: $perf})"
+echo "mkinitramfs: $out ($(du -h "$out" | cut -f1), modules: $(tr '\n' ' ' < "$root/etc/rig/modules"), tests: $(ls "$root/tests" | wc -l)${perf:+, perf: $perf}${l2:+, QEMU and a $l2})"

@@ -30,6 +30,7 @@
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
+#include "vr_truth.h"
 
 #define ESU		16
 #define UJ_PER_UNIT	(1e6 / (1 << ESU))	/* 15.26 uJ */
@@ -40,68 +41,6 @@
  * runs slow by that ratio.  Energies compared with it are scaled so.
  */
 #define PC_SCALE	((double)(1000000000 >> ESU) / (1e9 / (1 << ESU)))
-#define TRUTH		"/sys/firmware/qemu_fw_cfg/by_name/opt/org.vmrapl/rapl/raw"
-#define MAX_PKGS	2
-#define MAX_CORES	16
-
-struct truth {
-	uint64_t time_ns, start_pj;
-	unsigned int idle_mw, uncore_mw;
-	int npkgs, ncores;
-	uint64_t pkg_pj[MAX_PKGS], idle_pj[MAX_PKGS], uncore_pj[MAX_PKGS];
-	uint64_t core_pj[MAX_CORES], core_cpu_ns[MAX_CORES];
-	unsigned int core_mw[MAX_CORES];
-	int core_pkg[MAX_CORES];
-};
-
-static int read_truth(struct truth *t)
-{
-	char buf[4096], *line, *save;
-	ssize_t n;
-	int fd, got_end = 0;
-
-	memset(t, 0, sizeof(*t));
-	fd = open(TRUTH, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	/* One read: QEMU refreshes the file when the guest selects it. */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a, b, c, d, e;
-		unsigned int mw;
-		int i, p;
-
-		if (sscanf(line, "rapl 1 esu %*d tick_ns %*d start_pj %llu idle_mw %u uncore_mw %u",
-			   &a, &t->idle_mw, &t->uncore_mw) == 3) {
-			t->start_pj = a;
-			continue;
-		} else if (sscanf(line, "time_ns %llu", &a) == 1) {
-			t->time_ns = a;
-		} else if (sscanf(line, "pkg %d energy_pj %llu idle_pj %llu uncore_pj %llu",
-				  &i, &a, &b, &c) == 4 && i >= 0 && i < MAX_PKGS) {
-			t->pkg_pj[i] = a;
-			t->idle_pj[i] = b;
-			t->uncore_pj[i] = c;
-			t->npkgs = i + 1 > t->npkgs ? i + 1 : t->npkgs;
-		} else if (sscanf(line, "core %d pkg %d mw %u cpu_ns %llu energy_pj %llu",
-				  &i, &p, &mw, &d, &e) == 5 && i >= 0 && i < MAX_CORES) {
-			t->core_pkg[i] = p;
-			t->core_mw[i] = mw;
-			t->core_cpu_ns[i] = d;
-			t->core_pj[i] = e;
-			t->ncores = i + 1 > t->ncores ? i + 1 : t->ncores;
-		} else if (!strcmp(line, "end")) {
-			got_end = 1;
-		}
-	}
-	return got_end ? 0 : -EIO;
-}
-
 /* The powercap zone of package @pkg ("package-<pkg>"), into @dir. */
 static int pc_zone(int pkg, char *dir, size_t len)
 {

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The rapl variant's model truth (vr_truth.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vr_truth.h"
+
+int read_truth(struct truth *t)
+{
+	char buf[4096], *line, *save;
+	ssize_t n;
+	int fd, got_end = 0;
+
+	memset(t, 0, sizeof(*t));
+	fd = open(TRUTH, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	/* One read: QEMU refreshes the file when the guest selects it. */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, b, c, d, e;
+		unsigned int mw;
+		int i, p;
+
+		if (sscanf(line, "rapl 1 esu %*d tick_ns %*d start_pj %llu idle_mw %u uncore_mw %u",
+			   &a, &t->idle_mw, &t->uncore_mw) == 3) {
+			t->start_pj = a;
+			continue;
+		} else if (sscanf(line, "time_ns %llu", &a) == 1) {
+			t->time_ns = a;
+		} else if (sscanf(line, "pkg %d energy_pj %llu idle_pj %llu uncore_pj %llu",
+				  &i, &a, &b, &c) == 4 && i >= 0 && i < MAX_PKGS) {
+			t->pkg_pj[i] = a;
+			t->idle_pj[i] = b;
+			t->uncore_pj[i] = c;
+			t->npkgs = i + 1 > t->npkgs ? i + 1 : t->npkgs;
+		} else if (sscanf(line, "core %d pkg %d mw %u cpu_ns %llu energy_pj %llu",
+				  &i, &p, &mw, &d, &e) == 5 && i >= 0 && i < MAX_CORES) {
+			t->core_pkg[i] = p;
+			t->core_mw[i] = mw;
+			t->core_cpu_ns[i] = d;
+			t->core_pj[i] = e;
+			t->ncores = i + 1 > t->ncores ? i + 1 : t->ncores;
+		} else if (!strcmp(line, "end")) {
+			got_end = 1;
+		}
+	}
+	return got_end ? 0 : -EIO;
+}

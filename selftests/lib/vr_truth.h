@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The rig's rapl variant: the power model's own running totals (its
+ * truth), which the project's QEMU publishes as the fw_cfg file
+ * opt/org.vmrapl/rapl (Documentation/testing.rst has the format).
+ */
+#ifndef _VR_TRUTH_H
+#define _VR_TRUTH_H
+
+#include <stdint.h>
+
+#define TRUTH		"/sys/firmware/qemu_fw_cfg/by_name/opt/org.vmrapl/rapl/raw"
+#define MAX_PKGS	2
+#define MAX_CORES	16
+
+struct truth {
+	uint64_t time_ns, start_pj;
+	unsigned int idle_mw, uncore_mw;
+	int npkgs, ncores;
+	uint64_t pkg_pj[MAX_PKGS], idle_pj[MAX_PKGS], uncore_pj[MAX_PKGS];
+	uint64_t core_pj[MAX_CORES], core_cpu_ns[MAX_CORES];
+	unsigned int core_mw[MAX_CORES];
+	int core_pkg[MAX_CORES];
+};
+
+/* One reading of the truth: 0, -errno without the file, -EIO if torn. */
+int read_truth(struct truth *t);
+
+#endif /* _VR_TRUTH_H */

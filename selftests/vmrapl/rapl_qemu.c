@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QEMU enables vmrapl, end to end, with software nobody here wrote on
+ * either side of it.  In the rig's rapl variant, /usr/bin/qemu-system-x86_64
+ * is the project's QEMU (make qemu: QEMU 10.0.2 with the patches of
+ * userspace/qemu/patches/), and it boots a nested guest (L2) with KVM:
+ * Debian's own kernel (this rig's), its amd_rapl powercap driver and perf's
+ * power PMU, and Debian's perf (selftests/rig/l2-init prints what they
+ * read on the serial console).  vmrapl in this kernel (L1) reads the
+ * emulated AMD RAPL counters of the rig's own QEMU (L0).
+ *
+ *   guest_reads_own_energy  -accel kvm,vmrapl=on: the guest's energy_uj
+ *                  grows as vmrapl charges the VM while it spins (the
+ *                  host's GET_STATS over the same marks, within one guest
+ *                  period's energy), much less while it idles; perf stat
+ *                  counts what powercap counts over its window
+ *   migration      the guest streams energy_uj while QEMU migrates it to a
+ *                  file and a new QEMU resumes it (-incoming): the counter
+ *                  never goes back, and keeps growing
+ *   without_vmrapl -accel kvm only: no powercap zone, the MSR reads #GP
+ *   chain_vs_truth the guest's energy_uj over a window against the L0
+ *                  model's truth for the VM's core plus its share of the
+ *                  package's idle and uncore power: within 5 %
+ *
+ * The guest marks every reading with a line; the host's side of a
+ * comparison is read when that line arrives, so a guest reading is
+ * followed by a second of idle (measure) or the windows span many
+ * seconds of steady spinning (stream), where the line's latency costs
+ * nothing or cancels.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "vr_kvm.h"
+#include "vr_truth.h"
+
+#define QEMU		"/usr/bin/qemu-system-x86_64"
+#define L2_KERNEL	"/l2/vmlinuz"
+#define L2_INITRD	"/l2/initrd.gz"
+#define MIG_FILE	"/tmp/l2.mig"
+#define MON_SOCK	"/tmp/l2.mon"
+#define PERIOD_MS	100	/* the guest view's step, as asked here: */
+#define VMRAPL_ON	"kvm,vmrapl=on,vmrapl-period-ms=100"
+/* The guest's energy unit, 1/2^esu J, from its own MSR_AMD_RAPL_POWER_UNIT. */
+static unsigned int esu = 14;
+#define ESU_UJ		(1e6 / (1 << esu))
+/*
+ * powercap keeps the unit as whole nanojoules (rapl.c, testing.rst): its
+ * energy_uj runs slow by this ratio.
+ */
+#define PC_SCALE	((double)(1000000000 >> esu) / (1e9 / (1 << esu)))
+#define BOOT_S		240	/* nested under TCG: about a minute here */
+
+/* A QEMU running an L2 guest, its console on a pipe. */
+struct l2 {
+	pid_t pid;
+	int fd;
+	char buf[8192];
+	size_t len;
+	char last[8][160];	/* the console's last lines, for a failure */
+	unsigned int nlast;
+	uint64_t t0;		/* when QEMU started (vr_now_ns()) */
+	double uptime;		/* the guest's, at its last mark */
+};
+
+/* Is the rig's QEMU and the nested guest's image in this initramfs? */
+static const char *l2_missing(void)
+{
+	if (access(QEMU, X_OK))
+		return QEMU " (make qemu)";
+	if (access(L2_KERNEL, R_OK) || access(L2_INITRD, R_OK))
+		return "the l2 image (mkinitramfs.sh)";
+	if (access("/dev/kvm", R_OK | W_OK))
+		return "/dev/kvm";
+	return NULL;
+}
+
+/*
+ * Start QEMU: @accel (-accel), @test (l2.test=), @cpu pinned (the whole
+ * process), a monitor socket if @mon, and -incoming from MIG_FILE if
+ * @incoming.
+ */
+static int l2_start(struct l2 *g, const char *accel, const char *test,
+		    int cpu, bool mon, bool incoming)
+{
+	static const char *const fixed[] = {
+		QEMU, "-L", "/usr/share/qemu-fw", "-machine", "pc",
+		"-cpu", "host", "-smp", "1", "-m", "256M", "-nodefaults",
+		"-display", "none", "-serial", "stdio", "-no-reboot",
+		"-kernel", L2_KERNEL, "-initrd", L2_INITRD,
+	};
+	char append[160];
+	const char *argv[40];
+	int p[2], n;
+	cpu_set_t set;
+
+	memset(g, 0, sizeof(*g));
+	snprintf(append, sizeof(append),
+		 "console=ttyS0 panic=-1 loglevel=3 l2.test=%s", test);
+	for (n = 0; n < (int)ARRAY_SIZE(fixed); n++)
+		argv[n] = fixed[n];
+	argv[n++] = "-accel";
+	argv[n++] = accel;
+	argv[n++] = "-append";
+	argv[n++] = append;
+	if (mon) {
+		argv[n++] = "-monitor";
+		argv[n++] = "unix:" MON_SOCK ",server=on,wait=off";
+	}
+	if (incoming) {
+		argv[n++] = "-incoming";
+		argv[n++] = "file:" MIG_FILE;
+	}
+	argv[n] = NULL;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	g->pid = fork();
+	if (g->pid < 0)
+		return -errno;
+	if (!g->pid) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execv(QEMU, (char **)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	g->fd = p[0];
+	g->t0 = vr_now_ns();
+	return 0;
+}
+
+/* Keep the console's last lines, to show them when a test fails. */
+static void l2_keep(struct l2 *g, const char *line)
+{
+	snprintf(g->last[g->nlast++ % 8], sizeof(g->last[0]), "%.159s", line);
+}
+
+static void l2_dump(struct __test_metadata *_metadata, struct l2 *g)
+{
+	unsigned int i = g->nlast > 8 ? g->nlast - 8 : 0;
+
+	for (; i < g->nlast; i++)
+		TH_LOG("L2 console: %s", g->last[i % 8]);
+}
+
+/*
+ * The next console line that starts with @prefix, into @line (the rest
+ * of it), within @ms: 0, -ETIMEDOUT, or -EPIPE when QEMU has exited.
+ */
+static int l2_expect(struct l2 *g, const char *prefix, char *line, size_t len,
+		     int ms)
+{
+	uint64_t end = vr_now_ns() + (uint64_t)ms * 1000000;
+	struct pollfd pfd = { .fd = g->fd, .events = POLLIN };
+	char *nl;
+	ssize_t n;
+
+	for (;;) {
+		while ((nl = memchr(g->buf, '\n', g->len))) {
+			*nl = 0;
+			if (nl > g->buf && nl[-1] == '\r')
+				nl[-1] = 0;
+			l2_keep(g, g->buf);
+			if (!strncmp(g->buf, prefix, strlen(prefix))) {
+				snprintf(line, len, "%s", g->buf + strlen(prefix));
+				g->len -= nl + 1 - g->buf;
+				memmove(g->buf, nl + 1, g->len);
+				return 0;
+			}
+			g->len -= nl + 1 - g->buf;
+			memmove(g->buf, nl + 1, g->len);
+		}
+		if (g->len == sizeof(g->buf))
+			g->len = 0;	/* a line longer than the buffer */
+		if (vr_now_ns() >= end)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(g->fd, g->buf + g->len, sizeof(g->buf) - g->len);
+		if (n <= 0)
+			return -EPIPE;
+		g->len += n;
+	}
+}
+
+/* Wait for QEMU to exit by itself (the guest powered off) or kill it. */
+static int l2_stop(struct l2 *g, int ms)
+{
+	int status = 0, i;
+
+	for (i = 0; i < ms / 100; i++) {
+		if (waitpid(g->pid, &status, WNOHANG) == g->pid)
+			goto out;
+		vr_sleep_ms(100);
+	}
+	kill(g->pid, SIGKILL);
+	waitpid(g->pid, &status, 0);
+out:
+	close(g->fd);
+	g->pid = 0;
+	return status;
+}
+
+/* One HMP command on the monitor socket; its reply into @out. */
+static int mon_cmd(const char *cmd, char *out, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t got = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", MON_SOCK);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -errno;
+	}
+	if (write(fd, cmd, strlen(cmd)) < 0 || write(fd, "\n", 1) < 0) {
+		close(fd);
+		return -errno;
+	}
+	/* The banner, the echo and the reply: read for a moment. */
+	for (i = 0; i < 20 && got < len - 1; i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(fd, out + got, len - 1 - got);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	out[got] = 0;
+	close(fd);
+	return 0;
+}
+
+/*
+ * "### L2 E <label> <uptime> <uj>": the label and energy_uj (-1: none),
+ * in true microjoules (powercap's reads scaled back by PC_SCALE).
+ */
+static int l2_mark(struct l2 *g, char *label, double *uj, int ms)
+{
+	char line[160], e[32];
+	double up;
+
+	if (l2_expect(g, "### L2 E ", line, sizeof(line), ms))
+		return -1;
+	if (sscanf(line, "%31s %lf %31s", label, &up, e) != 3)
+		return -1;
+	*uj = strcmp(e, "none") ? strtod(e, NULL) / PC_SCALE : -1;
+	g->uptime = up;
+	return 0;
+}
+
+/* Boot to the zones and the MSR line: whether it has a package zone. */
+static int l2_boot(struct __test_metadata *_metadata, struct l2 *g,
+		   bool *zone, bool *gp)
+{
+	char line[160];
+
+	*zone = false;
+	if (l2_expect(g, "### L2 BOOT", line, sizeof(line), BOOT_S * 1000)) {
+		l2_dump(_metadata, g);
+		return -1;
+	}
+	TH_LOG("L2 up %.1f s after QEMU started", (vr_now_ns() - g->t0) / 1e9);
+	for (;;) {
+		if (l2_expect(g, "### L2 ", line, sizeof(line), 30000)) {
+			l2_dump(_metadata, g);
+			return -1;
+		}
+		if (!strncmp(line, "ZONE ", 5)) {
+			TH_LOG("L2 powercap zone %s", line + 5);
+			*zone |= !!strstr(line, "package-0");
+		} else if (!strncmp(line, "MSR ", 4)) {
+			char e[32], u[32];
+
+			TH_LOG("L2 read MSR_AMD_PKG_ENERGY_STATUS, _POWER_UNIT: %s",
+			       line + 4);
+			if (sscanf(line + 4, "%31s %31s", e, u) != 2)
+				return -1;
+			*gp = !strcmp(e, "gp");
+			if (strcmp(u, "gp"))
+				esu = (strtoull(u, NULL, 16) >> 8) & 0x1f;
+			return 0;
+		}
+	}
+}
+
+/* vmrapl's energy (uJ, PKG, overhead included) for the VM of QEMU @pid. */
+static double host_uj(pid_t pid)
+{
+	double uj = -1;
+
+	vrp_energy(pid, &uj, NULL, NULL);
+	return uj;
+}
+
+/*
+ * Each test boots one nested guest, or two (migration): a minute or two
+ * under TCG.  The fixture gives them the time, and kills a QEMU that a
+ * failed test left running, so that the next test can reload vmrapl.
+ */
+FIXTURE(l2) {
+	struct l2 g;
+};
+
+FIXTURE_SETUP(l2)
+{
+	const char *miss = l2_missing();
+
+	self->g.pid = 0;
+	if (miss)
+		SKIP(return, "no %s in this rig", miss);
+	/* This process reads the console: off package 0, which QEMU uses. */
+	vr_pin_self(3);
+	ASSERT_EQ(0, vr_reload("source=auto"));
+}
+
+FIXTURE_TEARDOWN(l2)
+{
+	if (self->g.pid > 0 && !kill(self->g.pid, SIGKILL))
+		l2_stop(&self->g, 1000);
+}
+
+TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
+{
+	double g[4], h[4], spin_w, tol, perf, o0, i0, i1, o1;
+	const char *labels[] = { "spin0", "spin1", "idle1" };
+	char label[32], line[160];
+	bool zone, gp;
+	int i;
+
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "measure", 1, false,
+			      false));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
+	EXPECT_TRUE(zone);
+	EXPECT_FALSE(gp);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, l2_mark(&self->g, label, &g[i], 60000)) l2_dump(_metadata, &self->g);
+		h[i] = host_uj(self->g.pid);
+		EXPECT_STREQ(labels[i], label);
+		TH_LOG("%s at %.1f s: guest %.0f uJ, host %.0f uJ", label,
+		       self->g.uptime, g[i], h[i]);
+	}
+	/*
+	 * Spinning: the guest's counter advanced by what vmrapl charged the
+	 * VM, within one guest period's energy at the spinning power (the
+	 * view is published once per period) and one ESU at each end.
+	 */
+	spin_w = (h[1] - h[0]) / 1e6 / 3;	/* 3 s of spin (and 1 s idle) */
+	tol = spin_w * PERIOD_MS * 1000 + 2 * ESU_UJ;
+	TH_LOG("spin: guest %+.0f uJ, host %+.0f uJ, diff %+.0f uJ (allowed %.0f uJ)",
+	       g[1] - g[0], h[1] - h[0], (g[1] - g[0]) - (h[1] - h[0]), tol);
+	EXPECT_GT(g[1] - g[0], 0);
+	EXPECT_LE(fabs((g[1] - g[0]) - (h[1] - h[0])), tol);
+	/* Idle: much less, per second, than spinning. */
+	TH_LOG("idle: guest %+.0f uJ over 3 s, spin %+.0f uJ over 3 s",
+	       g[2] - g[1], g[1] - g[0]);
+	EXPECT_LT(g[2] - g[1], (g[1] - g[0]) / 4);
+
+	/*
+	 * perf stat's power/energy-pkg/ counts what powercap counts over its
+	 * window: perf is enabled and disabled under the guest's control
+	 * between powercap's outer and inner reads, so inner <= perf <= outer,
+	 * up to rounding: powercap's microjoule per reading and perf -j's
+	 * printed microjoule.
+	 */
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 PERF ", line, sizeof(line), 120000))
+		l2_dump(_metadata, &self->g);
+	ASSERT_EQ(5, sscanf(line, "%lf %lf %lf %lf %lf", &perf, &o0, &i0, &i1,
+			    &o1)) TH_LOG("perf line: %s", line);
+	TH_LOG("perf (%.1f s after QEMU started): %.6f J, powercap inner %.6f J, outer %.6f J",
+	       (vr_now_ns() - self->g.t0) / 1e9, perf, (i1 - i0) / 1e6,
+	       (o1 - o0) / 1e6);
+	EXPECT_GE(perf * 1e6 * PC_SCALE, i1 - i0 - 1.5);
+	EXPECT_LE(perf * 1e6 * PC_SCALE, o1 - o0 + 1.5);
+	/*
+	 * And the windows differ by the counter's steps at their ends: the
+	 * guest's view is published once per period, so each end can
+	 * straddle one publish, one period's energy at that power.
+	 */
+	EXPECT_LE(o1 - o0 - (i1 - i0),
+		  2 * (i1 - i0) * PERIOD_MS / 1000.0 + 2 * ESU_UJ);
+	EXPECT_GT(i1 - i0, 0);
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
+	l2_stop(&self->g, 30000);
+}
+
+TEST_F_TIMEOUT(l2, without_vmrapl, 600)
+{
+	char line[160];
+	bool zone, gp;
+
+	ASSERT_EQ(0, l2_start(&self->g, "kvm", "probe", 1, false, false));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
+	EXPECT_FALSE(zone);
+	EXPECT_TRUE(gp);
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
+	EXPECT_EQ(0, l2_stop(&self->g, 30000));
+}
+
+/* The guest streams energy_uj; @n marks into @uj (and the host's). */
+static int stream_marks(struct __test_metadata *_metadata, struct l2 *g,
+			double *uj, double *host, int n)
+{
+	char label[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (l2_mark(g, label, &uj[i], 30000)) {
+			l2_dump(_metadata, g);
+			return -1;
+		}
+		if (host)
+			host[i] = host_uj(g->pid);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(l2, migration, 600)
+{
+	double before[4], after[4];
+	char out[4096];
+	bool zone, gp;
+	int i;
+
+	unlink(MIG_FILE);
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, true, false));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
+	ASSERT_TRUE(zone);
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, before, NULL, 3));
+	/* Stop the guest, save it to a file, and end this QEMU. */
+	ASSERT_EQ(0, mon_cmd("stop", out, sizeof(out)));
+	ASSERT_EQ(0, mon_cmd("migrate file:" MIG_FILE, out, sizeof(out)));
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(0, mon_cmd("info migrate", out, sizeof(out)));
+		if (strstr(out, "completed") || strstr(out, "failed"))
+			break;
+		vr_sleep_ms(200);
+	}
+	EXPECT_NE(NULL, strstr(out, "completed")) TH_LOG("monitor: %s", out);
+	mon_cmd("quit", out, sizeof(out));
+	l2_stop(&self->g, 30000);
+
+	/*
+	 * A new QEMU loads it (stopped, as it was saved) and resumes it: the
+	 * counter goes on from where it was.
+	 */
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, true, true));
+	for (i = 0; i < 600; i++) {
+		vr_sleep_ms(200);
+		if (mon_cmd("info status", out, sizeof(out)))
+			continue;
+		if (strstr(out, "VM status: paused") && !strstr(out, "inmigrate"))
+			break;
+	}
+	EXPECT_EQ(NULL, strstr(out, "inmigrate")) TH_LOG("monitor: %s", out);
+	ASSERT_EQ(0, mon_cmd("cont", out, sizeof(out)));
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, after, NULL, 3));
+	for (i = 0; i < 3; i++)
+		TH_LOG("energy_uj before %.0f, after %.0f", before[i], after[i]);
+	EXPECT_GE(after[0], before[2]);
+	EXPECT_GT(after[2], after[0]);
+	mon_cmd("quit", out, sizeof(out));
+	l2_stop(&self->g, 30000);
+	unlink(MIG_FILE);
+}
+
+/*
+ * The whole chain: the L0 model's energy, read by vmrapl's AMD source in
+ * L1, split to QEMU's VM and published to the guest, read by its
+ * powercap driver.  The VM spins on CPU 1, a VM of the reference VMM on
+ * CPU 0, so package 0 (two cores at the same power) is always occupied
+ * and the static power splits evenly: the VM's truth is its core's
+ * energy plus half the package's idle and uncore energy, over the same
+ * marks (10 s of spinning).
+ */
+TEST_F_TIMEOUT(l2, chain_vs_truth, 600)
+{
+	struct vrp_opts o = { .prog = VRG_SPIN, .duty = 100, .attach = true,
+			      .cpu = 0 };
+	double uj[11], want, got;
+	struct truth t0, t1;
+	struct vrp other;
+	bool zone, gp;
+	char label[32];
+
+	if (read_truth(&t0))
+		SKIP(return, "no fw_cfg truth");
+	ASSERT_EQ(0, vrp_start(&other, &o));
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, false,
+			      false));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
+	ASSERT_TRUE(zone);
+	/* Two marks to settle, then the window. */
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, uj, NULL, 2));
+	ASSERT_EQ(0, l2_mark(&self->g, label, &uj[0], 30000));
+	ASSERT_EQ(0, read_truth(&t0));
+	ASSERT_EQ(0, stream_marks(_metadata, &self->g, uj + 1, NULL, 10));
+	ASSERT_EQ(0, read_truth(&t1));
+	kill(self->g.pid, SIGKILL);
+	l2_stop(&self->g, 1000);
+	vrp_stop(&other);
+	want = (t1.core_pj[1] - t0.core_pj[1] +
+		(double)(t1.idle_pj[0] - t0.idle_pj[0] +
+			 t1.uncore_pj[0] - t0.uncore_pj[0]) / 2) / 1e6;
+	got = uj[10] - uj[0];
+	TH_LOG("guest %.0f uJ, model %.0f uJ (core 1 %.0f uJ), %+.2f %%",
+	       got, want, (t1.core_pj[1] - t0.core_pj[1]) / 1e6,
+	       100 * (got - want) / want);
+	EXPECT_LE(got, want * 1.05);
+	EXPECT_GE(got, want * 0.95);
+}
+
+TEST_HARNESS_MAIN
