@@ -11,7 +11,7 @@
  *
  *   guest_reads_own_energy  -accel kvm,vmrapl=on: the guest's energy_uj
  *                  grows as vmrapl charges the VM while it spins (the
- *                  host's GET_STATS over the same marks, within one guest
+ *                  host's GET_VM_STATS over the same marks, within one guest
  *                  period's energy), much less while it idles; perf stat
  *                  counts what powercap counts over its window
  *   migration      the guest streams energy_uj while QEMU migrates it to a
@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 #include "vr_truth.h"
 
@@ -306,12 +307,32 @@ static int l2_boot(struct __test_metadata *_metadata, struct l2 *g,
 	}
 }
 
-/* vmrapl's energy (uJ, PKG, overhead included) for the VM of QEMU @pid. */
+/*
+ * vmrapl's energy for the VM of QEMU @pid (uJ, PKG, overhead included), as
+ * a host tool reads it: LIST_VMS finds it, GET_VM_STATS reads it.
+ */
 static double host_uj(pid_t pid)
 {
+	struct vmrapl_vm_entry *e = NULL;
+	struct vmrapl_vcpu_stats *vcpus = NULL;
+	struct vmrapl_stats st;
 	double uj = -1;
+	int fd, n, i;
 
-	vrp_energy(pid, &uj, NULL, NULL);
+	fd = open("/dev/vmrapl", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = vmrapl_host_list_vms(fd, &e);
+	for (i = 0; i < n; i++) {
+		if (e[i].pid != (uint32_t)pid)
+			continue;
+		if (vmrapl_host_vm_stats(fd, e[i].id, &st, &vcpus) >= 0)
+			uj = st.energy_uj[VMRAPL_DOM_PKG];
+		free(vcpus);
+		break;
+	}
+	free(e);
+	close(fd);
 	return uj;
 }
 
@@ -358,6 +379,7 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, l2_mark(&self->g, label, &g[i], 60000)) l2_dump(_metadata, &self->g);
 		h[i] = host_uj(self->g.pid);
+		ASSERT_LE(0, h[i]) TH_LOG("QEMU's VM is not in LIST_VMS");
 		EXPECT_STREQ(labels[i], label);
 		TH_LOG("%s at %.1f s: guest %.0f uJ, host %.0f uJ", label,
 		       self->g.uptime, g[i], h[i]);
