@@ -26,7 +26,7 @@
 # RIG_MODDIR (its modules with modules.dep, default /lib/modules/KVER; for
 # a kernel that is not installed, e.g. the debug kernel's staging dir),
 # RIG_TIMEOUT (whole boot, default 900 s, debug 3600 s), RIG_TEST_TIMEOUT
-# (per program, default 300 s, debug 900 s), RIG_EXPECTED (space separated test names;
+# (per program, default 300 s, debug and rapl 900 s), RIG_EXPECTED (space separated test names;
 # default: one per selftests/vmrapl/*.c, without demo*, bench* and prom*,
 # which only run in --mode demo, bench and prom), RIG_EXTRA_CMDLINE,
 # RIG_ONLY (tests mode: space separated programs to run, for development;
@@ -70,6 +70,9 @@ if [[ $variant == debug ]]; then
 	test_timeout=${RIG_TEST_TIMEOUT:-900}
 	silence=${RIG_SILENCE:-600}
 fi
+# The rapl variant's rapl_qemu boots four nested guests and migrates
+# one (200 to 370 s: a minute each, and perf's start in one of them).
+[[ $variant == rapl ]] && test_timeout=${RIG_TEST_TIMEOUT:-900}
 timeout=${timeout:-${RIG_TIMEOUT:-900}}
 
 tag=$kver${variant:+-$variant}
