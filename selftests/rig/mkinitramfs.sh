@@ -228,7 +228,7 @@ ${CC:-cc} -static -O2 -Wall -o "$root/bin/rdmsr" "$top/selftests/rig/rdmsr.c"
 # The rapl variant's rapl_qemu.c runs the QEMU of "make qemu" (the one
 # that boots this rig, built with the vmrapl patches) inside the rig, on
 # a nested guest: this kernel again, with the l2 image built here.  QEMU
-# is stripped (81 MB with its symbols, 20 without); of the firmware, the
+# is stripped (81 MB with its symbols, 27 without); of the firmware, the
 # BIOS and the option ROMs of a -kernel boot.  Without "make qemu" the
 # test skips, and says so.
 l2=
@@ -243,7 +243,9 @@ if [[ $variant == rapl ]]; then
 		for fw in /usr/share/seabios/bios-256k.bin /usr/share/seabios/bios.bin \
 			  /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/linuxboot.bin \
 			  /usr/share/qemu/kvmvapic.bin /usr/share/qemu/pvh.bin; do
-			[[ -r $fw ]] && cp -L "$fw" "$root/usr/share/qemu-fw/"
+			if [[ -r $fw ]]; then
+				cp -L "$fw" "$root/usr/share/qemu-fw/"
+			fi
 		done
 		cp "$kernel" "$root/l2/vmlinuz"
 		"$0" "$kver" "$root/l2/initrd.gz" l2 > /dev/null
