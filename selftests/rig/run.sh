@@ -212,7 +212,11 @@ boot() {
 			age=$(( $(date +%s) - $(stat -c %Y "$log" 2>/dev/null || date +%s) ))
 			if (( age > silence )); then
 				echo "no console output for ${age}s" > "$log.hang"
-				pkill -f -- "-initrd $initrd" 2>/dev/null
+				# timeout(1) passes the signal on to QEMU.  (A
+				# pkill -f of the command line missed every
+				# kernel whose name has a "+", a regex
+				# operator: those hangs ran to RIG_TIMEOUT.)
+				kill "$qpid" 2>/dev/null
 				exit 0
 			fi
 		done
