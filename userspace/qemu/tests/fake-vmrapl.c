@@ -55,36 +55,39 @@ static int fake_open(const char *path)
 	return dev_fd;
 }
 
-int open(const char *path, int flags, ...)
+/* open() and open64() (@name): /dev/vmrapl is the fake, the rest real. */
+static int open_any(const char *name, const char *path, int flags,
+		    va_list ap)
 {
-	static int (*real)(const char *, int, ...);
-	va_list ap;
-	mode_t mode;
+	int (*real)(const char *, int, ...);
+	mode_t mode = va_arg(ap, mode_t);
 
 	if (!strcmp(path, "/dev/vmrapl"))
 		return fake_open(path);
-	if (!real)
-		real = dlsym(RTLD_NEXT, "open");
-	va_start(ap, flags);
-	mode = va_arg(ap, mode_t);
-	va_end(ap);
+	real = dlsym(RTLD_NEXT, name);
 	return real(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, flags);
+	r = open_any("open", path, flags, ap);
+	va_end(ap);
+	return r;
 }
 
 int open64(const char *path, int flags, ...)
 {
-	static int (*real)(const char *, int, ...);
 	va_list ap;
-	mode_t mode;
+	int r;
 
-	if (!strcmp(path, "/dev/vmrapl"))
-		return fake_open(path);
-	if (!real)
-		real = dlsym(RTLD_NEXT, "open64");
 	va_start(ap, flags);
-	mode = va_arg(ap, mode_t);
+	r = open_any("open64", path, flags, ap);
 	va_end(ap);
-	return real(path, flags, mode);
+	return r;
 }
 
 static int fail(int e)
