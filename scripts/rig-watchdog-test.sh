@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The rig's silence watchdog ends a guest that stops printing, for every
+# kernel name, "+" included (6.12.117+deb12, 7.3.4+deb13).  It once looked
+# QEMU up by a regular expression of its command line, which such a name
+# never matched, and a hang ran to RIG_TIMEOUT.  Here the rig's shell
+# mode, whose shell waits on an empty stdin, is the silent guest:
+# RIG_SILENCE=20 must end it as a hang well before RIG_TIMEOUT=240.
+#
+# Usage: rig-watchdog-test.sh KVER (default: the newest host kernel)
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kver=${1:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -n1)}
+log=$top/build/rig-$kver-shell.log
+start=$(date +%s)
+RIG_SILENCE=20 RIG_TIMEOUT=240 "$top/selftests/rig/run.sh" "$kver" --mode shell \
+	> "$top/build/rig-watchdog.out" 2>&1
+took=$(( $(date +%s) - start ))
+echo "rig shell mode on $kver ended after ${took}s: $(cat "$log.hang" 2>/dev/null || echo 'no hang recorded')"
+if [[ -f $log.hang && $took -lt 200 ]]; then
+	echo "ok: the watchdog ended the silent guest"
+	exit 0
+fi
+echo "FAIL: the watchdog did not end the silent guest (RIG_TIMEOUT ended it, or it never hung)"
+exit 1
