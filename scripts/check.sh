@@ -48,16 +48,19 @@ if [[ ${#new_kvers[@]} == 0 ]]; then
 	record "7.x kernels present (make deps)" 0 1 0 0
 fi
 
-# 2. builds (W=1, any compiler warning is a failure)
+# 2. builds (W=1, any compiler warning is a failure), on every core: the
+# steps that only build get -j; nothing that runs a test does (unit's and
+# bench's runs are each one recipe, so -j only reaches their builds)
 warn_re='(warning|error):'
+jobs=-j$(nproc)
 for k in "${kvers[@]}"; do
 	rm -rf "build/$k"	# a fresh build, so no warning hides behind make's up-to-date check
-	single "module build $k W=1" "$warn_re" make --no-print-directory module KVER="$k" W=1
+	single "module build $k W=1" "$warn_re" make --no-print-directory "$jobs" module KVER="$k" W=1
 done
 if [[ -f userspace/Makefile ]]; then
-	single "userspace build" "$warn_re" make --no-print-directory userspace
+	single "userspace build" "$warn_re" make --no-print-directory "$jobs" userspace
 fi
-single "selftests build" "$warn_re" make --no-print-directory selftests
+single "selftests build" "$warn_re" make --no-print-directory "$jobs" selftests
 # The supported window: out-of-window kernels stop at compat.h's #error.
 if [[ ${#host_kvers[@]} -gt 0 ]]; then
 	tap "kernel window" scripts/window-test.sh "/usr/src/linux-headers-${host_kvers[0]}"
@@ -66,13 +69,13 @@ fi
 # 3. unit tests; the simulator and hot-path benchmark in quick mode (one
 # step: passes when they run and vmrapl's conservation holds, never on a
 # timing)
-tap "unit tests" make --no-print-directory unit
-single "bench quick" "" make --no-print-directory bench-quick
+tap "unit tests" make --no-print-directory "$jobs" unit
+single "bench quick" "" make --no-print-directory "$jobs" bench-quick
 
 # 4. lint
 if ! skipping lint; then
 	for k in "${full_kvers[@]}"; do
-		single "sparse $k" "" make --no-print-directory sparse KVER="$k"
+		single "sparse $k" "" make --no-print-directory "$jobs" sparse KVER="$k"
 	done
 	single "checkpatch" "" make --no-print-directory checkpatch
 fi

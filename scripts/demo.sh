@@ -37,7 +37,7 @@ set -e
 # and without the screen clearing top sends to the guest's console (a
 # tty): printed all at once here, it would wipe what came before.
 awk '/^### TEST demo BEGIN/ { on = 1; next }
-     /^### TEST demo END/ { on = 0 }
+     /^### TEST demo (TIME|END)/ { on = 0 }
      on && !/^\[ *[0-9]+\.[0-9]+\]/' "$console" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
 grep -E '^rig ' build/demo-rig.out | tail -n 3
 if [[ $rc != 0 ]]; then

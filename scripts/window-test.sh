@@ -24,7 +24,7 @@ echo "TAP version 13"
 try() { # description, expect (pass|error), extra make args...
 	local d=$1 want=$2 out rc
 	shift 2
-	out=$(make -s -C "$kdir" M="$work" VMRAPL_SRCTREE="$top" "$@" 2>&1)
+	out=$(make -s -j"$(nproc)" -C "$kdir" M="$work" VMRAPL_SRCTREE="$top" "$@" 2>&1)
 	rc=$?
 	n=$((n + 1))
 	if [[ $want == pass && $rc == 0 ]] ||

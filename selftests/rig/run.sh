@@ -361,6 +361,7 @@ tapfile=$(mktemp)
 trap 'rm -f "$tapfile"' EXIT
 awk '
 /^### TEST .* BEGIN$/ { name = $3; inside = 1; next }
+/^### TEST .* TIME [0-9]+$/ { print "TIME", name, $4; next }
 /^### TEST .* END rc=/ { sub(/.*rc=/, ""); print "END", name, $0; inside = 0; next }
 inside && /^ok [0-9]+/ {
 	if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) print "SKIP", name, $0; else print "PASS", name, $0
@@ -384,7 +385,7 @@ if [[ $variant == debug && -f $top/selftests/rig/debug.skip ]]; then
 	done < <(grep -Ev '^[[:space:]]*(#|$)' "$top/selftests/rig/debug.skip")
 fi
 
-declare -A p_pass=() p_fail=() p_skip=() p_plan=() p_rc=() p_tol=()
+declare -A p_pass=() p_fail=() p_skip=() p_plan=() p_rc=() p_tol=() p_secs=()
 while read -r kind name rest; do
 	if [[ $kind == FAIL ]]; then
 		tname=$(awk '{ print $4 }' <<< "$rest")
@@ -400,6 +401,7 @@ while read -r kind name rest; do
 	FAIL) p_fail[$name]=$(( ${p_fail[$name]:-0} + 1 ))
 	      problems+=("$name: $rest") ;;
 	PLAN) p_plan[$name]=1 ;;
+	TIME) p_secs[$name]=$rest ;;
 	END)  p_rc[$name]=$rest; seen_prog[$name]=1 ;;
 	esac
 done < "$tapfile"
@@ -437,8 +439,8 @@ echo "passed=$passed failed=$failed skipped=$skipped elapsed=$elapsed" > "$resul
 echo
 echo "rig $tag: per program:"
 for name in $(printf '%s\n' "${!seen_prog[@]}" | sort); do
-	printf '  %-32s pass=%d fail=%d skip=%d rc=%s\n' "$name" "${p_pass[$name]:-0}" \
-		"${p_fail[$name]:-0}" "${p_skip[$name]:-0}" "${p_rc[$name]}"
+	printf '  %-32s pass=%d fail=%d skip=%d rc=%s secs=%s\n' "$name" "${p_pass[$name]:-0}" \
+		"${p_fail[$name]:-0}" "${p_skip[$name]:-0}" "${p_rc[$name]}" "${p_secs[$name]:-?}"
 done
 for p in "${problems[@]}"; do
 	echo "  FAIL: $p"
