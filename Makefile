@@ -103,7 +103,7 @@ $(MODDIR)/.mirror: FORCE
 	@touch $@
 
 module: $(MODDIR)/.mirror
-	$(KBUILD_MAKE) modules
+	+$(KBUILD_MAKE) modules
 	@echo "built $(MODDIR)/vmrapl.ko"
 
 modules-all:
@@ -169,7 +169,7 @@ bench-quick:
 
 sparse: $(MODDIR)/.mirror
 	@mkdir -p $(BUILD)/lint
-	@$(KBUILD_MAKE) C=2 CHECK=sparse modules > $(BUILD)/lint/sparse-$(KVER).log 2>&1 || \
+	+@$(KBUILD_MAKE) C=2 CHECK=sparse modules > $(BUILD)/lint/sparse-$(KVER).log 2>&1 || \
 		{ cat $(BUILD)/lint/sparse-$(KVER).log; exit 1; }
 	@if grep -E '(warning|error):' $(BUILD)/lint/sparse-$(KVER).log; then \
 		echo "sparse: findings above"; exit 1; fi
