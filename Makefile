@@ -16,7 +16,10 @@
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
 #   make readme-demo          make demo, and its output into README.md
-#   make prom-check           a real Prometheus scrape of the exporter in the rig
+#   make prom-check           a fleet of two rig hypervisors under one real
+#                             Prometheus: rules, dashboard queries, Chromium
+#   make prom-rules           promtool check and unit tests of the exporter's
+#                             rules (userspace/exporter/vmrapl.rules.yml)
 #   make qemu                 QEMU 10 with the emulated AMD RAPL counters of
 #                             the rig's rapl variant, TCG plugins and
 #                             -accel kvm,vmrapl=on (libvmrapl linked in), and
@@ -77,7 +80,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse qemu \
-	checkpatch ksrc deps check check-debug debug-kernel vmtest demo readme-demo prom-check dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug debug-kernel vmtest demo readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -163,6 +166,7 @@ bench:
 		$(TOP)/bench/sim/out/RESULTS.md $(TOP)/bench/sim/out/full.json \
 		$(TOP)/bench/RESULTS.md $(TOP)/bench/results.json \
 		$$(ls $(ICOUNT_LOG).[0-9]*.log 2>/dev/null)
+	$(TOP)/scripts/plot-bench.sh $(TOP)/bench/results.json $(TOP)/bench/accuracy.png
 
 bench-quick:
 	$(MAKE) -C $(TOP)/bench/sim quick
@@ -200,8 +204,15 @@ demo:
 readme-demo:
 	@$(TOP)/scripts/readme-demo.sh $(KVER)
 
-prom-check: module selftests
-	@$(TOP)/scripts/prom-scrape.sh $(KVER)
+# Two hypervisors (the oldest and newest host kernels, or PROM_KVERS="A B")
+# under one Prometheus: the exporter, the rules, the dashboard, a browser.
+prom-check: selftests
+	@$(TOP)/scripts/prom-scrape.sh $(PROM_KVERS)
+
+prom-rules:
+	promtool check rules $(TOP)/userspace/exporter/vmrapl.rules.yml
+	cd $(TOP)/userspace/exporter/tests && promtool test rules vmrapl.rules.test.yml
+	python3 -m json.tool $(TOP)/userspace/exporter/grafana/vmrapl.json > /dev/null
 
 check:
 	@$(TOP)/scripts/check.sh

@@ -71,6 +71,11 @@ fi
 # timing)
 tap "unit tests" make --no-print-directory "$jobs" unit
 single "bench quick" "" make --no-print-directory "$jobs" bench-quick
+# The bench's accuracy plot, drawn from the quick run (gnuplot), must be a
+# valid, non-blank PNG of its size (scripts/png-check.py)
+single "plot" "" scripts/plot-bench.sh bench/sim/out/quick.json build/check/accuracy-quick.png
+# The exporter's Prometheus rules and their unit tests (promtool)
+single "promtool rules" "" make --no-print-directory prom-rules
 
 # 4. lint
 if ! skipping lint; then

@@ -38,6 +38,9 @@ check "modprobe.d file for the options" \
 check "vmraplctl in sbin" test -x "$stage/usr/sbin/vmraplctl"
 check "the test VMM is not on the PATH" \
 	test ! -e "$stage/usr/bin/vmrapl-vmm" -a -x "$stage/usr/lib/vmrapl/vmrapl-vmm"
+check "Prometheus rules and Grafana dashboard in /usr/share/vmrapl" \
+	test -f "$stage/usr/share/vmrapl/prometheus/vmrapl.rules.yml" -a \
+	-f "$stage/usr/share/vmrapl/grafana/vmrapl.json"
 check "vmraplctl -V says VERSION" \
 	grep -q "vmraplctl $(cat "$top/VERSION") " \
 	<(LD_LIBRARY_PATH="$stage/usr/lib/$multiarch" "$stage/usr/sbin/vmraplctl" -V)
