@@ -36,10 +36,22 @@ set -e
 # Only the demo's own output: between its markers, without kernel lines,
 # and without the screen clearing top sends to the guest's console (a
 # tty): printed all at once here, it would wipe what came before.
+# (The guests' --trace blocks are for the plot below, not the screen.)
 awk '/^### TEST demo BEGIN/ { on = 1; next }
      /^### TEST demo (TIME|END)/ { on = 0 }
-     on && !/^\[ *[0-9]+\.[0-9]+\]/' "$console" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
+     /^### TRACE [0-9]+ .* BEGIN$/ { trace = 1; next }
+     /^### TRACE [0-9]+ END$/ { trace = 0; next }
+     on && !trace && !/^\[ *[0-9]+\.[0-9]+\]/' "$console" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
 grep -E '^rig ' build/demo-rig.out | tail -n 3
+# The picture: each VM's power over the run, host and guest, same axes.
+if [[ $rc == 0 ]]; then
+	if png=$(scripts/plot-demo.sh "$console" build/demo); then
+		echo "demo: each VM's power over the run, as the host charged it and as its guest read it: $png"
+	else
+		echo "demo: FAILED: no plot could be drawn from the guests' traces"
+		rc=1
+	fi
+fi
 if [[ $rc != 0 ]]; then
 	echo
 	echo "demo: FAILED (exit $rc).  What the rig saw:"

@@ -21,6 +21,9 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio kmod dkms sparse
 	libnuma-dev libmicrohttpd-dev xz-utils zstd gzip perl git
 	prometheus
+	# pictures: gnuplot draws the demo's and the bench's plots (no X);
+	# Debian's Chromium screenshots Prometheus's graph page headless
+	gnuplot-nox chromium fonts-dejavu-core
 	# the debug kernel of "make check-debug" (scripts/debug-kernel.sh)
 	flex bison libelf-dev libssl-dev bc
 	# the trixie build root for the 7.x kernels (scripts/kernels.sh)

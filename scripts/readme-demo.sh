@@ -23,9 +23,10 @@ readme=README.md
 raw=build/readme-demo.out
 mkdir -p build
 
+from=
 if [[ ${1:-} == --from ]]; then
 	[[ $# == 4 ]] || { echo "usage: $0 --from FILE KVER SECONDS" >&2; exit 1; }
-	raw=$2 kver=$3 secs=$4
+	raw=$2 kver=$3 secs=$4 from=1
 else
 	kver=${1:-$(make -s --no-print-directory kver)}
 	start=$(date +%s)
@@ -147,6 +148,18 @@ function sep(i) {
 	echo '```'
 	echo
 	fmt -w 74 "$figs"
+	# The same run's plot (scripts/plot-demo.sh), copied next to the
+	# README; a --from check keeps the one already there.
+	if [[ -z $from && -f build/demo/power.png ]]; then
+		mkdir -p Documentation/images
+		cp build/demo/power.png Documentation/images/demo-power.png
+	fi
+	if [[ -f Documentation/images/demo-power.png ]]; then
+		echo
+		echo "![Each VM's power over the run: the host's charge (lines) and what its guest computed from its own MSR 0x611 (points)](Documentation/images/demo-power.png)"
+		echo
+		fmt -w 74 <<< "The plot is this run's build/demo/power.png, which \`make demo\` draws with gnuplot (scripts/plot-demo.sh) from every read each guest made; \`make readme-demo KVER=$kver\` copied it here."
+	fi
 } > "$gen"
 
 if ! grep -q '^In this run the host charged [^ ]* [0-9.]* W' "$gen" ||

@@ -9,7 +9,10 @@
  *   2. "vmraplctl top" for about 15 s: the live table of the host's view;
  *   3. SIGTERM to the VMMs, then from each JSON summary (simple string
  *      search) what the guest read from 0x611 next to what the host
- *      attributed to the VM, and a summary table.
+ *      attributed to the VM, and a summary table;
+ *   4. each VMM's --trace (every guest read: time, the host's energy for
+ *      the VM then, the raw MSRs) between "### TRACE <i> BEGIN/END"
+ *      markers, from which scripts/demo.sh draws build/demo/power.png.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +55,11 @@ struct result {
 	double win_host_j;	/* the host's energy over the window */
 	double win_step_j;	/* its most between two reads */
 	double reads;		/* how often it read 0x611 */
+	/* Evidence when a guest stops reading (its vCPU 0). */
+	double cpu_s, wall_s;	/* the vCPU thread's CPU time, and its run */
+	double exits, exits_intr;
+	double tsc_since;	/* guest TSC ticks since its last read */
+	double ticks;		/* the ticks it waits between reads */
 };
 
 static pid_t spawn(char *const argv[], const char *out_path,
@@ -108,13 +116,39 @@ static int parse_summary(const char *json, struct result *r)
 	r->reads = vr_json_num(msr, "count");
 	r->guest_j = vr_json_num(msr, "joules");
 	r->host_j = vr_json_num(vm, "pkg") / 1e6;	/* energy_uj comes first */
+	r->cpu_s = vr_json_num(json, "cpu_s");
+	r->wall_s = vr_json_num(json, "wall_s");
+	r->exits = vr_json_num(json, "exits");
+	r->exits_intr = vr_json_num(json, "exits_intr");
+	r->tsc_since = vr_json_num(json, "tsc_since_read");
+	r->ticks = vr_json_num(json, "report_ticks");
 	return msr && vm && r->duration_s > 0 && r->span_s > 0 &&
 	       r->guest_j >= 0 ? 0 : -1;
 }
 
+/*
+ * Why a guest stopped reading, from its VMM's summary: was its vCPU
+ * thread off the CPU (blocked in the VMM or in an ioctl), or on it with a
+ * guest whose TSC stopped moving (the guest's report loop waits for
+ * report_ticks of it), or on it with a TSC that moved (the guest program
+ * itself)?
+ */
+static void diagnose(const struct result *r)
+{
+	printf("demo:   its vCPU thread ran %.2f s of CPU in %.2f s, %.0f exits (%.0f interrupted); its TSC moved %.0f ticks since its last read, which waits for %.0f\n",
+	       r->cpu_s, r->wall_s, r->exits, r->exits_intr, r->tsc_since,
+	       r->ticks);
+	if (r->cpu_s < 0.5 * r->wall_s)
+		printf("demo:   so the thread was off the CPU: blocked in the VMM or in an ioctl, not the guest\n");
+	else if (r->tsc_since >= 0 && r->tsc_since < r->ticks)
+		printf("demo:   so the guest ran but its TSC stalled: its loop never saw a period pass\n");
+	else
+		printf("demo:   so the guest ran and its TSC moved: the guest program did not read\n");
+}
+
 int main(void)
 {
-	char out[NVM][32], err[NVM][32];
+	char out[NVM][32], err[NVM][32], trace[NVM][32];
 	struct vmrapl_info info;
 	struct result res[NVM];
 	int estimated, i, status, rc = 0;
@@ -139,9 +173,11 @@ int main(void)
 			VMM, "--name", (char *)vms[i].name,
 			"--guest", (char *)vms[i].guest,
 			"--pin", (char *)vms[i].cpu, "--esu", ESU,
-			"--report-msr", "--require-vrapl", "--json", NULL,
+			"--report-msr", "--require-vrapl", "--json",
+			"--trace", trace[i], NULL,
 		};
 
+		snprintf(trace[i], sizeof(trace[i]), "/tmp/demo-%d.trace", i);
 		snprintf(out[i], sizeof(out[i]), "/tmp/demo-%d.json", i);
 		snprintf(err[i], sizeof(err[i]), "/tmp/demo-%d.err", i);
 		pid[i] = spawn(argv, out[i], err[i]);
@@ -255,6 +291,13 @@ stop:
 		}
 	}
 
+	/* 4. The traces, for the plot. */
+	for (i = 0; i < NVM; i++) {
+		printf("### TRACE %d %s BEGIN\n", i, vms[i].name);
+		fputs(slurp(trace[i]), stdout);
+		printf("### TRACE %d END\n", i);
+	}
+
 	/*
 	 * Each guest reads every 100 ms for its whole run.  One that stopped
 	 * reading (seen once: 8 reads in 0.7 s, then none for 15 s) makes
@@ -268,6 +311,7 @@ stop:
 			printf("demo: %s: its guest stopped reading MSR 0x611: %.0f reads over %.2f s of a %.2f s run\n",
 			       vms[i].name, r->reads, r->span_s,
 			       r->duration_s);
+			diagnose(r);
 			rc = 1;
 		}
 	}

@@ -169,6 +169,13 @@ int main(int argc, char **argv)
 	check_options(&m->o);
 	m->main_thread = pthread_self();
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (m->o.trace_path) {
+		m->trace = fopen(m->o.trace_path, "w");
+		if (!m->trace)
+			die(EXIT_USAGE, "--trace: cannot create %s: %s",
+			    m->o.trace_path, strerror(errno));
+		setvbuf(m->trace, NULL, _IOLBF, 0);
+	}
 
 	/*
 	 * Signals: the kick is blocked everywhere except inside KVM_RUN and
@@ -206,6 +213,12 @@ int main(int argc, char **argv)
 		setup_mailbox(m, v);
 	}
 
+	if (m->trace) {
+		fputs("# t_s vcpu host_pkg_uj", m->trace);
+		for (i = 0; i < (unsigned int)m->vcpus[0].nr_msrs; i++)
+			fprintf(m->trace, " msr_%#x", m->vcpus[0].msr[i].index);
+		fputc('\n', m->trace);
+	}
 	start_vcpus(m);
 	pthread_barrier_wait(&m->ready);
 	start_overhead_thread(m);
@@ -225,6 +238,7 @@ int main(int argc, char **argv)
 		wait_start(m->o.wait_start_fd);
 
 	t0 = mono_ns();
+	m->t0_ns = t0;
 	pthread_barrier_wait(&m->go);
 	wait_run(m, &waitset);
 	stop_vcpus(m);
@@ -249,6 +263,11 @@ int main(int argc, char **argv)
 		print_json(m, code);
 	else
 		print_human(m);
+	if (m->trace && fclose(m->trace) && !code) {
+		fprintf(stderr, "vmrapl-vmm: --trace: writing %s: %s\n",
+			m->o.trace_path, strerror(errno));
+		code = EXIT_USAGE;
+	}
 	free(m->vstats);
 	free(m->vcpus);
 	free(m->cpuid);

@@ -83,6 +83,11 @@ static void usage(FILE *f)
 "                         energy MSR (and the unit MSR) every MS ms (default\n"
 "                         100) while running their load; the summary shows\n"
 "                         what they read (first, last, delta, joules)\n"
+"  --trace FILE           with --report-msr: one line per guest read, \"T VCPU\n"
+"                         HOST_UJ MSR...\": seconds since the guests started,\n"
+"                         the vCPU, the VM's pkg energy as the host books it\n"
+"                         then (uJ), and the raw values the guest read (- for\n"
+"                         a #GP), in the --report-msr order\n"
 "  --json                 machine-readable summary on stdout\n"
 "Exit codes: 0 ok, 1 usage, 2 KVM setup, 3 vmrapl, 4 vCPU/guest failure.\n");
 }
@@ -251,6 +256,8 @@ void parse_options(struct options *o, int argc, char **argv)
 					       CPU_SETSIZE - 1);
 		} else if (VAL("--overhead-thread")) {
 			o->overhead_pct = (int)parse_ulong(opt, val, 0, 100);
+		} else if (VAL("--trace")) {
+			o->trace_path = val;
 		} else if (VAL("--name")) {
 			o->name = val;
 		} else if (VAL("--wait-start")) {
@@ -281,6 +288,8 @@ void check_options(struct options *o)
 	    o->prog != PROG_IDLE)
 		die(EXIT_USAGE, "--report-msr: only with --guest spin, duty or "
 		    "idle (rdmsr-loop reads the MSRs anyway)");
+	if (o->trace_path && !o->report_ms)
+		die(EXIT_USAGE, "--trace: only with --report-msr (it traces the guest's reads)");
 	if (o->nr_pin > o->nr_vcpus)
 		die(EXIT_USAGE, "--pin has %u CPUs for %u vCPUs", o->nr_pin,
 		    o->nr_vcpus);

@@ -119,12 +119,15 @@ void print_json(const struct vmm *m, int code)
 		       ", \"exits_intr\": %" PRIu64 ", \"msr_foreign\": %" PRIu64
 		       ", \"pio\": %" PRIu64 ", \"reports\": %" PRIu64
 		       ", \"halted_s\": %.6f, \"report_span_s\": %.6f,\n"
+		       "     \"tsc_since_read\": %" PRId64
+		       ", \"report_ticks\": %" PRId64 ",\n"
 		       "     \"report_host_uj\": %" PRIu64
 		       ", \"window_s\": %.6f, \"window_host_uj\": %" PRIu64
 		       ", \"window_max_step_uj\": %" PRIu64 ",\n",
 		       v->exits, v->exits_io, v->exits_hlt, v->exits_msr,
 		       v->exits_intr, v->msr_foreign, v->pio, v->reports,
 		       (double)v->halted_ns / 1e9, report_span_s(v),
+		       v->tsc_since_read, v->report_ticks,
 		       v->last_report_uj - v->first_report_uj,
 		       v->warm_report_ns ? (double)(v->last_report_ns -
 						    v->warm_report_ns) / 1e9 : 0.0,

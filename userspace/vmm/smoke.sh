@@ -40,7 +40,7 @@ run() {
 }
 
 echo "TAP version 13"
-echo "1..18"
+echo "1..19"
 
 if [ ! -x "$VMM" ]; then
 	echo "Bail out! $VMM not built"
@@ -173,6 +173,34 @@ for g in spin duty:30; do
 	fi
 done
 
+# --trace: one line per guest read; the demo's plot (scripts/plot-demo.sh,
+# gnuplot) is drawn from three such traces and must be a valid PNG.
+plot=$(dirname "$0")/../../scripts/plot-demo.sh
+if run trace 0 --guest spin --fake-vrapl --report-msr=50 --duration 2.5 \
+	--trace "$TMP/trace.txt" --json; then
+	c=$(msrjson "$TMP/trace.out" 0x611 count)
+	lines=$(grep -vc '^#' "$TMP/trace.txt")
+	hdr=$(head -n 1 "$TMP/trace.txt")
+	if [ "$hdr" != "# t_s vcpu host_pkg_uj msr_0x606 msr_0x611" ] ||
+	   [ "${c:-0}" -lt 5 ] || [ "$lines" != "$c" ]; then
+		notok "--trace: header '$hdr', $lines lines for ${c:-no} reads"
+	elif [ ! -x "$plot" ] || ! command -v gnuplot > /dev/null; then
+		skip "--trace: $lines lines; no gnuplot or $plot to draw them"
+	else
+		for i in 0 1 2; do
+			echo "### TRACE $i vm$i BEGIN"
+			cat "$TMP/trace.txt"
+			echo "### TRACE $i END"
+		done > "$TMP/console"
+		if "$plot" "$TMP/console" "$TMP/plot" > "$TMP/plot.out" 2>&1; then
+			ok "--trace: a line per read ($lines), and plot-demo.sh draws them"
+		else
+			notok "--trace: plot-demo.sh failed"
+			diag "$TMP/plot.out"
+		fi
+	fi
+fi
+
 if run usage 1 --guest nonsense; then
 	ok "usage error exits 1"
 fi
@@ -191,7 +219,7 @@ elif run require 3 --require-vrapl --duration 0.1; then
 	ok "--require-vrapl without the module exits 3"
 fi
 
-if [ "$n" -ne 18 ]; then
+if [ "$n" -ne 19 ]; then
 	notok "test count: ran $n"
 fi
 [ "$failed" -eq 0 ]

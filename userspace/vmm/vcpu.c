@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -102,16 +103,26 @@ static void on_report(struct vcpu *v)
 		v->first_report_uj = v->last_report_uj;
 	}
 	memcpy(&faults, v->page + MB_FAULTS, sizeof(faults));
+	if (v->m->trace)
+		fprintf(v->m->trace, "%.6f %u %" PRIu64,
+			(double)(v->last_report_ns - v->m->t0_ns) / 1e9, v->idx,
+			v->last_report_uj);
 	for (i = 0; i < v->nr_msrs; i++) {
 		uint64_t val;
 
 		if (faults & (1u << i)) {
 			v->msr[i].faults++;
+			if (v->m->trace)
+				fputs(" -", v->m->trace);
 			continue;
 		}
 		memcpy(&val, v->page + MB_VALUE + 8 * i, sizeof(val));
 		track_msr(&v->msr[i], val);
+		if (v->m->trace)
+			fprintf(v->m->trace, " %" PRIu64, val);
 	}
+	if (v->m->trace)
+		fputc('\n', v->m->trace);
 	if (v->reports == REPORT_WARMUP + 1) {
 		v->warm_report_ns = v->last_report_ns;
 		v->warm_report_uj = v->last_report_uj;
@@ -282,6 +293,29 @@ static void vcpu_loop(struct vmm *m, struct vcpu *v)
 	}
 }
 
+/* --report-msr: the guest's TSC now against the one of its last read. */
+static void note_guest_tsc(struct vmm *m, struct vcpu *v)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e;
+	} msrs;
+	uint32_t last, ticks;
+
+	v->tsc_since_read = v->report_ticks = -1;
+	if (!m->o.report_ms)
+		return;
+	memset(&msrs, 0, sizeof(msrs));
+	msrs.hdr.nmsrs = 1;
+	msrs.e.index = 0x10;			/* MSR_IA32_TSC */
+	if (ioctl(v->fd, KVM_GET_MSRS, &msrs) != 1)
+		return;
+	memcpy(&last, v->page + MB_RLAST, sizeof(last));
+	memcpy(&ticks, v->page + MB_RTICKS, sizeof(ticks));
+	v->tsc_since_read = (uint32_t)((uint32_t)msrs.e.data - last);
+	v->report_ticks = ticks;
+}
+
 static void *vcpu_thread(void *p)
 {
 	struct vcpu *v = p;
@@ -318,6 +352,7 @@ static void *vcpu_thread(void *p)
 		vcpu_loop(m, v);
 	v->end_ns = mono_ns();
 	v->cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	note_guest_tsc(m, v);
 	if (v->failed)
 		pthread_kill(m->main_thread, FAIL_SIGNAL);	/* wake main */
 	return NULL;

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -64,6 +65,7 @@ struct options {
 	bool fake_vrapl;
 	int overhead_pct;		/* -1: no overhead thread */
 	unsigned int report_ms;		/* --report-msr period, 0: off */
+	const char *trace_path;		/* --trace: one line per guest read */
 	const char *dev_path;
 };
 
@@ -119,6 +121,13 @@ struct vcpu {
 	uint64_t halted_ns;
 
 	uint64_t start_ns, end_ns, cpu_ns;
+	/*
+	 * --report-msr: at the end, how far the guest's TSC moved since its
+	 * last read (the guest's own 32-bit arithmetic) against the ticks it
+	 * waits between reads; -1: unknown.  A guest that stopped reading
+	 * with a TSC that moved less than a period had its clock stall.
+	 */
+	int64_t tsc_since_read, report_ticks;
 	int failed;
 	char err[256];
 };
@@ -152,6 +161,8 @@ struct vmm {
 	struct fake_vrapl fake;
 	double wall_s;
 	bool interrupted;
+	FILE *trace;			/* --trace, line buffered */
+	uint64_t t0_ns;			/* the guests' start, for --trace */
 	/* --overhead-thread */
 	pthread_t ovh_thread;
 	pid_t ovh_tid;
