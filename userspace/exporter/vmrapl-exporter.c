@@ -540,6 +540,30 @@ static void static_metrics(struct buf *b, const struct snapshot *s)
 			      VMRAPL_FIT_F_CONDITIONED));
 }
 
+/*
+ * vmrapl_module_load_time_seconds: worked out once per load of the module
+ * (wall time now minus the boot-clock time since the load), then kept.
+ * Worked out at every scrape it would move with every slew or step of the
+ * wall clock, and with the time between the two clock reads, and a
+ * changes() over it would count reloads that never happened.
+ */
+static double load_time_of(const struct vmrapl_info *info)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static __u64 boot_ns;
+	static double t;
+	double r;
+
+	pthread_mutex_lock(&lock);
+	if (!t || info->load_boottime_ns != boot_ns) {
+		t = vmrapl_host_load_time(info);
+		boot_ns = info->load_boottime_ns;
+	}
+	r = t;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
 static void metrics(struct buf *b)
 {
 	char labels[48];
@@ -571,11 +595,11 @@ static void metrics(struct buf *b)
 		s.info.sample_period_us / 1e6);
 
 	/* The counters' start time, as process_start_time_seconds is. */
-	if (vmrapl_host_load_time(&s.info) > 0) {
+	if (load_time_of(&s.info) > 0) {
 		header(b, "vmrapl_module_load_time_seconds", "gauge",
 		       "Unix time the vmrapl module was loaded: every energy counter below counts from zero since then.");
 		bprintf(b, "vmrapl_module_load_time_seconds %.3f\n",
-			vmrapl_host_load_time(&s.info));
+			load_time_of(&s.info));
 	}
 
 	header(b, "vmrapl_vm_energy_joules_total", "counter",

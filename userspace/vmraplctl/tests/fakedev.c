@@ -12,6 +12,12 @@
  * tools name a VM after its VMM's /proc/PID/cmdline (QEMU -name) or
  * /proc/PID/comm and take its UUID from QEMU -uuid there, so a test sets a
  * VM's name and UUID by starting a process with that command line or comm.
+ *
+ * $FAKE_LOAD_BOOT=@FILE: GET_INFO's load_boottime_ns is FILE's number
+ * (read at every call: a test "reloads the module" by rewriting it);
+ * default 1 s after boot.  $FAKE_REALTIME_DRIFT_US=N: every
+ * clock_gettime(CLOCK_REALTIME) of the process returns N us more than the
+ * one before it (a wall clock that NTP slews or someone steps).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/vmrapl.h>
 
@@ -38,6 +45,42 @@ static int is_fake(int fd)
 }
 
 static unsigned int calls;
+
+static uint64_t load_boottime_ns(void)
+{
+	const char *s = getenv("FAKE_LOAD_BOOT");
+	unsigned long long v = 1000000000ull;	/* 1 s after boot */
+	FILE *f;
+
+	if (s && s[0] == '@' && (f = fopen(s + 1, "r"))) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 1000000000ull;
+		fclose(f);
+	}
+	return v;
+}
+
+int clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	static unsigned long long steps;
+	const char *s = getenv("FAKE_REALTIME_DRIFT_US");
+	unsigned long long add;
+	int r;
+
+	if (!real)
+		real = (int (*)(clockid_t, struct timespec *))
+			dlsym(RTLD_NEXT, "clock_gettime");
+	r = real(clk, ts);
+	if (r || clk != CLOCK_REALTIME || !s)
+		return r;
+	add = __atomic_add_fetch(&steps, 1, __ATOMIC_RELAXED) *
+	      strtoull(s, NULL, 10) * 1000;
+	add += (unsigned long long)ts->tv_nsec;
+	ts->tv_sec += (time_t)(add / 1000000000ull);
+	ts->tv_nsec = (long)(add % 1000000000ull);
+	return 0;
+}
 
 #define MAX_EXTRA	32
 static struct { uint64_t id; uint32_t pid; } extra[MAX_EXTRA];
@@ -101,7 +144,7 @@ static int fake(unsigned long req, void *arg)
 			      VMRAPL_INFO_F_LOAD_TIME |
 			      VMRAPL_INFO_F_STATIC_FIT |
 			      VMRAPL_INFO_F_STATIC_SPLIT;
-		i->load_boottime_ns = 1000000000ull;	/* 1 s after boot */
+		i->load_boottime_ns = load_boottime_ns();
 		i->nr_cpus = 4;
 		i->source = VMRAPL_SOURCE_ESTIMATE;
 		i->domains = 1u << VMRAPL_DOM_PKG | 1u << VMRAPL_DOM_DRAM;

@@ -396,6 +396,28 @@ if [[ -n $exporter && -x $exporter ]]; then
 
 	stop_exporter
 
+	# The load time stays put while the wall clock moves (here 0.7 ms
+	# more at every read of it), and moves when the module is reloaded.
+	echo 1000000000 > "$work/loadboot"
+	port=$((port + 1))
+	LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid FAKE_LOAD_BOOT="@$work/loadboot" \
+		FAKE_REALTIME_DRIFT_US=700 "$exporter" --device "$dev" \
+		--listen 127.0.0.1:$port 2>/dev/null &
+	exp_pid=$!
+	lts=()
+	for _ in 1 2 3 4 5; do
+		scrape 127.0.0.1 $port
+		lts+=("$(sed -n 's/^vmrapl_module_load_time_seconds //p' <<< "$out")")
+	done
+	echo 61000000000 > "$work/loadboot"	# reloaded 60 s later
+	scrape 127.0.0.1 $port
+	lt_reload=$(sed -n 's/^vmrapl_module_load_time_seconds //p' <<< "$out")
+	stop_exporter
+	check "exporter: the load time does not move with the wall clock (${lts[*]})" \
+		test -n "${lts[0]}" -a "$(printf '%s\n' "${lts[@]}" | sort -u | wc -l)" = 1
+	check "exporter: a reload moves the load time by 60 s (${lts[0]} -> $lt_reload)" \
+		awk -v a="${lts[0]}" -v b="$lt_reload" 'BEGIN { d = b - a; exit !(a > 0 && d > 59.9 && d < 60.2) }'
+
 	# Hostile names, shared names, power, a VM that comes later.
 	echo "$fuzz" > "$work/vms"
 	port=$((port + 1))
