@@ -361,7 +361,7 @@ tapfile=$(mktemp)
 trap 'rm -f "$tapfile"' EXIT
 awk '
 /^### TEST .* BEGIN$/ { name = $3; inside = 1; next }
-/^### TEST .* TIME [0-9]+$/ { print "TIME", name, $4; next }
+/^### TEST .* TIME [0-9]+$/ { print "TIME", name, $5; next }
 /^### TEST .* END rc=/ { sub(/.*rc=/, ""); print "END", name, $0; inside = 0; next }
 inside && /^ok [0-9]+/ {
 	if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) print "SKIP", name, $0; else print "PASS", name, $0
