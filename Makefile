@@ -13,6 +13,8 @@
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
+#   make check-qemu           QEMU with vmrapl inside the rig: a nested Debian
+#                             guest reads its energy (rapl_qemu.c)
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
 #   make readme-demo          make demo, and its output into README.md
@@ -80,7 +82,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
 	lint sparse qemu \
-	checkpatch ksrc deps check check-debug debug-kernel vmtest demo readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu debug-kernel vmtest demo readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -216,6 +218,11 @@ prom-rules:
 
 check:
 	@$(TOP)/scripts/check.sh
+
+# QEMU's -accel kvm,vmrapl=on inside the rig's rapl variant, with a nested
+# Debian guest (selftests/vmrapl/rapl_qemu.c); summary as check.
+check-qemu:
+	@$(TOP)/scripts/check-qemu.sh
 
 # The debug kernel (scripts/debug-kernel.sh: built once, cached under
 # /var/cache/vmrapl/debug-kernel) and the whole selftest suite on it in

@@ -75,7 +75,7 @@ tap() { # name command...
 rig() { # kver [variant]
 	local k=$1 v=${2:-} tag name start res p=0 f=1 s=0
 	tag=$k${v:+-$v}
-	name="rig $tag${RIG_ONLY:+ (smoke: $RIG_ONLY)}"
+	name="rig $tag${RIG_ONLY:+ (only: $RIG_ONLY)}"
 	echo "check: --- $name"
 	start=$(date +%s)
 	rm -f "build/rig-$tag.result"
