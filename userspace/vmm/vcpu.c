@@ -90,7 +90,10 @@ static void track_msr(struct msr_track *t, uint64_t val)
 static void on_report(struct vcpu *v)
 {
 	uint64_t prev_uj = v->last_report_uj;
+	/* 3 numbers and MB_MAX_MSRS values of at most 20 digits each */
+	char line[64 + MB_MAX_MSRS * 22];
 	uint32_t faults;
+	size_t len;
 	int i;
 
 	v->reports++;
@@ -103,26 +106,24 @@ static void on_report(struct vcpu *v)
 		v->first_report_uj = v->last_report_uj;
 	}
 	memcpy(&faults, v->page + MB_FAULTS, sizeof(faults));
-	if (v->m->trace)
-		fprintf(v->m->trace, "%.6f %u %" PRIu64,
-			(double)(v->last_report_ns - v->m->t0_ns) / 1e9, v->idx,
-			v->last_report_uj);
+	/* --trace: the line is built here and written whole (vCPU threads). */
+	len = snprintf(line, sizeof(line), "%.6f %u %" PRIu64,
+		       (double)(v->last_report_ns - v->m->t0_ns) / 1e9, v->idx,
+		       v->last_report_uj);
 	for (i = 0; i < v->nr_msrs; i++) {
 		uint64_t val;
 
 		if (faults & (1u << i)) {
 			v->msr[i].faults++;
-			if (v->m->trace)
-				fputs(" -", v->m->trace);
+			len += snprintf(line + len, sizeof(line) - len, " -");
 			continue;
 		}
 		memcpy(&val, v->page + MB_VALUE + 8 * i, sizeof(val));
 		track_msr(&v->msr[i], val);
-		if (v->m->trace)
-			fprintf(v->m->trace, " %" PRIu64, val);
+		len += snprintf(line + len, sizeof(line) - len, " %" PRIu64, val);
 	}
 	if (v->m->trace)
-		fputc('\n', v->m->trace);
+		fprintf(v->m->trace, "%s\n", line);
 	if (v->reports == REPORT_WARMUP + 1) {
 		v->warm_report_ns = v->last_report_ns;
 		v->warm_report_uj = v->last_report_uj;
