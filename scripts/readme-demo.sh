@@ -149,12 +149,10 @@ function sep(i) {
 	echo
 	fmt -w 74 "$figs"
 	# The same run's plot (scripts/plot-demo.sh), copied next to the
-	# README; a --from check keeps the one already there.
-	if [[ -z $from && -f build/demo/power.png ]]; then
-		mkdir -p Documentation/images
-		cp build/demo/power.png Documentation/images/demo-power.png
-	fi
-	if [[ -f Documentation/images/demo-power.png ]]; then
+	# README below, once the README is written; a --from check keeps the
+	# one already there.
+	if [[ -z $from && -f build/demo/power.png ]] ||
+	   [[ -f Documentation/images/demo-power.png ]]; then
 		echo
 		echo "![Each VM's power over the run: the host's charge (lines) and what its guest computed from its own MSR 0x611 (points)](Documentation/images/demo-power.png)"
 		echo
@@ -181,4 +179,8 @@ $0 == "<!-- demo:begin -->" {
 $0 == "<!-- demo:end -->" { skip = 0 }
 !skip' "$readme" > "$readme.new"
 mv "$readme.new" "$readme"
+if [[ -z $from && -f build/demo/power.png ]]; then
+	mkdir -p Documentation/images
+	cp build/demo/power.png Documentation/images/demo-power.png
+fi
 echo "readme-demo: $readme updated from $raw (the run took $secs s)"
