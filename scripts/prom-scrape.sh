@@ -71,6 +71,14 @@ trap 'exit 130' INT TERM
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $*"; }
+wait_url() { # url, seconds: 0 once it answers 2xx within them
+	local i
+	for ((i = 0; i < $2; i++)); do
+		curl -sf "$1" > /dev/null && return 0
+		sleep 1
+	done
+	return 1
+}
 check() { # description, command...
 	local d=$1
 	shift
@@ -124,13 +132,7 @@ for hv in "${hvs[@]}"; do
 		fi
 		sleep 1
 	done
-	reach=0
-	for _ in $(seq 1 10); do
-		[[ $up == 1 ]] || break
-		curl -sf "http://127.0.0.1:${port[$hv]}/metrics" > /dev/null && { reach=1; break; }
-		sleep 1
-	done
-	if [[ $reach == 1 ]]; then
+	if [[ $up == 1 ]] && wait_url "http://127.0.0.1:${port[$hv]}/metrics" 10; then
 		ok "$hv (${kver[$hv]}) up, its exporter on 127.0.0.1:${port[$hv]}"
 	else
 		not_ok "$hv (${kver[$hv]}) up, its exporter on 127.0.0.1:${port[$hv]}"
@@ -164,12 +166,7 @@ prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
 	--web.listen-address="127.0.0.1:$prom_port" > "$tmp/prom.log" 2>&1 &
 prom_pid=$!
 url=http://127.0.0.1:$prom_port
-up=0
-for _ in $(seq 1 30); do
-	curl -sf "$url/-/ready" > /dev/null && { up=1; break; }
-	sleep 1
-done
-if [[ $up == 1 ]]; then
+if wait_url "$url/-/ready" 30; then
 	ok "prometheus ready on 127.0.0.1:$prom_port, rules loaded"
 else
 	not_ok "prometheus ready on 127.0.0.1:$prom_port"
