@@ -236,20 +236,24 @@ boot
 # Under TCG a nested-KVM guest of the 6.1 kernel has been seen to stop
 # dead (no oops, no lockup report) on a loaded host.  Such a hang is
 # retried once, and said so; a second hang, or any other failure, stands.
-# The emulator itself dying of a signal is retried the same way: the
-# rapl variant's QEMU 10.0.2 (make qemu) was seen once (December 1, 1 of
-# about 15 boots) to die of SIGSEGV in its memory dispatch
-# (address_space_translate_internal) while the guest sized PCI BARs, 2 s
-# into the boot, before vmrapl was loaded.  An emulator crash after
-# vmrapl loaded is not retried: it might be the module's doing.
+# A boot that failed before vmrapl was even loaded is retried the same
+# way: nothing of the module can have caused it.  Seen on December 1: the
+# rapl variant's QEMU 10.0.2 (make qemu) dying of SIGSEGV in its memory
+# dispatch (address_space_translate_internal) while the guest sized PCI
+# BARs, 2 s in (1 of about 15 boots), and a 7.2.12 guest's "Oops: int3"
+# in __schedule right after kvm-amd loaded (TCG and cross-modifying code,
+# as above).  A failure after vmrapl loaded, or a load that failed, is
+# never retried.
 if [[ -f $log.hang && $mode == tests ]]; then
 	cp "$log" "$log.hang1"
 	echo "rig $tag: the guest hung, $(cat "$log.hang") (log kept in $log.hang1); booting once more"
 	boot
-elif [[ $mode == tests ]] && (( qrc == 134 || qrc == 135 || qrc == 139 )) &&
-     ! grep -q '^### MODULE vmrapl LOAD' "$log"; then
-	cp "$log" "$log.crash1"
-	echo "rig $tag: QEMU itself died of signal $((qrc - 128)) before vmrapl was loaded (log kept in $log.crash1); booting once more"
+elif [[ $mode == tests ]] && (( qrc != 124 && qrc != 137 )) &&
+     ! grep -aq '^### MODULE vmrapl LOAD' "$log" &&
+     ! grep -aq '^### RIG DONE' "$log"; then
+	cp "$log" "$log.early1"
+	why=$(grep -m1 -aoE '(Kernel panic|Oops)[^[:cntrl:]]*' "$log")
+	echo "rig $tag: the boot failed before vmrapl was loaded (qemu rc=$qrc${why:+; $why}) (log kept in $log.early1); booting once more"
 	boot
 fi
 elapsed=$(( $(date +%s) - start ))
