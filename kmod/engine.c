@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/jiffies.h>
 #include <linux/kvm_host.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -31,6 +32,13 @@ struct vr_hpkg **vr_pkgs;
  * the owning CPU at its events and by the closer of its package.
  */
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct vr_cpu, vr_pcpu);
+
+/*
+ * The jiffy at which this CPU's sched_switch probe last looked at the
+ * clock for a switch that changed nothing (vr_probe_sched_switch()).
+ * Only that probe, on its own CPU with interrupts off, reads and writes it.
+ */
+static DEFINE_PER_CPU(unsigned long, vr_quiet_jiffy);
 
 /* @cpu's state, for the hotplug callbacks (not the probes' fast path). */
 struct vr_cpu *vr_engine_cpu(unsigned int cpu)
@@ -197,9 +205,23 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 		return;
 	if (busy)
 		a = vr_vmops->task_acct(next, vr_cpu_pkg_id(c));
+	if (likely(!vr_cpu_event_needed(c, busy, a))) {
+		/*
+		 * Untracked task to untracked task: nothing changes on this
+		 * CPU, so the clock is only read, for a stale epoch, once per
+		 * jiffy.  An epoch in which nothing tracked runs anywhere in
+		 * the package is all host and idle time whenever it ends;
+		 * where something tracked runs, its own events (or, for a
+		 * vCPU that never exits, the package's timer) close it.
+		 */
+		if (likely(this_cpu_read(vr_quiet_jiffy) == READ_ONCE(jiffies)))
+			return;
+		this_cpu_write(vr_quiet_jiffy, READ_ONCE(jiffies));
+		vr_maybe_close(c, local_clock());
+		return;
+	}
 	now = local_clock();
-	if (vr_cpu_event_needed(c, busy, a))
-		vr_cpu_event(c, now, busy, a);
+	vr_cpu_event(c, now, busy, a);
 	vr_maybe_close(c, now);
 }
 

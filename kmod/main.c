@@ -190,7 +190,7 @@ static long vr_dev_get_info(void __user *argp)
 	if (READ_ONCE(vr_track_all))
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
-			 VMRAPL_INFO_F_STATIC_SPLIT;
+			 VMRAPL_INFO_F_STATIC_SPLIT | VMRAPL_INFO_F_STATIC_CORE;
 	if (vr_core_kinds() & BIT(VR_CORE_ENERGY))
 		info.features |= VMRAPL_INFO_F_PERCORE;
 	if (vr_core_kinds() & BIT(VR_CORE_CYCLES))
@@ -238,6 +238,8 @@ static void vr_pkg_entry(struct vr_hpkg *hp, struct vmrapl_pkg_stats *ps,
 	pst->fit_dyn_uw = sr.fit_dyn_uw;
 	pst->idle_static_uw = sr.idle_known ? sr.idle_uw : 0;
 	pst->fit_blocks = sr.fit_blocks;
+	pst->core_static_uw = sr.core_uw;
+	pst->core_blocks = sr.core_blocks;
 	pst->static_uj = vr_eu_to_uj(st[VR_DOM_PKG].static_e);
 	pst->tracked_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].tracked_static);
 	pst->host_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].host_static);

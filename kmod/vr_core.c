@@ -20,7 +20,7 @@ const char *const vr_core_kind_names[VR_CORE_KIND_NR] = {
 };
 
 const char *const vr_origin_names[VR_STATIC_ORIGIN_NR] = {
-	"unknown", "param", "learned", "model", "fit"
+	"unknown", "param", "learned", "model", "fit", "core"
 };
 
 void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
@@ -472,7 +472,8 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	else
 		p->static_debt = 0;	/* owed by an interval now unknown */
 	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, !lost && !busy);
-	vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, lost);
+	vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, busy_e, p->fold_core_corr,
+		     p->core.kind == VR_CORE_ENERGY && !p->fold_busy_nw, lost);
 	vr_drain(p, slot, &sp, busy, !lost, now);
 
 	for (d = 0; d < VR_NDOM; d++) {
@@ -511,6 +512,8 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	p->rebase = false;
 	p->fold_busy = 0;
 	p->fold_busy_e = 0;
+	p->fold_busy_nw = 0;
+	p->fold_core_corr = 0;
 	p->t_last = now;
 	p->seq++;
 	WRITE_ONCE(p->last_close, now);

@@ -60,69 +60,13 @@ enum vr_static_origin {
 	VR_STATIC_LEARNED = VMRAPL_ORIGIN_IDLE,		/* idle runs */
 	VR_STATIC_MODEL = VMRAPL_ORIGIN_MODEL,		/* the model's own */
 	VR_STATIC_FIT = VMRAPL_ORIGIN_FIT,		/* online fit */
+	VR_STATIC_CORE = VMRAPL_ORIGIN_CORE,		/* package - cores */
 	VR_STATIC_ORIGIN_NR,
 };
 
 extern const char *const vr_origin_names[VR_STATIC_ORIGIN_NR];
 
-/*
- * Online fit of dE = P_static x dt + P_dyn x busy (struct vr_fit).
- *
- * Closed epochs are summed into blocks of at least VR_FIT_BLOCK_NS; each
- * block is one sample (u, y): its utilization u = busy / dt in 1/2^
- * VR_FIT_U_SHIFT CPUs, its power y = dE / dt in 2^VR_FIT_Y_SHIFT uW.  The
- * last VR_FIT_BLOCKS samples are kept in a ring with their running sums
- * (exact integers: adding the new sample and taking the old one out never
- * drifts), so that a block costs O(1).  The bounds keep every sum and
- * every centered sum of vr_pkg_fit_update() within 63 bits.
- */
-#define VR_FIT_BLOCKS		128
-#define VR_FIT_BLOCK_NS		(20 * 1000000ULL)
-#define VR_FIT_U_SHIFT		10
-#define VR_FIT_U_MAX		((1U << 21) - 1)	/* 2047 CPUs */
-#define VR_FIT_Y_SHIFT		6
-#define VR_FIT_Y_MAX		((1U << 24) - 1)	/* 1073 W */
-/* Well conditioned: enough samples, spread of u, small uncertainty. */
-#define VR_FIT_MIN_BLOCKS	32
-#define VR_FIT_MIN_SPREAD	(1U << (VR_FIT_U_SHIFT - 3))	/* 1/8 CPU */
-#define VR_FIT_MAX_SD_UW	500000ULL		/* 0.5 W, or */
-#define VR_FIT_MAX_SD_DIV	20			/* 5 % of P_static */
-
-/* vr_fit.flags */
-#define VR_FIT_OK	BIT(0)	/* the last solve was well conditioned */
-#define VR_FIT_HAVE	BIT(1)	/* @good_uw holds a well-conditioned fit */
-
-/**
- * struct vr_fit - the online fit of a package (close_lock)
- * @blk_dt, @blk_busy, @blk_de: the open block: ns, busy CPU-ns, PKG eu.
- * @head: next ring slot; @n: samples in the ring.
- * @su, @sy, @suu, @suy, @syy: running sums of u, y, u^2, u*y, y^2.
- * @ring_u, @ring_y: the samples.
- * @static_uw: intercept of the last solve, uW (0 when it had none).
- * @sd_uw: its standard error, uW.
- * @dyn_uw: slope of the last solve, uW per busy CPU.
- * @good_uw: the last well-conditioned intercept, uW.
- * @blocks: samples of the last solve.
- * @flags: VR_FIT_*.
- * @solves: solves run.
- */
-struct vr_fit {
-	u64 blk_dt;
-	u64 blk_busy;
-	u64 blk_de;
-	u32 head;
-	u32 n;
-	u64 su, sy, suu, suy, syy;
-	u32 ring_u[VR_FIT_BLOCKS];
-	u32 ring_y[VR_FIT_BLOCKS];
-	u64 static_uw;
-	u64 sd_uw;
-	u64 dyn_uw;
-	u64 good_uw;
-	u32 blocks;
-	u32 flags;
-	u64 solves;
-};
+#include "vr_static.h"
 
 /**
  * struct vr_acct - one charge target on one package
@@ -190,6 +134,14 @@ struct vr_pkg;
  * @sib: the SMT sibling that shares the core's energy counter, or NULL
  *	(vr_cpu_set_sibling()).
  * @core_sib0: @sib's @busy_done at the last sample.
+ * @core_cred: per-core energy the weights credited to the busy time since
+ *	the last sample, eu, less @busy_e's part at that sample (wrapping u64
+ *	arithmetic, as @core_busy): the closer adds what it folds.
+ * @core_corr: what the samples measured less what the weights had
+ *	credited, eu, not yet folded: each window's energy (this thread's
+ *	share of it, with an SMT sibling) minus the window's credit.  The
+ *	package's less-its-cores estimate adds it, so that its core energy
+ *	is the counters' own, not the weights' (vr_fit_epoch()).
  */
 struct vr_cpu {
 	vr_lock_t lock;
@@ -212,6 +164,8 @@ struct vr_cpu {
 	u64 busy_done;
 	struct vr_cpu *sib;
 	u64 core_sib0;
+	u64 core_cred;
+	s64 core_corr;
 };
 
 /**
@@ -318,8 +272,10 @@ struct vr_core_src {
  * @p_static_uw, @static_origin: static power of the package.
  * @static_rem: remainder of the static energy conversion, carried.
  * @static_debt: static energy owed by earlier epochs whose dE was smaller.
- * @learn_eu, @learn_ns: the current run of idle epochs, to learn from.
- * @idle_uw, @idle_known: P_static learned from idle runs.
+ * @learn_eu, @learn_ns: idle epochs summed so far, to learn from.
+ * @learn_skip: idle ns of the current stretch of idle epochs, up to
+ *	VR_LEARN_SKIP_NS (its first ones are not learned from).
+ * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @fit: the online fit of P_static.
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
@@ -331,6 +287,10 @@ struct vr_core_src {
  * @core: the per-core energy source (vr_pkg_set_core()); set before the
  *	package's CPUs come online, read by them at their events.
  * @fold_busy_e: per-core energy weight of the epoch being closed, eu.
+ * @fold_busy_nw: busy ns of that epoch that had no per-core weight (a
+ *	CPU before its first sample, or whose counter could not be read).
+ * @fold_core_corr: the CPUs' per-core corrections folded into that epoch
+ *	(vr_cpu.core_corr), eu.
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
@@ -365,6 +325,7 @@ struct vr_pkg {
 	u64 static_debt;
 	u64 learn_eu;
 	u64 learn_ns;
+	u64 learn_skip;
 	u64 idle_uw;
 	bool idle_known;
 	u64 lag_ns;
@@ -377,6 +338,8 @@ struct vr_pkg {
 	struct vr_cpu **cpus;
 	struct vr_core_src core;
 	u64 fold_busy_e;
+	u64 fold_busy_nw;
+	s64 fold_core_corr;
 
 	struct vr_acct *pending[2];
 
@@ -482,39 +445,6 @@ static inline void vr_pkg_rebaseline(struct vr_pkg *p)
 
 void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
 		       unsigned int ndom);
-
-/*
- * Under close_lock: solve the online fit and apply the P_static precedence.
- * Runs off the scheduler probes (the package timer); a close only adds
- * the epoch to the open block, and a full block to the ring.
- */
-void vr_pkg_fit_update(struct vr_pkg *p);
-u64 vr_isqrt(u64 x);
-
-/*
- * vr_static.c's side of a close, under close_lock: each closed epoch's
- * PKG energy @de over @dt, for the idle-run estimate (@idle: no CPU was
- * busy and the interval is known) and for the fit's blocks (@busy CPU-ns;
- * @lost: the interval is unknown).
- */
-void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle);
-void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost);
-
-/* What the fit and the static power are, copied out under close_lock. */
-struct vr_static_report {
-	u64 p_static_uw;	/* in use */
-	u64 fit_uw;		/* intercept of the last solve */
-	u64 fit_sd_uw;		/* its standard error */
-	u64 fit_dyn_uw;		/* slope, per busy CPU */
-	u64 fit_good_uw;	/* the last well-conditioned intercept */
-	u64 idle_uw;		/* the idle-run estimate */
-	u32 fit_blocks;
-	u32 fit_flags;		/* VR_FIT_* */
-	u8 origin;		/* enum vr_static_origin */
-	bool idle_known;
-};
-
-void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r);
 
 /* Unit helpers. */
 u64 vr_wrap_delta(u64 old, u64 cur, u32 width);

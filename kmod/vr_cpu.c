@@ -84,12 +84,16 @@ static void vr_cpu_fold(struct vr_cpu *c, u64 now)
 static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 {
 	const struct vr_core_src *s = &c->pkg->core;
-	u64 raw, eu, sib = 0, busy = c->core_busy + c->busy_ns;
+	u64 raw, eu, sib = 0, own = c->core_busy + c->busy_ns, busy = own;
+	u64 cred;
 
 	WRITE_ONCE(c->core_due, false);
 	/* The open epoch's time so far keeps the weight it had. */
 	c->busy_e = vr_cpu_busy_e(c);
 	c->core_wns = c->busy_ns;
+	/* What the weights credited to the window that ends here. */
+	cred = c->core_cred + c->busy_e;
+	c->core_cred = -c->busy_e;	/* plus @busy_e when folded: 0 */
 	if (!s->read)
 		return;
 	if (!s->read(s->ctx, c, &raw)) {
@@ -116,8 +120,18 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 		if (c->core_have &&
 		    vr_core_delta(c->core_raw, raw, s->width, s->esu,
 				  now - c->core_t, c->pkg->max_power_uw,
-				  &c->core_carry, &eu) && busy)
-			c->core_w = vr_core_weight(eu, busy);
+				  &c->core_carry, &eu)) {
+			if (busy)
+				c->core_w = vr_core_weight(eu, busy);
+			/*
+			 * With a sibling, this thread's share of the window's
+			 * energy (half of it when neither ran): the two shares
+			 * add up to the core's, up to how their windows differ.
+			 */
+			if (c->sib)
+				eu = busy ? vr_mul_div(eu, own, busy) : eu / 2;
+			c->core_corr += (s64)(eu - cred);
+		}
 	}
 	c->core_raw = raw;
 	c->core_t = now;
@@ -246,6 +260,8 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 	c->core_busy = 0;
 	c->core_have = false;
 	c->core_carry = 0;
+	c->core_cred = 0;
+	c->core_corr = 0;
 	/* Its first event takes the per-core baseline. */
 	WRITE_ONCE(c->core_due, !!p->core.read);
 	vr_unlock(&c->lock);
@@ -255,6 +271,7 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 void vr_cpu_offline(struct vr_cpu *c, u64 now)
 {
 	struct vr_pkg *p = c->pkg;
+	u64 e;
 
 	vr_lock(&c->lock);
 	/*
@@ -263,7 +280,13 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 	 */
 	vr_cpu_fold(c, now);
 	p->fold_busy += c->busy_ns;
-	p->fold_busy_e += vr_cpu_busy_e(c);
+	e = vr_cpu_busy_e(c);
+	p->fold_busy_e += e;
+	c->core_cred += e;
+	p->fold_core_corr += c->core_corr;
+	c->core_corr = 0;
+	if (!c->core_w)
+		p->fold_busy_nw += c->busy_ns - c->core_wns;
 	c->core_busy += c->busy_ns;
 	WRITE_ONCE(c->busy_done, c->busy_done + c->busy_ns);
 	c->busy_ns = 0;
@@ -282,7 +305,8 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
  * @p: the package.
  * @now: the end of the epoch, local clock.
  *
- * Also sums the CPUs' per-core energy weight (@p->fold_busy_e), and asks
+ * Also sums the CPUs' per-core energy weight (@p->fold_busy_e) and their
+ * samples' corrections (@p->fold_core_corr), and asks
  * each CPU whose per-core sample is VR_CORE_WINDOW_NS old to take a new
  * one at its next event: the closer never reads another CPU's counter.
  *
@@ -292,6 +316,8 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 {
 	u64 busy = p->fold_busy, busy_e = p->fold_busy_e;
+	u64 busy_nw = p->fold_busy_nw, e;
+	s64 corr = p->fold_core_corr;
 	bool core = p->core.read;
 	unsigned int i;
 
@@ -305,7 +331,13 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 			vr_cpu_fold(c, now);
 			busy += c->busy_ns;
 			if (core) {
-				busy_e += vr_cpu_busy_e(c);
+				e = vr_cpu_busy_e(c);
+				busy_e += e;
+				c->core_cred += e;
+				corr += c->core_corr;
+				c->core_corr = 0;
+				if (!c->core_w)
+					busy_nw += c->busy_ns - c->core_wns;
 				c->core_busy += c->busy_ns;
 				WRITE_ONCE(c->busy_done,
 					   c->busy_done + c->busy_ns);
@@ -323,6 +355,8 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 	}
 	p->fold_busy = busy;
 	p->fold_busy_e = busy_e;
+	p->fold_busy_nw = busy_nw;
+	p->fold_core_corr = corr;
 	return busy;
 }
 

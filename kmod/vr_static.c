@@ -9,16 +9,21 @@
  */
 #include "vr_core.h"
 
-#define VR_LEARN_NS	(100 * 1000000ULL)	/* idle run to learn from */
+#define VR_LEARN_NS	(100 * 1000000ULL)	/* idle time to learn from */
+#define VR_LEARN_SKIP_NS	(2 * 1000000ULL)	/* after busy time */
 
 /*
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
  * stays; otherwise the idle-run estimate, which measures the package's
- * floor; else the last well-conditioned fit, whose intercept also holds
- * the power that switches on with the first active core (it belongs to
- * the runners, through the dynamic split); else unknown (0 W).  A fit
- * that is no longer well conditioned (a load that stopped varying) is
- * held.
+ * floor; else, where the cores have energy counters, the package's power
+ * less its cores' while it is busy, measured (its floor and the uncore
+ * that switches on with the first active core); else the last
+ * well-conditioned fit, whose intercept estimates the same from a line
+ * through (busy CPUs, power), biased where that curve is not straight;
+ * else unknown (0 W).  The last two are held when they stop being
+ * measured (no per-core sample, a load that stopped varying).  The
+ * power that switches on with activity belongs to the runners: when the
+ * idle floor is known, it stays in the dynamic split.
  */
 static void vr_static_resolve(struct vr_pkg *p)
 {
@@ -27,6 +32,9 @@ static void vr_static_resolve(struct vr_pkg *p)
 	if (p->idle_known) {
 		p->p_static_uw = p->idle_uw;
 		p->static_origin = VR_STATIC_LEARNED;
+	} else if (p->fit.flags & VR_FIT_CORE) {
+		p->p_static_uw = p->fit.core_uw;
+		p->static_origin = VR_STATIC_CORE;
 	} else if (p->fit.flags & VR_FIT_HAVE) {
 		p->p_static_uw = p->fit.good_uw;
 		p->static_origin = VR_STATIC_FIT;
@@ -56,9 +64,15 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 }
 
 /*
- * Learn the package's idle power from runs of epochs in which no CPU was
- * busy.  A single 1 ms epoch reads 0, 1 or 2 hardware steps, so only runs
- * of at least VR_LEARN_NS count: the step error is then below 1%.
+ * Learn the package's idle power from the epochs in which no CPU was busy.
+ * A single 1 ms epoch reads 0, 1 or 2 hardware steps, so they are summed
+ * until VR_LEARN_NS: the step error is then below 1%.  They need not be
+ * consecutive: the counter is read at both ends of each stretch of idle
+ * epochs, and its latch lags each read by the same up to a step, so a
+ * stretch's energy is unbiased, as long as the power just before its
+ * first read was idle power too.  Hence the first VR_LEARN_SKIP_NS of each
+ * stretch are left out: right after busy time its reads still hold
+ * energy the busy CPUs spent (the lag of vr_split_policy()).
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 {
@@ -67,8 +81,11 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 	if (!p->learn_static)
 		return;
 	if (!idle) {
-		p->learn_eu = 0;
-		p->learn_ns = 0;
+		p->learn_skip = 0;
+		return;
+	}
+	if (p->learn_skip < VR_LEARN_SKIP_NS) {
+		p->learn_skip += dt;
 		return;
 	}
 	p->learn_eu += de;
@@ -82,8 +99,13 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 		p->idle_uw = uw;
 		p->idle_known = true;
 	} else {
-		/* A slowly rising minimum: robust to a noisy low run. */
-		p->idle_uw += (uw - p->idle_uw) >> 6;
+		/*
+		 * A slowly rising minimum: robust to a noisy low sum.  1/16:
+		 * sums of short stretches are noisier than runs of 100 ms
+		 * were, and a rise of 1/64 left the floor low by their noise
+		 * (the simulator's mostly-idle package: 17.69 W for 18 W).
+		 */
+		p->idle_uw += (uw - p->idle_uw) >> 4;
 	}
 	vr_static_resolve(p);
 }
@@ -107,23 +129,42 @@ u64 vr_isqrt(u64 x)
 	return r;
 }
 
+static void vr_fit_block_reset(struct vr_fit *f)
+{
+	f->blk_dt = 0;
+	f->blk_busy = 0;
+	f->blk_de = 0;
+	f->blk_core = 0;
+	f->blk_core_ok = false;
+}
+
 /*
  * Add a closed epoch with busy time to the fit's open block; a full block
- * becomes a sample of the ring.  O(1): three additions per epoch, and per block two
- * divisions and the update of five running sums.  A lost epoch drops the
- * open block, whose energy is then unknown.
+ * becomes a sample of the ring.  O(1): four additions per epoch, and per
+ * block three divisions and the update of six running sums.  A lost epoch
+ * drops the open block, whose energy is then unknown.  @core_e is the
+ * epoch's per-core energy (its busy time's VR_CORE_ENERGY weights), and
+ * @core_ok says that it covers every busy ns: a block of such epochs
+ * also measures the package's power less its cores' (@ring_r).
+ * @core_corr is what the cores' samples in the epoch measured beyond what
+ * the weights had credited (vr_cpu.core_corr): the weights are rates over
+ * earlier windows, and a core's counter also counts what its CPU did
+ * outside busy time (the idle task's work, its idle power), so without
+ * it the blocks would hold the weights' energy, not the counters'.
  */
-void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
+void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
+		  s64 core_corr, bool core_ok, bool lost)
 {
 	struct vr_fit *f = &p->fit;
-	u64 u, y, ou, oy;
+	u64 u, y, r = 0, ou, oy;
+	s64 core;
 
 	if (lost) {
-		f->blk_dt = 0;
-		f->blk_busy = 0;
-		f->blk_de = 0;
+		vr_fit_block_reset(f);
+		f->core_carry = 0;
 		return;
 	}
+	f->core_carry += core_corr;
 	/*
 	 * Only epochs with busy time are samples: P_static only matters
 	 * there (an epoch with none is all idle whatever it is), and an
@@ -133,18 +174,36 @@ void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 	 */
 	if (!busy)
 		return;
+	if (!f->blk_dt)
+		f->blk_core_ok = true;
 	f->blk_dt += dt;
 	f->blk_busy += busy;
 	f->blk_de += de;
+	f->blk_core += (s64)core_e + f->core_carry;
+	f->core_carry = 0;
+	f->blk_core_ok &= core_ok;
 	if (f->blk_dt < VR_FIT_BLOCK_NS)
 		return;
 	u = vr_mul_div(f->blk_busy, 1ULL << VR_FIT_U_SHIFT, f->blk_dt);
 	/* eu/ns -> uW is x 10^15 / 2^24, here in 2^VR_FIT_Y_SHIFT uW */
 	y = vr_mul_div(f->blk_de, VR_FJ_PER_J >> VR_EU_SHIFT,
 		       f->blk_dt << VR_FIT_Y_SHIFT);
-	f->blk_dt = 0;
-	f->blk_busy = 0;
-	f->blk_de = 0;
+	/*
+	 * What no core's counter saw.  A sample's correction lands in the
+	 * block where the sample is, not where its window's time was, so a
+	 * block can hold less core energy than none or more than the
+	 * package's: the part outside [0, de] moves on to the next block,
+	 * and the blocks' sum stays the counters'.
+	 */
+	if (f->blk_core_ok) {
+		core = f->blk_core < 0 ? 0 : f->blk_core;
+		if (core > (s64)f->blk_de)
+			core = f->blk_de;
+		f->core_carry += f->blk_core - core;
+		r = 1 + vr_mul_div(f->blk_de - core, VR_FJ_PER_J >> VR_EU_SHIFT,
+				   f->blk_dt << VR_FIT_Y_SHIFT);
+	}
+	vr_fit_block_reset(f);
 	if (u > VR_FIT_U_MAX || y > VR_FIT_Y_MAX)
 		return;		/* outside the bounds of the sums */
 	if (f->n == VR_FIT_BLOCKS) {
@@ -155,11 +214,21 @@ void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		f->suu -= ou * ou;
 		f->suy -= ou * oy;
 		f->syy -= oy * oy;
+		if (f->ring_r[f->head]) {
+			f->sr -= f->ring_r[f->head] - 1;
+			f->nr--;
+		}
 	} else {
 		f->n++;
 	}
 	f->ring_u[f->head] = u;
 	f->ring_y[f->head] = y;
+	/* r <= y + 1 <= VR_FIT_Y_MAX + 1: a u32, and sr within 2^31 */
+	f->ring_r[f->head] = r;
+	if (r) {
+		f->sr += r - 1;
+		f->nr++;
+	}
 	f->head = (f->head + 1) % VR_FIT_BLOCKS;
 	f->su += u;
 	f->sy += y;
@@ -228,6 +297,8 @@ void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
 	r->fit_dyn_uw = f->dyn_uw;
 	r->fit_good_uw = f->good_uw;
 	r->idle_uw = p->idle_uw;
+	r->core_uw = f->flags & VR_FIT_CORE ? f->core_uw : 0;
+	r->core_blocks = f->core_blocks;
 	r->fit_blocks = f->blocks;
 	r->fit_flags = f->flags;
 	r->origin = p->static_origin;
@@ -245,6 +316,11 @@ void vr_pkg_fit_update(struct vr_pkg *p)
 	struct vr_fit *f = &p->fit;
 
 	f->solves++;
+	if (f->nr >= VR_FIT_MIN_BLOCKS) {
+		f->core_uw = vr_mul_div(f->sr, 1ULL << VR_FIT_Y_SHIFT, f->nr);
+		f->core_blocks = f->nr;
+		f->flags |= VR_FIT_CORE;
+	}
 	if (vr_fit_solve(f)) {
 		f->flags |= VR_FIT_OK | VR_FIT_HAVE;
 		f->good_uw = f->static_uw;

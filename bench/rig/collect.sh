@@ -357,8 +357,8 @@ def icount_section(logs, verdicts):
         md.append('')
         # The same, in groups by name (fixed rules, every function counted once).
         groups = [
-            ('vmrapl, epoch close (every 1 ms, whichever CPU finds the epoch stale;'
-             ' amortized over the switches of that ms)',
+            ('vmrapl, epoch close (when a switch finds the epoch stale: an untracked'
+             ' switch looks once per jiffy; amortized over the switches)',
              lambda k: k.endswith('[vmrapl]') and re.search(r'close|fold|commit|estimate|_read|advance', k)),
             ('vmrapl, the probe (`vr_probe_sched_switch` and what it calls to find the task\'s account)',
              lambda k: k.endswith('[vmrapl]')),
@@ -389,10 +389,12 @@ def icount_section(logs, verdicts):
     if unstable:
         md.append('Note on the clock: in %d of the %d boots the guest kernel marked its TSC unstable'
                   ' (`tsc: Marking TSC unstable`; the emulated CPUs\' TSCs are not synchronized), and'
-                  ' then `local_clock()`, which the probe calls on every switch, takes its per-CPU'
-                  ' corrected path (`sched_clock_local()`, counted under `local_clock_noinstr` when it'
-                  ' is inlined there) instead of a bare scaled TSC read; the clock\'s share of the'
-                  ' excess is smaller on a host with a stable TSC.\n' % (unstable, len(logs)))
+                  ' then `local_clock()` takes its per-CPU corrected path (`sched_clock_local()`,'
+                  ' counted under `local_clock_noinstr` when it is inlined there) instead of a bare'
+                  ' scaled TSC read.  The probe reads the clock on every switch that changes'
+                  ' something (a tracked task, an idle edge, a per-core sample due), and on a switch'
+                  ' between untracked tasks at most once per jiffy, so here the clock\'s share is'
+                  ' that of the once-per-jiffy reads.\n' % (unstable, len(logs)))
     if problems:
         md.append('Problems: ' + '; '.join(problems) + '.\n')
         res['problems'] = problems

@@ -29,7 +29,7 @@ Sections and where they come from:
 - "Simulator" and "Core hot path": \`make -C bench/sim full\` (the simulator
   part of \`make bench\`), run on $(date -u +%Y-%m-%d) from commit
   $(cat "$dir/commit.txt" 2>/dev/null || git -C "$here" describe --always --dirty 2>/dev/null || echo unknown); the
-  accounting core (kmod/vr_core.[ch], vr_cpu.c, vr_units.c, vr_shim.h)
+  accounting core (kmod/vr_*.c, vr_core.h, vr_shim.h)
   $core; the core files were last changed in $core_commit.
 - "Context-switch cost in instructions (rig)" (the hot path's headline
   figure, counted by a TCG plugin), "Context-switch overhead (rig)" and

@@ -69,6 +69,10 @@ lag-lost-relists @@ vr_core.c @@ if (busy && keep && p->lag_ns) { @@ if (busy &&
 lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
 forget-noop @@ vr_core.c @@ *pp = a->pprev; @@ pp = &a->pprev;
 needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next; @@ return c->busy != busy || next;
+core-corr-dropped @@ vr_cpu.c @@ c->core_corr += (s64)(eu - cred); @@ (void)cred;
+core-corr-unshared @@ vr_cpu.c @@ eu = busy ? vr_mul_div(eu, own, busy) : eu / 2; @@ (void)own;
+core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)core_corr;
+core-excess-dropped @@ vr_static.c @@ f->core_carry += f->blk_core - core; @@ (void)0;
 EOF
 )
 

@@ -7,8 +7,10 @@
  *    latched every ~1 ms, one idle epoch reads one or two latches
  *    whatever dt is in 1.0-1.9 ms; learning the minimum of per-epoch
  *    samples followed their low tail (a 40 W idle package was learned as
- *    ~27 W, forever).  P_static is now learned from runs of consecutive
- *    idle epochs of at least 100 ms.
+ *    ~27 W, forever).  P_static is now learned from idle epochs summed
+ *    to 100 ms (first from runs of consecutive ones; since December 2
+ *    from any stretches of them, less the first 2 ms of each, which
+ *    test_fit.c's C-state case covers).
  *
  * 2. Nothing learned, and no static debt added, by a baseline.  After a
  *    close that could not read the counter (valid = 0, e.g. the glue's

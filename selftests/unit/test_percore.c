@@ -26,6 +26,7 @@ struct pc_host {
 	struct vr_cpu *cpus[PC_NCPU];
 	struct vr_acct acct[PC_NCPU];
 	u64 core_uw[PC_NCPU];	/* the core's power while busy */
+	u64 idle_core_uw[PC_NCPU];	/* and while not: the idle task's work */
 	u64 claim_uw[PC_NCPU];	/* what its counter says; 0: core_uw */
 	bool busy[PC_NCPU];
 	bool tracked[PC_NCPU];	/* runs acct[i], else a host task */
@@ -123,8 +124,13 @@ static void pc_run(struct pc_host *h, u64 ns)
 			u64 claim = h->claim_uw[i] ? h->claim_uw[i] :
 				    h->core_uw[i];
 
-			if (!h->busy[i])
+			if (!h->busy[i]) {
+				h->pkg_fj += (vt_u128)h->idle_core_uw[i] *
+					     PC_STEP;
+				h->core_fj[h->core_of[i]] +=
+					(vt_u128)h->idle_core_uw[i] * PC_STEP;
 				continue;
+			}
 			h->pkg_fj += (vt_u128)h->core_uw[i] * PC_STEP;
 			h->core_fj[h->core_of[i]] += (vt_u128)claim * PC_STEP;
 			h->cycles[i] += h->ghz[i] * PC_STEP;
@@ -403,6 +409,155 @@ static void test_smt(void)
 	pc_check_books(&h, "SMT");
 }
 
+/*
+ * Run @ns with CPU 0 always busy and each other CPU busy half the time,
+ * redrawn every 20 to 60 ms; the package timer solves every 100 ms.
+ */
+static void pc_run_mixed(struct pc_host *h, u64 ns)
+{
+	u64 end = h->now + ns, fit = h->now;
+	int i;
+
+	while (h->now < end) {
+		u64 hold = vt_range(20 * VT_MS, 60 * VT_MS);
+
+		h->busy[0] = true;
+		for (i = 1; i < PC_NCPU; i++)
+			h->busy[i] = vt_below(2);
+		pc_run(h, hold);
+		if (h->now - fit >= 100 * VT_MS) {
+			fit = h->now;
+			vr_lock(&h->p.close_lock);
+			vr_pkg_fit_update(&h->p);
+			vr_unlock(&h->p.close_lock);
+		}
+	}
+}
+
+/*
+ * The static power of a package that is never idle, from its per-core
+ * counters: the package's power less its cores' is 20 W in every block,
+ * whatever runs.  Cores of 12, 12, 6 and 3 W, CPU 0 always busy: the
+ * expected power at u busy CPUs is 25 W + 7 W x u, so a line through
+ * (busy CPUs, power) puts P_static at 25 W, and only the cores' own
+ * counters tell the 20 W apart.  The estimate is used (origin core) when
+ * no idle run is known, held when the counters stop, and an idle run
+ * still takes precedence; APERF is not energy and gives none.
+ */
+static void test_static_core(void)
+{
+	static struct pc_host h;
+	struct vr_static_report r;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	vr_pkg_set_static(&h.p, 0, VR_STATIC_UNKNOWN);
+	h.core_uw[0] = h.core_uw[1] = 12000000ULL;
+	h.core_uw[2] = 6000000ULL;
+	h.core_uw[3] = 3000000ULL;
+	h.tracked[0] = h.tracked[1] = h.tracked[2] = h.tracked[3] = true;
+	pc_run_mixed(&h, 4 * VT_SEC);
+	vr_pkg_static_report(&h.p, &r);
+	vt_diag("never idle: package less cores %.3f W over %u blocks; the "
+		"fit %.3f W (P_dyn %.3f W/CPU, conditioned %d)",
+		r.core_uw / 1e6, r.core_blocks, r.fit_uw / 1e6,
+		r.fit_dyn_uw / 1e6, !!(r.fit_flags & VR_FIT_OK));
+	vt_ok(r.fit_flags & VR_FIT_CORE, "per-core counters measure the "
+	      "package less its cores");
+	vt_near(r.core_uw / 1e6, 20.0, 0.2, "it is the 20 W static power "
+		"within 1%%");
+	vt_eq(r.core_blocks, VR_FIT_BLOCKS, "over the fit's whole window");
+	vt_ok(r.origin == VR_STATIC_CORE && r.p_static_uw == r.core_uw,
+	      "no idle run: it is P_static (origin %s)",
+	      vr_origin_names[r.origin]);
+	vt_ok(!(r.fit_flags & VR_FIT_OK) || r.fit_uw > 23000000ULL,
+	      "the line through (busy CPUs, power) is biased here (%.3f W)",
+	      r.fit_uw / 1e6);
+	pc_check_books(&h, "never idle");
+
+	/* The ring's known samples run out: the last mean of 32+ stays. */
+	h.unreadable = true;
+	pc_run_mixed(&h, 4 * VT_SEC);
+	vr_pkg_static_report(&h.p, &r);
+	vt_eq(h.p.fit.nr, 0, "unreadable counters: no new sample");
+	vt_ok((r.fit_flags & VR_FIT_CORE) && r.origin == VR_STATIC_CORE &&
+	      r.core_blocks >= VR_FIT_MIN_BLOCKS,
+	      "the last estimate is held (%.3f W over %u blocks)",
+	      r.core_uw / 1e6, r.core_blocks);
+	vt_near(r.core_uw / 1e6, 20.0, 0.6, "and still within 3%% (fewer "
+		"samples)");
+
+	memset(h.busy, 0, sizeof(h.busy));
+	pc_run(&h, 300 * VT_MS);
+	vr_pkg_static_report(&h.p, &r);
+	vt_ok(r.origin == VR_STATIC_LEARNED && r.idle_known,
+	      "an idle run takes precedence (origin %s, %.3f W)",
+	      vr_origin_names[r.origin], r.p_static_uw / 1e6);
+
+	pc_init(&h, 20000000ULL, VR_CORE_CYCLES);
+	vr_pkg_set_static(&h.p, 0, VR_STATIC_UNKNOWN);
+	h.core_uw[0] = 12000000ULL;
+	h.ghz[0] = h.ghz[1] = h.ghz[2] = h.ghz[3] = 3;
+	pc_run_mixed(&h, 2 * VT_SEC);
+	vr_pkg_static_report(&h.p, &r);
+	vt_ok(!(r.fit_flags & VR_FIT_CORE) && !r.core_uw &&
+	      r.origin != VR_STATIC_CORE, "APERF cycles are not energy: no "
+	      "package-less-cores estimate");
+}
+
+/*
+ * Cores whose counters also count what their CPUs do outside busy time
+ * (the idle task's work before it halts, a core's idle power): 2, 3 and
+ * 1 W on CPUs 1 to 3 while they are not busy, in their counters and in
+ * the package's.  The package less its cores is still 20 W.  The weights
+ * (a window's energy per busy ns, applied to later busy time) never see
+ * that energy, nor the energy of a window that was mostly idle at the
+ * rate it had: the estimate then read 21.5 W.  The samples' corrections
+ * (each window's measured energy less what its weights credited) make
+ * the blocks hold the counters' energy.  With CPUs 0 and 1 SMT siblings
+ * of one core, each thread's correction is its share of the core's
+ * window by busy time (half when neither ran): the two add up to the
+ * core's energy up to how their windows differ.  At 0.5 W of static
+ * power a block's share of a correction often exceeds what is left of
+ * the package's energy, or is below none: what is outside moves on to the
+ * next block, so that the mean is not lifted by clamping the blocks.
+ */
+static void test_static_core_idle_work(bool smt, u64 static_uw)
+{
+	static struct pc_host h;
+	struct vr_static_report r;
+	char what[64];
+
+	snprintf(what, sizeof(what), "idle work%s, %.1f W static",
+		 smt ? ", SMT" : "", static_uw / 1e6);
+	pc_init(&h, static_uw, VR_CORE_ENERGY);
+	vr_pkg_set_static(&h.p, 0, VR_STATIC_UNKNOWN);
+	if (smt) {
+		vr_lock(&h.p.close_lock);
+		vr_cpu_set_sibling(&h.cpu[0], &h.cpu[1]);
+		vr_cpu_set_sibling(&h.cpu[1], &h.cpu[0]);
+		vr_unlock(&h.p.close_lock);
+		h.core_of[1] = 0;
+	}
+	h.core_uw[0] = h.core_uw[1] = 12000000ULL;
+	h.core_uw[2] = 6000000ULL;
+	h.core_uw[3] = 3000000ULL;
+	h.idle_core_uw[1] = 2000000ULL;
+	h.idle_core_uw[2] = 3000000ULL;
+	h.idle_core_uw[3] = 1000000ULL;
+	h.tracked[0] = h.tracked[1] = h.tracked[2] = h.tracked[3] = true;
+	pc_run_mixed(&h, 4 * VT_SEC);
+	vr_pkg_static_report(&h.p, &r);
+	vt_diag("%s: package less cores %.3f W over %u blocks", what,
+		r.core_uw / 1e6, r.core_blocks);
+	vt_ok((r.fit_flags & VR_FIT_CORE) && r.origin == VR_STATIC_CORE,
+	      "%s: it is P_static (origin %s)", what,
+	      vr_origin_names[r.origin]);
+	vt_near(r.core_uw / 1e6, static_uw / 1e6, 0.2, "%s: the counters' "
+		"energy, not the weights': the static power within 0.2 W",
+		what);
+	pc_check_books(&h, what);
+}
+
 int main(void)
 {
 	vt_start("vmrapl core: per-core energy weighting");
@@ -416,5 +571,9 @@ int main(void)
 	test_unreadable();
 	test_cycles();
 	test_smt();
+	test_static_core();
+	test_static_core_idle_work(false, 20000000ULL);
+	test_static_core_idle_work(true, 20000000ULL);
+	test_static_core_idle_work(false, 500000ULL);
 	return vt_done();
 }

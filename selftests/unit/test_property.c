@@ -36,10 +36,11 @@
  *    its energy; the accounts' static parts add up to tracked_static, the
  *    rest of the static busy part is host_static, exactly, and
  *    tracked_static + host_static <= static (PKG);
- *  - P_static, when learned: only from runs of consecutive idle, non-lost
- *    epochs of at least 100 ms (run energy / run time), taken at once when
- *    lower (or the first), else a rise of (uw - P_static) >> 6; any busy
- *    or lost epoch restarts the run;
+ *  - P_static, when learned: only from idle, non-lost epochs, each
+ *    stretch of them less its first 2 ms (the counter's lag after busy
+ *    time), summed until 100 ms (energy / time), taken at once when lower
+ *    (or the first), else a rise of (uw - P_static) >> 4; a busy or lost
+ *    epoch starts a new stretch, the sums go on;
  *  - the lag share (default-lag mode): a share lag_ns / dt of a busy
  *    epoch's dynamic energy goes to the accounts of the previous busy
  *    epoch, weighted by their busy ns in it; all of an idle epoch's
@@ -89,7 +90,7 @@ static const char *const e_name[E_NR] = {
 	[E_SHARE] = "each share == cur x r / B + lag x r' / B' (floor or "
 		    "ceil of each)",
 	[E_HOST] = "host bucket == what the rounded shares left, exactly",
-	[E_LEARN] = "learned P_static: 100 ms idle runs, min with a slow rise",
+	[E_LEARN] = "learned P_static: 100 ms of idle stretches, min with a slow rise",
 	[E_LAG] = "lag list (accounts, their ns, busy ns, time) == the model",
 	[E_NEEDED] = "event_needed() false only when nothing changes",
 	[E_SPLIT] = "static + dynamic per account == its energy; static "
@@ -127,7 +128,7 @@ struct spkg {
 	/* model of P_static and of its learning */
 	bool learn;
 	u8 m_origin;
-	u64 m_static, m_run_eu, m_run_ns;
+	u64 m_static, m_run_eu, m_run_ns, m_skip_ns;
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
 	u64 quiet_until;		/* every CPU idles until then */
@@ -235,12 +236,13 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
 }
 
 /*
- * The learning rule of P_static, after the split of each close: runs of
- * consecutive idle (B == 0), non-lost epochs; at 100 ms or more, the run's
- * energy / time is taken at once if it is lower than P_static (or nothing
- * was known), else P_static rises by 1/64 of the difference.  A busy or a
- * lost epoch restarts the run.  (1e15 >> 24 truncated, like the core: a
- * 1.3e-8 relative bias, harmless.)
+ * The learning rule of P_static, after the split of each close: idle
+ * (B == 0), non-lost epochs, but not the first 2 ms of epochs of a
+ * stretch of them (a busy or a lost epoch ends a stretch); their energy
+ * and time are summed, and at 100 ms or more energy / time is taken at
+ * once if it is lower than P_static (or nothing was known), else P_static
+ * rises by 1/16 of the difference.  (1e15 >> 24 truncated, like the
+ * core: a 1.3e-8 relative bias, harmless.)
  */
 static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 {
@@ -249,8 +251,11 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 	if (!pk->learn)
 		return;
 	if (lost || B) {
-		pk->m_run_eu = 0;
-		pk->m_run_ns = 0;
+		pk->m_skip_ns = 0;
+		return;
+	}
+	if (pk->m_skip_ns < 2 * VT_MS) {
+		pk->m_skip_ns += dt;
 		return;
 	}
 	pk->m_run_eu += de;
@@ -265,7 +270,7 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 		pk->m_static = uw;
 		pk->m_origin = VR_STATIC_LEARNED;
 	} else {
-		pk->m_static += (uw - pk->m_static) >> 6;
+		pk->m_static += (uw - pk->m_static) >> 4;
 	}
 	S.learns++;
 }

@@ -55,7 +55,10 @@ static void test_layout(void)
 	vt_eq(OFF(vmrapl_pkg_static, fit_static_uw), 8, "fit_static_uw at 8");
 	vt_eq(OFF(vmrapl_pkg_static, fit_blocks), 48, "fit_blocks at 48");
 	vt_eq(OFF(vmrapl_pkg_static, static_uj), 56, "pkg static_uj at 56");
-	vt_eq(OFF(vmrapl_pkg_static, reserved), 80, "pkg_static.reserved at 80");
+	vt_eq(OFF(vmrapl_pkg_static, core_static_uw), 80,
+	      "core_static_uw at 80 (was reserved[0])");
+	vt_eq(OFF(vmrapl_pkg_static, core_blocks), 88, "core_blocks at 88");
+	vt_eq(OFF(vmrapl_pkg_static, reserved), 96, "pkg_static.reserved at 96");
 	vt_eq(OFF(vmrapl_pkg_list, static_ptr), VMRAPL_PKG_LIST_SIZE_V1,
 	      "pkg_list grows after its first 40 bytes");
 	vt_eq(VMRAPL_PKG_LIST_SIZE_V1, 40, "VMRAPL_PKG_LIST_SIZE_V1 is 40");

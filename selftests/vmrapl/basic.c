@@ -528,6 +528,7 @@ TEST(pkg_static)
 	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_INFO, &info));
 	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_FIT);
 	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_SPLIT);
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_CORE);
 
 	/* The first layout: 40 bytes, the rest of the buffer untouched. */
 	memset(&r, 0xa5, sizeof(r));
@@ -573,12 +574,21 @@ TEST(pkg_static)
 		       (unsigned long long)s->host_static_uj);
 		EXPECT_EQ(0, st[i].tail);
 		EXPECT_EQ(0, s->reserved0);
-		EXPECT_LE(s->origin, VMRAPL_ORIGIN_FIT);
+		EXPECT_EQ(0, s->reserved1);
+		EXPECT_EQ(0, s->reserved[0]);
+		EXPECT_EQ(0, s->reserved[1]);
+		EXPECT_LE(s->origin, VMRAPL_ORIGIN_CORE);
 		EXPECT_LE(s->fit_blocks, 128);
 		EXPECT_LE(s->fit_flags, VMRAPL_FIT_F_CONDITIONED |
 					VMRAPL_FIT_F_HELD);
 		if (s->origin == VMRAPL_ORIGIN_FIT)
 			EXPECT_EQ(ps[i].p_static_uw, s->fit_held_uw);
+		if (s->origin == VMRAPL_ORIGIN_CORE)
+			EXPECT_EQ(ps[i].p_static_uw, s->core_static_uw);
+		/* Only from per-core energy counters, over 32 samples. */
+		if (!(info.features & VMRAPL_INFO_F_PERCORE))
+			EXPECT_EQ(0, s->core_static_uw);
+		EXPECT_TRUE(!s->core_static_uw || s->core_blocks >= 32);
 		EXPECT_LE(s->tracked_static_uj + s->host_static_uj,
 			  s->static_uj + 2);
 		EXPECT_LE(s->static_uj, ps[i].sampled_uj[VMRAPL_DOM_PKG]);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -513,7 +514,7 @@ static int vms_vs_truth(struct __test_metadata *_metadata, const int *cpus,
 			int n, double *got, double *truth, double *core)
 {
 	struct vrp_opts o = { .prog = VRG_SPIN, .duty = 100, .attach = true };
-	struct vr_books b[MAX_PKGS];
+	struct vr_books b0[MAX_PKGS], b1[MAX_PKGS], b[MAX_PKGS];
 	struct truth t0, t1;
 	struct vrp vm[4];
 	double e0[4], e1[4];
@@ -531,10 +532,14 @@ static int vms_vs_truth(struct __test_metadata *_metadata, const int *cpus,
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(0, vrp_energy(vm[i].pid, &e0[i], NULL, NULL));
 	EXPECT_EQ(0, read_truth(&t0));
+	for (i = 0; i < MAX_PKGS; i++)
+		EXPECT_EQ(0, vr_read_books(i, "pkg", &b0[i]));
 	vr_sleep_ms(5000);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(0, vrp_energy(vm[i].pid, &e1[i], NULL, NULL));
 	EXPECT_EQ(0, read_truth(&t1));
+	for (i = 0; i < MAX_PKGS; i++)
+		EXPECT_EQ(0, vr_read_books(i, "pkg", &b1[i]));
 	for (i = 0; i < n; i++)
 		vrp_stop(&vm[i]);
 	for (i = 0; i < MAX_PKGS; i++) {
@@ -543,6 +548,16 @@ static int vms_vs_truth(struct __test_metadata *_metadata, const int *cpus,
 	}
 	for (i = 0; i < n; i++)
 		per_pkg[t1.core_pkg[cpus[i]]]++;
+	/*
+	 * What the VMs' shares rest on: vmrapl's static energy (split by
+	 * occupancy) against the model's idle and uncore, per package.
+	 */
+	for (i = 0; i < MAX_PKGS && i < t1.npkgs; i++)
+		if (per_pkg[i])
+			TH_LOG("package %d: vmrapl's static %.0f uJ, the model's idle and uncore %.0f uJ, over the window",
+			       i, (b1[i].static_e - b0[i].static_e) * 1e6 / (1 << 24),
+			       (double)(t1.idle_pj[i] - t0.idle_pj[i] +
+					t1.uncore_pj[i] - t0.uncore_pj[i]) / 1e6);
 	for (i = 0; i < n; i++) {
 		int c = cpus[i], p = t1.core_pkg[c];
 
@@ -645,6 +660,117 @@ TEST(heterogeneous_percore)
 		EXPECT_LE(got[i], truth[i] * 1.05);
 		EXPECT_GE(got[i], truth[i] * 0.95);
 	}
+}
+
+/*
+ * (5) Static power on a busy package: where the cores have energy
+ * counters, vmrapl measures the package's power less its cores' while it
+ * is busy (vmrapl_pkg_static.core_static_uw), which in the model is its
+ * idle floor plus its uncore; it must come within 10 % of what the model
+ * drew as those over the last 3 s, about the fit's window (its own
+ * record, not rapl-idle-mw + rapl-uncore-mw: the model charges uncore
+ * for the host CPU time of the package's busiest vCPU thread, which
+ * gets less than the whole tick when the machine running the rig is
+ * loaded, and 10.5 W against the nominal 12 W was seen once).  The
+ * package is kept busy (one CPU always spins, so it is never all idle
+ * and the idle-run learning has nothing to learn from) while its second
+ * CPU spins on and off every 100 ms.  Package 1, whose cores draw 12 W
+ * and 6 W, is used where the rig has it: there even the time split
+ * would be wrong, and the estimate must not care.
+ *
+ * The online linear fit of the same blocks is logged beside it: the model
+ * charges a core by the host CPU time of its vCPU thread, and the
+ * machine running the rig has two cores, so two busy vCPUs (with QEMU's
+ * own threads) get less than a core each; the power per busy CPU falls
+ * as the load grows, and the line's intercept lands about 3 W high
+ * (15.06 W for 12 W was measured).  That fit is why this estimate exists.
+ */
+static void *spin_toggle(void *arg)
+{
+	vr_pin_self((int)(long)arg);
+	while (!atomic_load(&spin_stop)) {
+		uint64_t end = vr_now_ns() + 100 * 1000000ull;
+
+		while (vr_now_ns() < end && !atomic_load(&spin_stop))
+			;
+		vr_sleep_ms(100);
+	}
+	return NULL;
+}
+
+TEST(static_busy_package)
+{
+	struct vmrapl_pkg_stats ps[MAX_PKGS];
+	struct vmrapl_pkg_static st[MAX_PKGS];
+	int cpus[2] = { -1, -1 }, i, k = 0, pkg, fd, ret;
+	struct vmrapl_pkg_list l;
+	struct vmrapl_info info;
+	struct truth t, t0, t1;
+	double core, want, nominal;
+	pthread_t on, tog;
+
+	if (read_truth(&t))
+		SKIP(return, "no fw_cfg truth");
+	pkg = t.core_pkg[t.ncores - 1];
+	for (i = 0; i < t.ncores && k < 2; i++)
+		if (t.core_pkg[i] == pkg)
+			cpus[k++] = i;
+	ASSERT_EQ(2, k);
+	ASSERT_EQ(0, vr_reload("source=auto"));
+	fd = vr_open_dev();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_GET_INFO, &info));
+	ASSERT_TRUE(info.features & VMRAPL_INFO_F_PERCORE);
+	ASSERT_TRUE(info.features & VMRAPL_INFO_F_STATIC_CORE);
+
+	atomic_store(&spin_stop, 0);
+	ASSERT_EQ(0, pthread_create(&on, NULL, spin,
+				    (void *)(long)cpus[0]));
+	ASSERT_EQ(0, pthread_create(&tog, NULL, spin_toggle,
+				    (void *)(long)cpus[1]));
+	/*
+	 * The fit's ring: 128 blocks of 20 ms of busy epochs, about the last
+	 * 2.6 s of the 6; the model's truth over the last 3 s.
+	 */
+	vr_sleep_ms(3000);
+	ret = read_truth(&t0);
+	vr_sleep_ms(3000);
+	ret = ret ?: read_truth(&t1);
+	memset(&l, 0, sizeof(l));
+	memset(st, 0, sizeof(st));
+	l.size = sizeof(l);
+	l.nr_pkgs = MAX_PKGS;
+	l.pkgs_ptr = (uintptr_t)ps;
+	l.static_ptr = (uintptr_t)st;
+	l.static_size = sizeof(st[0]);
+	ret = ret ?: ioctl(fd, VMRAPL_GET_PKG_STATS, &l);
+	atomic_store(&spin_stop, 1);
+	pthread_join(on, NULL);
+	pthread_join(tog, NULL);
+	close(fd);
+	ASSERT_EQ(0, ret);
+	ASSERT_LT(pkg, (int)l.nr_pkgs);
+	ASSERT_GT(t1.time_ns, t0.time_ns);
+
+	core = st[pkg].core_static_uw / 1e6;
+	/* pJ per ns is mW */
+	want = (double)(t1.idle_pj[pkg] - t0.idle_pj[pkg] +
+			t1.uncore_pj[pkg] - t0.uncore_pj[pkg]) /
+	       (t1.time_ns - t0.time_ns) / 1e3;
+	nominal = (t.idle_mw + t.uncore_mw) / 1e3;
+	TH_LOG("package %d, CPUs %d (%.1f W) and %d (%.1f W): package less cores %.2f W over %u blocks; the model's idle floor + uncore over the last 3 s %.2f W (%+.1f %%; nominal %.2f W); the linear fit %.2f +- %.2f W, %.2f W per busy CPU, %u blocks; P_static in use %.2f W (%s)",
+	       pkg, cpus[0], t.core_mw[cpus[0]] / 1e3, cpus[1],
+	       t.core_mw[cpus[1]] / 1e3, core, st[pkg].core_blocks, want,
+	       want ? 100 * (core - want) / want : 0, nominal,
+	       st[pkg].fit_static_uw / 1e6, st[pkg].fit_static_sd_uw / 1e6,
+	       st[pkg].fit_dyn_uw / 1e6, st[pkg].fit_blocks,
+	       ps[pkg].p_static_uw / 1e6,
+	       st[pkg].origin == VMRAPL_ORIGIN_IDLE ? "idle runs" :
+	       st[pkg].origin == VMRAPL_ORIGIN_CORE ? "package less cores" :
+	       st[pkg].origin == VMRAPL_ORIGIN_FIT ? "fit" : "other");
+	EXPECT_GE(st[pkg].core_blocks, 32);
+	EXPECT_GT(want, 0.5 * nominal);
+	EXPECT_LE(fabs(core - want), 0.10 * want);
 }
 
 /*

@@ -11,10 +11,11 @@
  * for an exit-heavy VMM.  And in a process that runs several VMs, every
  * other thread went to the first VM's overhead.  Here per-vCPU runtime_ns
  * must match /proc/<tid>/schedstat within 2 % for spinning and exit-heavy
- * vCPUs (at least 98 % and at most 110 % for one that sleeps every
- * millisecond: see tvm_check()), with three VMs in one process and with
- * one VM in a process of its own, and a spinning non-vCPU thread of the
- * three-VM process must be nobody's overhead.
+ * vCPUs (at least 98 %, and at most 110 % or a quarter of its off-CPU
+ * time above, for one that sleeps every millisecond: see tvm_check()),
+ * with three VMs in one process and with one VM in a process of its own,
+ * and a spinning non-vCPU thread of the three-VM process must be nobody's
+ * overhead.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -106,16 +107,20 @@ static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
 		       mid ? 100.0 * run / mid : 0);
 	/*
-	 * At most 2 % more, or 10 % for a vCPU that sleeps every
-	 * millisecond.  That one reads above schedstat by design: schedstat
-	 * stops a blocking task's clock when it is dequeued, vmrapl at the
-	 * sched_switch tracepoint, so the scheduler's work in between
-	 * (picking the next task, new-idle balancing), done in the task's
-	 * context and charged to it by tick-based accounting too, is the
-	 * task's in vmrapl.  Its cost depends on the host: under TCG 1.5-2.8 %
-	 * on an idle build machine (six runs), 6.7-8.6 % with the machine
-	 * loaded (four runs).  Charging the thread its idle time, the bug
-	 * this bound is for, would be +100 % or more at 30 % duty.
+	 * At most 2 % more, or for a vCPU that sleeps every millisecond 10 %
+	 * or a quarter of its off-CPU time, whichever is more.  That one
+	 * reads above schedstat by design: schedstat stops a blocking task's
+	 * clock when it is dequeued, vmrapl at the sched_switch tracepoint,
+	 * so the scheduler's work in between (picking the next task,
+	 * new-idle balancing), done in the task's context and charged to it
+	 * by tick-based accounting too, is the task's in vmrapl, once per
+	 * sleep.  Its cost depends on the host: under TCG 1.5-2.8 % on an
+	 * idle build machine (six runs), 6.7-8.6 % with the machine loaded
+	 * (four runs), and 11.9 % once in a make check on 6.12 with page
+	 * poisoning (December 2: 130 ms over some 2000 sleeps, 14 % of the
+	 * 958 ms off CPU).  Charging the thread its idle time, the bug this
+	 * bound is for, would be all of the off-CPU time: +87 % there, four
+	 * times the quarter.
 	 *
 	 * The debug variant's KASAN and lockdep make that scheduler work
 	 * several times slower and the guest's 30 % of work longer, so the
@@ -125,8 +130,12 @@ static void tvm_check(struct __test_metadata *_metadata, struct tvm *t,
 	 * schedstat in four runs here (the 15.0 % one failed the 10 % bound,
 	 * as CI's run did), which was a quarter of the off-CPU time.
 	 */
-	slack = !t->sleeps ? hi / 50 :
-		vr_rig_variant("debug") ? off / 2 : hi / 10;
+	if (!t->sleeps)
+		slack = hi / 50;
+	else if (vr_rig_variant("debug"))
+		slack = off / 2;
+	else
+		slack = hi / 10 > off / 4 ? hi / 10 : off / 4;
 	EXPECT_LE(run, hi + slack)
 		TH_LOG("%s: runtime_ns is %.1f %% of schedstat", t->what,
 		       mid ? 100.0 * run / mid : 0);

@@ -167,42 +167,66 @@ TEST(without_module)
 /*
  * Over the same reads (after the first five: the VMM's start-up), what a
  * guest read from its own 0x611 and what the host booked for its VM agree
- * within one guest period's energy plus one ESU per read: idle,
- * duty-cycled and busy guests alike.  (make demo once showed an idle
- * guest 15 % below the host's average power: it compared the guest's
- * reads with the host's whole run, start-up and teardown included.  The
- * VMM now reports the host's energy at its guest's reports, and the demo
- * compares the same window.)
+ * within how far behind the host's books a read can be, plus one ESU per
+ * read: idle, duty-cycled and busy guests alike.  (make demo once showed
+ * an idle guest 15 % below the host's average power: it compared the
+ * guest's reads with the host's whole run, start-up and teardown
+ * included.  The VMM now reports the host's energy at its guest's reports,
+ * and the demo compares the same window.)
+ *
+ * How far behind: the guest's view is published at a kvm_exit at most
+ * once per guest period, from the books as the package's last close left
+ * them, and the VMM reads the books (GET_STATS, which closes) at the
+ * report that follows the read.  With a 1 ms period the view a read shows
+ * is newer than the previous report's books: one interval between
+ * reports.  With the default 100 ms period and reports 100 ms apart, the
+ * view can be the one published at the previous report's exit, before
+ * that report's books: two intervals.  (A CI run failed the busy guest
+ * when this test allowed one interval at the default period: a trace
+ * showed its counter standing still over one report and doubling over
+ * the next.)
  */
 TEST(guest_agrees_with_host)
 {
-	static const char *const guests[] = { "idle", "duty:30", "spin" };
-	int i;
+	static const struct {
+		const char *guest;
+		unsigned int period_ms;	/* 0: the default, 100 ms */
+	} runs[] = {
+		{ "idle", 0 }, { "duty:30", 0 }, { "spin", 0 },
+		{ "duty:30", 1 }, { "spin", 1 },
+	};
+	unsigned int i;
 
 	ASSERT_EQ(0, vr_reload(NULL));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
 		double span, host_j, guest_j, reads, step_j, tol;
-		char args[160];
+		char args[200], period[40] = "";
 		const char *l;
 
+		if (runs[i].period_ms)
+			snprintf(period, sizeof(period), " --guest-period-ms %u",
+				 runs[i].period_ms);
 		snprintf(args, sizeof(args),
-			 "--guest %s --report-msr --esu 14 --pin 1 --duration 3 --require-vrapl --json",
-			 guests[i]);
+			 "--guest %s%s --report-msr --esu 14 --pin 1 --duration 3 --require-vrapl --json",
+			 runs[i].guest, period);
 		ASSERT_EQ(0, vmm(args)) TH_LOG("%s", out);
 		span = vr_json_num(out, "window_s");
 		host_j = vr_json_num(out, "window_host_uj") / 1e6;
 		l = msr_line(VMRAPL_MSR_PKG_ENERGY_STATUS);
 		ASSERT_NE(NULL, l) TH_LOG("%s", out);
 		guest_j = vr_json_num(l, "window_joules");
-		step_j = vr_json_num(out, "window_max_step_uj") / 1e6;
+		step_j = vr_json_num(out, runs[i].period_ms ?
+				     "window_max_step_uj" :
+				     "window_max_step2_uj") / 1e6;
 		reads = vr_json_num(l, "count");
 		ASSERT_GT(span, 1.0) TH_LOG("%s", out);
 		ASSERT_GT(host_j, 0) TH_LOG("%s", out);
-		/* One period's energy: the most between two reads. */
+		ASSERT_GT(step_j, 0) TH_LOG("%s", out);
 		tol = step_j + reads / 16384;
-		TH_LOG("%s: %.0f reads over %.2f s: guest %.4f J, host %.4f J (allowed %.4f)",
-		       guests[i], reads, span, guest_j, host_j, tol);
-		EXPECT_LE(fabs(guest_j - host_j), tol);
+		TH_LOG("%s, period %u ms: %.0f reads over %.2f s: guest %.4f J, host %.4f J (allowed %.4f)",
+		       runs[i].guest, runs[i].period_ms ?: 100, reads, span,
+		       guest_j, host_j, tol);
+		EXPECT_LE(fabs(guest_j - host_j), tol) TH_LOG("%s", out);
 	}
 }
 

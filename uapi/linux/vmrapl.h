@@ -75,6 +75,8 @@
 #define VMRAPL_ORIGIN_IDLE	2	/* learned from all-idle runs */
 #define VMRAPL_ORIGIN_MODEL	3	/* the estimate/test source's own */
 #define VMRAPL_ORIGIN_FIT	4	/* the online fit (VMRAPL_INFO_F_STATIC_FIT) */
+/* the package's power less its cores' (VMRAPL_INFO_F_STATIC_CORE) */
+#define VMRAPL_ORIGIN_CORE	5
 
 /* vmrapl_info.features */
 #define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
@@ -92,6 +94,11 @@
 #define VMRAPL_INFO_F_PERCORE		_BITULL(6)
 /* No per-core energy: APERF (actual cycles) weighs the dynamic split */
 #define VMRAPL_INFO_F_APERF		_BITULL(7)
+/*
+ * vmrapl_pkg_static.core_static_uw: with per-core energy, the package's
+ * power less its cores', measured while it is busy
+ */
+#define VMRAPL_INFO_F_STATIC_CORE	_BITULL(8)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -164,6 +171,14 @@ struct vmrapl_pkg_stats {
  * @tracked_static_uj: static part of tracked_uj[VMRAPL_DOM_PKG].
  * @host_static_uj: static part of host_uj[VMRAPL_DOM_PKG]; the rest of
  *	@static_uj is in idle_uj.
+ * @core_static_uw: (VMRAPL_INFO_F_STATIC_CORE; zero before) where the
+ *	cores have energy counters (VMRAPL_INFO_F_PERCORE), the package's
+ *	power less its cores' while it is busy, over the fit's window: the
+ *	floor and the uncore, measured rather than fitted.  P_static when
+ *	no idle run is known (origin VMRAPL_ORIGIN_CORE).  0 until
+ *	@core_blocks reached 32.
+ * @core_blocks: the samples (blocks of epochs) of @core_static_uw.
+ * @reserved1: zero.
  * @reserved: zero.
  */
 struct vmrapl_pkg_static {
@@ -179,7 +194,10 @@ struct vmrapl_pkg_static {
 	__u64 static_uj;
 	__u64 tracked_static_uj;
 	__u64 host_static_uj;
-	__u64 reserved[4];
+	__u64 core_static_uw;
+	__u32 core_blocks;
+	__u32 reserved1;
+	__u64 reserved[2];
 };
 
 /**

@@ -512,7 +512,7 @@ static void static_metrics(struct buf *b, const struct snapshot *s)
 	int i;
 
 	header(b, "vmrapl_package_static_power_watts", "gauge",
-	       "The static power a package's split uses; origin: param (p_static_mw), fit (the online fit), idle (all-idle runs), model (the source's own), unknown (0 W).");
+	       "The static power a package's split uses; origin: param (p_static_mw), idle (all-idle runs), core (the package's power less its cores', measured while busy), fit (the online fit), model (the source's own), unknown (0 W).");
 	for (i = 0; i < s->nr_pkgs; i++)
 		bprintf(b, "vmrapl_package_static_power_watts{package=\"%d\",origin=\"%s\"} %.6f\n",
 			i, vmrapl_host_origin_name(s->pstat[i].origin),
@@ -532,6 +532,11 @@ static void static_metrics(struct buf *b, const struct snapshot *s)
 	for (i = 0; i < s->nr_pkgs; i++)
 		bprintf(b, "vmrapl_package_static_fit_samples{package=\"%d\"} %u\n",
 			i, s->pstat[i].fit_blocks);
+	header(b, "vmrapl_package_static_core_watts", "gauge",
+	       "Where the cores have energy counters: a package's power less its cores', while busy, over the fit's window (0 until 32 samples).");
+	for (i = 0; i < s->nr_pkgs; i++)
+		bprintf(b, "vmrapl_package_static_core_watts{package=\"%d\"} %.6f\n",
+			i, s->pstat[i].core_static_uw / 1e6);
 	header(b, "vmrapl_package_static_fit_conditioned", "gauge",
 	       "1 when the last solve of the fit was well conditioned (it then sets the static power unless p_static_mw or the source fixes it).");
 	for (i = 0; i < s->nr_pkgs; i++)

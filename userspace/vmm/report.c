@@ -123,7 +123,8 @@ void print_json(const struct vmm *m, int code)
 		       ", \"report_ticks\": %" PRId64 ",\n"
 		       "     \"report_host_uj\": %" PRIu64
 		       ", \"window_s\": %.6f, \"window_host_uj\": %" PRIu64
-		       ", \"window_max_step_uj\": %" PRIu64 ",\n",
+		       ", \"window_max_step_uj\": %" PRIu64
+		       ", \"window_max_step2_uj\": %" PRIu64 ",\n",
 		       v->exits, v->exits_io, v->exits_hlt, v->exits_msr,
 		       v->exits_intr, v->msr_foreign, v->pio, v->reports,
 		       (double)v->halted_ns / 1e9, report_span_s(v),
@@ -133,7 +134,7 @@ void print_json(const struct vmm *m, int code)
 						    v->warm_report_ns) / 1e9 : 0.0,
 		       v->warm_report_ns ? v->last_report_uj -
 					   v->warm_report_uj : 0,
-		       v->max_step_uj);
+		       v->max_step_uj, v->max_step2_uj);
 		printf("     \"guest_esu\": %d, \"msrs\": [", esu);
 		for (j = 0; j < v->nr_msrs; j++) {
 			const struct msr_track *t = &v->msr[j];

@@ -89,7 +89,7 @@ static void track_msr(struct msr_track *t, uint64_t val)
 
 static void on_report(struct vcpu *v)
 {
-	uint64_t prev_uj = v->last_report_uj;
+	uint64_t prev_uj = v->last_report_uj, prev2_uj = v->prev_report_uj;
 	/* 3 numbers and MB_MAX_MSRS values of at most 20 digits each */
 	char line[64 + MB_MAX_MSRS * 22];
 	uint32_t faults;
@@ -99,8 +99,14 @@ static void on_report(struct vcpu *v)
 	v->reports++;
 	v->last_report_ns = mono_ns();
 	v->last_report_uj = vrapl_vm_energy_uj(v->m);
-	if (v->warm_report_ns && v->last_report_uj - prev_uj > v->max_step_uj)
-		v->max_step_uj = v->last_report_uj - prev_uj;
+	v->prev_report_uj = prev_uj;
+	/* From the window's first report on: REPORT_WARMUP >= 2. */
+	if (v->reports > REPORT_WARMUP) {
+		if (v->last_report_uj - prev_uj > v->max_step_uj)
+			v->max_step_uj = v->last_report_uj - prev_uj;
+		if (v->last_report_uj - prev2_uj > v->max_step2_uj)
+			v->max_step2_uj = v->last_report_uj - prev2_uj;
+	}
 	if (!v->first_report_ns) {
 		v->first_report_ns = v->last_report_ns;
 		v->first_report_uj = v->last_report_uj;

@@ -87,6 +87,7 @@ struct vmm;
 
 /* Reports before the guest-and-host comparison window opens. */
 #define REPORT_WARMUP	5
+_Static_assert(REPORT_WARMUP >= 2, "max_step2_uj needs two reports before the window");
 
 struct vcpu {
 	struct vmm *m;
@@ -104,13 +105,22 @@ struct vcpu {
 	uint64_t first_report_ns, last_report_ns;	/* CLOCK_MONOTONIC */
 	/* The host's energy for the VM at those reports (uJ). */
 	uint64_t first_report_uj, last_report_uj;
+	uint64_t prev_report_uj;	/* at the report before the last */
 	/*
 	 * The report after REPORT_WARMUP ones, where the comparison window
 	 * of guest and host starts (the VMM's start-up is behind it).
 	 */
 	uint64_t warm_report_ns, warm_report_uj;
-	/* The most host energy between two reports of the window (uJ). */
-	uint64_t max_step_uj;
+	/*
+	 * The most host energy between two consecutive reports, and across
+	 * three (two intervals), from the interval that ends at the window's
+	 * first report on (uJ): what bounds how far behind the host's books
+	 * a guest's read can be.  The guest's view is published at most once
+	 * per guest period, from the books as the package's last close left
+	 * them; with the default 100 ms period and reports 100 ms apart a
+	 * read can show the view of the report before the last.
+	 */
+	uint64_t max_step_uj, max_step2_uj;
 
 	int nr_msrs;
 	struct msr_track msr[MB_MAX_MSRS];

@@ -534,6 +534,7 @@ static void features_list(const struct dev *d, char *buf, size_t len)
 		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
 		{ VMRAPL_INFO_F_PERCORE, "percore" },
 		{ VMRAPL_INFO_F_APERF, "aperf" },
+		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
 	};
 	uint64_t rest = d->info.features;
 	size_t i, n = 0;
@@ -588,22 +589,29 @@ static void info_static(const struct dev *d)
 			       "\"origin\": \"%s\", \"fit_w\": %.3f, "
 			       "\"fit_sd_w\": %.3f, \"fit_dyn_w_per_cpu\": %.3f, "
 			       "\"fit_blocks\": %u, \"fit_conditioned\": %s, "
-			       "\"idle_w\": %.3f}", i ? ", " : "", i,
+			       "\"idle_w\": %.3f, \"core_w\": %.3f, "
+			       "\"core_blocks\": %u}", i ? ", " : "", i,
 			       p[i].p_static_uw / 1e6,
 			       vmrapl_host_origin_name(s->origin),
 			       s->fit_static_uw / 1e6,
 			       s->fit_static_sd_uw / 1e6, s->fit_dyn_uw / 1e6,
 			       s->fit_blocks, cond ? "true" : "false",
-			       s->idle_static_uw / 1e6);
+			       s->idle_static_uw / 1e6,
+			       s->core_static_uw / 1e6, s->core_blocks);
 			continue;
 		}
 		printf("static power %-3d %.3f W (%s); fit %.3f +- %.3f W, "
-		       "%.3f W/busy CPU, %u blocks, %s\n", i,
+		       "%.3f W/busy CPU, %u blocks, %s", i,
 		       p[i].p_static_uw / 1e6,
 		       vmrapl_host_origin_name(s->origin),
 		       s->fit_static_uw / 1e6, s->fit_static_sd_uw / 1e6,
 		       s->fit_dyn_uw / 1e6, s->fit_blocks,
 		       cond ? "conditioned" : "not conditioned");
+		/* Only with per-core energy counters (VMRAPL_INFO_F_PERCORE). */
+		if (s->core_blocks)
+			printf("; package less cores %.3f W, %u blocks",
+			       s->core_static_uw / 1e6, s->core_blocks);
+		printf("\n");
 	}
 	if (opt_json)
 		printf("]");

@@ -143,7 +143,8 @@ static int fake(unsigned long req, void *arg)
 		i->features = VMRAPL_INFO_F_ESTIMATED | VMRAPL_INFO_F_TRACK_ALL |
 			      VMRAPL_INFO_F_LOAD_TIME |
 			      VMRAPL_INFO_F_STATIC_FIT |
-			      VMRAPL_INFO_F_STATIC_SPLIT;
+			      VMRAPL_INFO_F_STATIC_SPLIT |
+			      VMRAPL_INFO_F_STATIC_CORE;
 		i->load_boottime_ns = load_boottime_ns();
 		i->nr_cpus = 4;
 		i->source = VMRAPL_SOURCE_ESTIMATE;
@@ -189,6 +190,9 @@ static int fake(unsigned long req, void *arg)
 			s[i].fit_held_uw = i ? 0 : 5000000;
 			s[i].idle_static_uw = 4800000;
 			s[i].fit_blocks = i ? 12 : 128;
+			/* package 1's cores have energy counters */
+			s[i].core_static_uw = i ? 6200000 : 0;
+			s[i].core_blocks = i ? 64 : 0;
 			s[i].static_uj = 400000ull * c;
 			s[i].tracked_static_uj = 250000ull * c;
 			s[i].host_static_uj = 50000ull * c;

@@ -96,9 +96,12 @@ check "info text: *estimated*" has '*estimated*'
 check "info text: load time" has 'totals count from then'
 check "info text: static power and its fit" has 'static power 0   5.000 W (fit); fit 5.000 +- 0.125 W, 2.500 W/busy CPU, 128 blocks, conditioned'
 check "info text: static power from idle runs" has 'static power 1   5.000 W (idle)'
+check "info text: package less cores" has '12 blocks, not conditioned; package less cores 6.200 W, 64 blocks'
+check "info text: no per-core line without per-core counters" hasnt '128 blocks, conditioned; package less cores'
 run --json info
 check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
-check "info --json: features" has '"static_fit", "static_split"'
+check "info --json: features" has '"static_fit", "static_split", "static_core"'
+check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64}'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
@@ -385,6 +388,7 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: static power from idle runs" has 'vmrapl_package_static_power_watts{package="1",origin="idle"} 5.000000'
 	check "exporter: the fit and its standard error" has 'vmrapl_package_static_fit_stderr_watts{package="0"} 0.125000'
 	check "exporter: fit conditioned" has 'vmrapl_package_static_fit_conditioned{package="0"} 1'
+	check "exporter: package less cores" has 'vmrapl_package_static_core_watts{package="1"} 6.200000'
 	check "exporter: every sample has HELP and TYPE" bash -c '
 		awk "/^# HELP /{h[\$3]=1} /^# TYPE /{t[\$3]=1} /^vmrapl/{sub(/[{ ].*/, \"\"); if (!h[\$0] || !t[\$0]) bad=1} END{exit bad}" <<< "$1"' _ "$out"
 	sleep 0.3
