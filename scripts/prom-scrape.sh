@@ -11,7 +11,8 @@
 # restarts its VMs, its exporter and vmrapl itself PROM_RESTART_AT seconds
 # in (default 80): every counter of that host starts again from 0.  After
 # PROM_SECONDS (default 180) of scraping it checks, over the HTTP API:
-#   - both targets up, each with its own instance label;
+#   - both targets up, each with its own instance label: each answered
+#     one of its last three scrapes, hv1 90 % of the window's;
 #   - per host, the per-VM watts rule has busy, duty and idle, busy > idle;
 #   - the fleet-wide sum per VM name equals the sum over the hosts, at the
 #     rules' own evaluation time;
@@ -180,7 +181,8 @@ end=$(date +%s)
 
 # 3. the verdicts, each a python3 function of the HTTP API
 api() { python3 "$top/scripts/prom-verdicts.py" "$url" "$end" "$@"; }
-check "both targets up, as instance hv1 and hv2" api targets_up
+check "both targets up, as instance hv1 and hv2" \
+	api targets_up $((end - start)) hv2
 check "hv1: per-VM watts for busy, duty and idle, busy > idle" api per_host hv1
 check "hv2: per-VM watts for busy, duty and idle, busy > idle" api per_host hv2
 check "fleet sum per VM name = the sum over hv1 and hv2" api fleet_sum
