@@ -40,6 +40,9 @@ static DEFINE_PER_CPU_SHARED_ALIGNED(struct vr_cpu, vr_pcpu);
  */
 static DEFINE_PER_CPU(unsigned long, vr_quiet_jiffy);
 
+/* The switch filter (vmrapl.h): the VM layer's bits only while in use. */
+unsigned long vr_filter[BITS_TO_LONGS(1 << VR_FILTER_BITS)];
+
 /* @cpu's state, for the hotplug callbacks (not the probes' fast path). */
 struct vr_cpu *vr_engine_cpu(unsigned int cpu)
 {
@@ -187,16 +190,42 @@ static inline void vr_maybe_close(struct vr_cpu *c, u64 now)
 }
 
 /*
- * sched_switch probe.  Runs with the runqueue lock held and interrupts off:
- * no allocation, no sleeping, no printk, no IPI.
+ * May the VM layer charge busy task @t for its time?  A task that
+ * vr_vm_ops.task_acct may give an account to has a preempt notifier (a
+ * vCPU thread in KVM_RUN: KVM's), or the filter bit of its own key or of
+ * its mm set (the VM layer's lookups go through the same bits).  So "no"
+ * is exact; "yes" may be another key's bit, which task_acct settles.
  */
-static void vr_probe_sched_switch(void *data, bool preempt,
-				  struct task_struct *prev,
-				  struct task_struct *next,
-				  unsigned int prev_state)
+static __always_inline bool vr_task_maybe_charged(const struct task_struct *t)
 {
-	struct vr_cpu *c = this_cpu_ptr(&vr_pcpu);
-	bool busy = !is_idle_task(next);
+	const struct mm_struct *mm = READ_ONCE(t->mm);
+
+	return READ_ONCE(t->preempt_notifiers.first) || vr_filter_test(t) ||
+	       (mm && vr_filter_test(mm));
+}
+
+/*
+ * A switch that changes nothing on this CPU (untracked to untracked): the
+ * clock is only read, for a stale epoch, once per jiffy.  An epoch in
+ * which nothing tracked runs anywhere in the package is all host and idle
+ * time whenever it ends; where something tracked runs, its own events
+ * (or, for a vCPU that never exits, the package's timer) close it.
+ */
+static __always_inline void vr_switch_quiet(struct vr_cpu *c)
+{
+	unsigned long j = READ_ONCE(jiffies);
+
+	if (likely(this_cpu_read(vr_quiet_jiffy) == j))
+		return;
+	this_cpu_write(vr_quiet_jiffy, j);
+	if (likely(READ_ONCE(c->pkg)))
+		vr_maybe_close(c, local_clock());
+}
+
+/* The rest of the sched_switch probe: same context. */
+static noinline void vr_switch_event(struct vr_cpu *c,
+				     struct task_struct *next, bool busy)
+{
 	struct vr_acct *a = NULL;
 	u64 now;
 
@@ -205,24 +234,40 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 		return;
 	if (busy)
 		a = vr_vmops->task_acct(next, vr_cpu_pkg_id(c));
-	if (likely(!vr_cpu_event_needed(c, busy, a))) {
-		/*
-		 * Untracked task to untracked task: nothing changes on this
-		 * CPU, so the clock is only read, for a stale epoch, once per
-		 * jiffy.  An epoch in which nothing tracked runs anywhere in
-		 * the package is all host and idle time whenever it ends;
-		 * where something tracked runs, its own events (or, for a
-		 * vCPU that never exits, the package's timer) close it.
-		 */
-		if (likely(this_cpu_read(vr_quiet_jiffy) == READ_ONCE(jiffies)))
-			return;
-		this_cpu_write(vr_quiet_jiffy, READ_ONCE(jiffies));
-		vr_maybe_close(c, local_clock());
+	if (!vr_cpu_event_needed(c, busy, a)) {
+		vr_switch_quiet(c);	/* the filter's bit was another key's */
 		return;
 	}
 	now = local_clock();
 	vr_cpu_event(c, now, busy, a);
 	vr_maybe_close(c, now);
+}
+
+/*
+ * sched_switch probe.  Runs with the runqueue lock held and interrupts off:
+ * no allocation, no sleeping, no printk, no IPI.  Most switches on a host
+ * are between tasks no VM pays for, on a CPU with nothing to change: they
+ * are decided here, from this CPU's state and @next's filter bits, without
+ * a call into the VM layer (see bench/RESULTS.md for what it costs).
+ */
+static void vr_probe_sched_switch(void *data, bool preempt,
+				  struct task_struct *prev,
+				  struct task_struct *next,
+				  unsigned int prev_state)
+{
+	struct vr_cpu *c = this_cpu_ptr(&vr_pcpu);
+	bool busy = !is_idle_task(next);
+
+	/*
+	 * On a CPU that has no package yet (coming online, before
+	 * vr_cpu_up()), the state is all zero: quiet, or an event that
+	 * vr_switch_event() drops.
+	 */
+	if (likely(!vr_cpu_event_needed(c, busy, NULL) &&
+		   !(busy && vr_task_maybe_charged(next))))
+		vr_switch_quiet(c);
+	else
+		vr_switch_event(c, next, busy);
 }
 
 /* kvm_entry or kvm_exit: tell the VM layer, and close a stale epoch. */

@@ -174,9 +174,8 @@ extern struct delayed_work vr_track_work;
 extern bool vr_vm_stopping;
 
 /* vm_probe.c: the lookup table and what the probes hand to the work. */
-#define VR_HASH_BITS	10
+#define VR_HASH_BITS	VR_FILTER_BITS	/* a bucket is its filter bit */
 extern struct hlist_head vr_keys[1 << VR_HASH_BITS];
-extern unsigned long vr_filter[BITS_TO_LONGS(1 << VR_HASH_BITS)];
 extern unsigned int vr_nr_tasks;	/* VR_KEY_TASK and VR_KEY_VCPU keys */
 DECLARE_PER_CPU(struct kvm *, vr_seen_kvm);	/* reference held */
 struct vr_vm *vr_lookup(const void *key, u32 kind);

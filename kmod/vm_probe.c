@@ -20,8 +20,6 @@
 
 /* Lookup table: written under vr_vm_mutex (vm.c), read under RCU here. */
 DEFINE_HASHTABLE(vr_keys, VR_HASH_BITS);
-/* Cheap negative filter in front of vr_keys; bits only set while in use. */
-unsigned long vr_filter[BITS_TO_LONGS(1 << VR_HASH_BITS)];
 /* Registered overhead tasks on the host, under vr_vm_mutex; read here. */
 unsigned int vr_nr_tasks;
 /* A VM seen at kvm_entry that is not tracked yet, for vr_track_work. */
@@ -35,7 +33,7 @@ struct vr_key *vr_lookup_key(const void *key)
 {
 	struct vr_key *k;
 
-	if (!test_bit(hash_ptr((void *)key, VR_HASH_BITS), vr_filter))
+	if (!vr_filter_test(key))
 		return NULL;
 	hash_for_each_possible_rcu(vr_keys, k, node, (unsigned long)key)
 		if (k->key == key)
@@ -48,7 +46,7 @@ struct vr_vm *vr_lookup(const void *key, u32 kind)
 {
 	struct vr_key *k;
 
-	if (!test_bit(hash_ptr((void *)key, VR_HASH_BITS), vr_filter))
+	if (!vr_filter_test(key))
 		return NULL;
 	hash_for_each_possible_rcu(vr_keys, k, node, (unsigned long)key)
 		if (k->key == key && k->kind == kind)

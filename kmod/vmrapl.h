@@ -7,6 +7,7 @@
 
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
+#include <linux/hash.h>
 #include <linux/kvm_host.h>
 #include <linux/rcupdate.h>
 #include <linux/timer.h>
@@ -133,7 +134,8 @@ static inline u64 vr_unpriv_period_ns(void)
  * state and @now its local clock.  The VM layer (vm_probe.c) provides
  * them and main.c hands them to vr_engine_start(): the engine names no
  * symbol of the VM layer, and the VM layer calls down into the engine
- * only.
+ * only.  The sched_switch probe asks @task_acct only about a busy task
+ * that vr_filter does not rule out (vr_task_maybe_charged()).
  */
 struct vr_vm_ops {
 	struct vr_acct *(*task_acct)(struct task_struct *t, unsigned int pkg);
@@ -142,6 +144,22 @@ struct vr_vm_ops {
 	void (*guest_exit)(struct kvm_vcpu *vcpu, struct vr_cpu *c, u64 now,
 			   unsigned int pkg);
 };
+
+/*
+ * The switch filter, engine.c's: bit hash_ptr(key, VR_FILTER_BITS) is set
+ * for the key of every task and mm the VM layer charges (and for its other
+ * keys: a bit set in vain only costs a lookup).  The VM layer writes it
+ * with its lookup table, under vr_vm_mutex (vm_keys.c), and its lookups go
+ * through it too; the sched_switch probe reads it under RCU-sched.
+ */
+#define VR_FILTER_BITS	10
+extern unsigned long vr_filter[BITS_TO_LONGS(1 << VR_FILTER_BITS)];
+
+/* Is bit hash_ptr(@key) of vr_filter set? */
+static __always_inline bool vr_filter_test(const void *key)
+{
+	return test_bit(hash_ptr((void *)key, VR_FILTER_BITS), vr_filter);
+}
 
 /* engine.c */
 int vr_engine_init(void);
