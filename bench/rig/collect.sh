@@ -360,7 +360,8 @@ def icount_section(logs, verdicts):
             ('vmrapl, epoch close (when a switch finds the epoch stale: an untracked'
              ' switch looks once per jiffy; amortized over the switches)',
              lambda k: k.endswith('[vmrapl]') and re.search(r'close|fold|commit|estimate|_read|advance', k)),
-            ('vmrapl, the probe (`vr_probe_sched_switch` and what it calls to find the task\'s account)',
+            ('vmrapl, the probe (`vr_probe_sched_switch`, and `vr_switch_event` with what it calls'
+             ' to find the task\'s account when the switch filter does not rule the task out)',
              lambda k: k.endswith('[vmrapl]')),
             ('the clock (`local_clock()` and below)', lambda k: 'clock' in k),
             ('the tracepoint and indirect-call thunks', lambda k: k.startswith('__traceiter_') or
@@ -375,7 +376,10 @@ def icount_section(logs, verdicts):
                     gsum[i] += x
                     break
         md.append('By group, per switch, L - U: ' + '; '.join(
-            '%s %.1f' % (g[0], x) for g, x in zip(groups, gsum)) + '.\n')
+            '%s %.1f' % (g[0], x) for g, x in zip(groups, gsum)) + '.  The closes, like the'
+            ' ticks, follow emulated time, not the switches: a slower build machine gives a switch'
+            ' more emulated time (more ticks per window) and so more of both per switch; the'
+            ' probe\'s part does not depend on it.\n')
         res['profile_groups'] = {g[0]: x for g, x in zip(groups, gsum)}
         res['profile_l_minus_u'] = {k: x for k, x in sorted(med.items(), key=lambda kv_: -abs(kv_[1]))[:40]}
     for w in wins:

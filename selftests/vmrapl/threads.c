@@ -16,12 +16,19 @@
  * with three VMs in one process and with one VM in a process of its own,
  * and a spinning non-vCPU thread of the three-VM process must be nobody's
  * overhead.
+ *
+ * And a thread registered with ADD_TASK in a process with several VMs
+ * (whose mm is then nobody's key) is that VM's overhead, also when it is
+ * switched in from another busy untracked task: the switch filter must
+ * send it to the lookup by its own key (a filter that only looked at the
+ * mm's bit lost all of it).
  */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +204,79 @@ TEST(three_vms_one_process)
 	}
 	for (i = 0; i < 3; i++)
 		tvm_end(&t[i]);
+	vmrapl_close(dev);
+}
+
+static volatile pid_t spin_tid;
+
+/* spin(), after telling its thread id. */
+static void *spin_told(void *arg)
+{
+	spin_tid = (pid_t)syscall(SYS_gettid);
+	return spin(arg);
+}
+
+TEST(registered_task_three_vms)
+{
+	uint64_t s0, s0b, s1, s1b, ovh, lo, hi;
+	struct vmrapl_stats st0, st1;
+	struct vmrapl_vm *vm[4];
+	struct vmrapl *dev;
+	struct vrg *g[4];
+	pthread_t th[2];
+	int i;
+
+	ASSERT_EQ(0, vr_reload(NULL));
+	ASSERT_EQ(0, vmrapl_open(NULL, &dev));
+	for (i = 0; i < 4; i++) {
+		g[i] = vrg_create(1, VRG_HLT);
+		ASSERT_NE(NULL, g[i]);
+		ASSERT_EQ(0, vmrapl_attach(dev, vrg_kvm_fd(g[i]), 1,
+					   VMRAPL_REGSET_INTEL, 0, &vm[i]));
+	}
+	/*
+	 * The fourth VM's detach rebuilds the switch filter: the process's
+	 * mm, key of none of the three left, no longer sets its bit, which
+	 * the first attach had set.
+	 */
+	vmrapl_detach(vm[3]);
+	vrg_destroy(g[3]);
+	/*
+	 * Two spinners share CPU 3, one registered: it is switched in from
+	 * the other, a busy untracked task, with nothing else to change on
+	 * the CPU, and never from idle (a change the probe always looks at).
+	 */
+	spin_stop = 0;
+	spin_tid = 0;
+	ASSERT_EQ(0, pthread_create(&th[0], NULL, spin, (void *)3L));
+	ASSERT_EQ(0, pthread_create(&th[1], NULL, spin_told, (void *)3L));
+	while (!spin_tid)
+		vr_sleep_ms(1);
+	ASSERT_EQ(0, vmrapl_add_task(vm[0], spin_tid));
+	vr_sleep_ms(100);
+	s0 = vr_task_runtime_ns(spin_tid);
+	ASSERT_EQ(0, vmrapl_get_stats(vm[0], &st0, NULL, 0, NULL, 0));
+	s0b = vr_task_runtime_ns(spin_tid);
+	vr_sleep_ms(WINDOW_MS / 2);
+	s1 = vr_task_runtime_ns(spin_tid);
+	ASSERT_EQ(0, vmrapl_get_stats(vm[0], &st1, NULL, 0, NULL, 0));
+	s1b = vr_task_runtime_ns(spin_tid);
+	spin_stop = 1;
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	ovh = st1.overhead_ns - st0.overhead_ns;
+	lo = s1 - s0b;
+	hi = s1b - s0;
+	TH_LOG("registered thread: overhead %.1f ms, its schedstat %.1f .. %.1f ms",
+	       ovh / 1e6, lo / 1e6, hi / 1e6);
+	EXPECT_GT(lo, 0);
+	/* All of it, within the 2 % of a spinning vCPU in tvm_check(). */
+	EXPECT_GE(ovh, lo - lo / 50);
+	EXPECT_LE(ovh, hi + hi / 50);
+	for (i = 0; i < 3; i++) {
+		vmrapl_detach(vm[i]);
+		vrg_destroy(g[i]);
+	}
 	vmrapl_close(dev);
 }
 
