@@ -102,6 +102,9 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	done
 	# The silence watchdog, on a kernel whose name holds a "+".
 	single "rig watchdog" "" scripts/rig-watchdog-test.sh "${host_kvers[-1]}"
+	# A boot whose emulated machine triple-faults silently is booted once
+	# more, and said so; a second one stands.
+	single "rig triple-fault retry" "" scripts/rig-triple-test.sh "${host_kvers[-1]}"
 	for v in ${RIG_VARIANTS-numa}; do
 		rig "${RIG_VARIANT_KVER:-${host_kvers[0]}}" "$v"
 	done

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The rig boots once more when the emulated machine triple-faulted with
+# nothing on the console, says so, and still fails when the second boot
+# does it again.  The guest (selftests/rig/triple/reset) reboots with
+# reboot=t, the kernel's triple-fault method, and QEMU's -no-reboot turns
+# that into an exit with "Triple fault" in its log.
+#
+# Usage: rig-triple-test.sh KVER (default: the newest host kernel)
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kver=${1:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -n1)}
+log=$top/build/rig-triple.log
+out=$top/build/rig-triple.out
+rm -f "$log.triple1" "$log.triple1.qemu"
+RIG_TAG=triple RIG_TESTS_DIR=$top/selftests/rig/triple RIG_EXTRA_CMDLINE="reboot=t" RIG_TIMEOUT=240 \
+	"$top/selftests/rig/run.sh" "$kver" > "$out" 2>&1
+rc=$?
+n=0 failed=0
+check() { # description, command...
+	local d=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; failed=$((failed + 1)); fi
+}
+check "the first triple fault was booted again, and said so" \
+	grep -q 'triple-faulted in reset, nothing on its console .*booting once more' "$out"
+check "the first boot's logs were kept" test -s "$log.triple1" -a -s "$log.triple1.qemu"
+check "the summary names the retry" grep -q '^  RETRIED: ' "$out"
+check "the second triple fault fails the run" \
+	bash -c '[[ '"$rc"' != 0 ]] && grep -q "rig did not finish.*triple-faulted" "$0"' "$out"
+[[ $failed == 0 ]] || { tail -n 20 "$out" | sed 's/^/# /'; exit 1; }
