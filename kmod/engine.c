@@ -206,20 +206,29 @@ static __always_inline bool vr_task_maybe_charged(const struct task_struct *t)
 
 /*
  * A switch that changes nothing on this CPU (untracked to untracked): the
- * clock is only read, for a stale epoch, once per jiffy.  An epoch in
- * which nothing tracked runs anywhere in the package is all host and idle
- * time whenever it ends; where something tracked runs, its own events
- * (or, for a vCPU that never exits, the package's timer) close it.
+ * clock is only read, for a stale epoch, once per jiffy, and the epoch is
+ * only closed here once it is a block of the static-power fit old
+ * (VR_FIT_BLOCK_NS), or the period if that is longer.  An epoch in which
+ * nothing tracked runs anywhere in the package is all host and idle time
+ * whenever it ends, and the fit sums epochs into such blocks anyway;
+ * where something tracked runs, its own events (or, for a vCPU that
+ * never exits, the package's timer) close it every period.
  */
 static __always_inline void vr_switch_quiet(struct vr_cpu *c)
 {
 	unsigned long j = READ_ONCE(jiffies);
+	struct vr_pkg *p;
+	u64 now;
 
 	if (likely(this_cpu_read(vr_quiet_jiffy) == j))
 		return;
 	this_cpu_write(vr_quiet_jiffy, j);
-	if (likely(READ_ONCE(c->pkg)))
-		vr_maybe_close(c, local_clock());
+	p = READ_ONCE(c->pkg);
+	if (unlikely(!p))
+		return;
+	now = local_clock();
+	if ((s64)(now - READ_ONCE(p->last_close)) >= (s64)VR_FIT_BLOCK_NS)
+		vr_maybe_close(c, now);
 }
 
 /* The rest of the sched_switch probe: same context. */
