@@ -3,9 +3,11 @@
 #
 # The rig boots once more when the emulated machine triple-faulted with
 # nothing on the console, says so, and still fails when the second boot
-# does it again.  The guest (selftests/rig/triple/reset) reboots with
+# does it again; a triple fault after a panic on the console is never
+# booted again.  The guest (selftests/rig/triple/reset) reboots with
 # reboot=t, the kernel's triple-fault method, and QEMU's -no-reboot turns
-# that into an exit with "Triple fault" in its log.
+# that into an exit with "Triple fault" in its log: with sysrq b (a
+# silent reboot) and sysrq c (a crash: a panic, then the reboot).
 #
 # Usage: rig-triple-test.sh KVER (default: the newest host kernel)
 set -uo pipefail
@@ -15,8 +17,8 @@ kver=${1:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sed 's|.*/linux-h
 log=$top/build/rig-triple.log
 out=$top/build/rig-triple.out
 rm -f "$log.triple1" "$log.triple1.qemu"
-RIG_TAG=triple RIG_TESTS_DIR=$top/selftests/rig/triple RIG_EXTRA_CMDLINE="reboot=t" RIG_TIMEOUT=240 \
-	"$top/selftests/rig/run.sh" "$kver" > "$out" 2>&1
+RIG_TAG=triple RIG_TESTS_DIR=$top/selftests/rig/triple RIG_EXTRA_CMDLINE="reboot=t triple.how=b" \
+	RIG_TIMEOUT=240 "$top/selftests/rig/run.sh" "$kver" > "$out" 2>&1
 rc=$?
 n=0 failed=0
 check() { # description, command...
@@ -31,4 +33,13 @@ check "the first boot's logs were kept" test -s "$log.triple1" -a -s "$log.tripl
 check "the summary names the retry" grep -q '^  RETRIED: ' "$out"
 check "the second triple fault fails the run" \
 	bash -c '[[ '"$rc"' != 0 ]] && grep -q "rig did not finish.*triple-faulted" "$0"' "$out"
-[[ $failed == 0 ]] || { tail -n 20 "$out" | sed 's/^/# /'; exit 1; }
+
+rm -f "$log.triple1"
+RIG_TAG=triple RIG_TESTS_DIR=$top/selftests/rig/triple RIG_EXTRA_CMDLINE="reboot=t triple.how=c" \
+	RIG_TIMEOUT=240 "$top/selftests/rig/run.sh" "$kver" > "$out.panic" 2>&1
+rc=$?
+check "a triple fault after a panic is not booted again" \
+	bash -c '! grep -q "booting once more" "$0" && [[ ! -e $1 ]]' "$out.panic" "$log.triple1"
+check "and it fails the run, the panic named" \
+	bash -c '[[ '"$rc"' != 0 ]] && grep -q "Kernel panic" "$0"' "$out.panic"
+[[ $failed == 0 ]] || { tail -n 20 "$out" "$out.panic" | sed 's/^/# /'; exit 1; }
