@@ -301,8 +301,8 @@ elif [[ $mode == tests ]] && (( qrc != 124 && qrc != 137 )) &&
 	boot
 elif [[ $mode == tests ]] && (( qrc != 124 && qrc != 137 )) &&
      ! grep -aq '^### RIG DONE' "$log" &&
-     grep -q 'Triple fault' "$log.qemu" 2>/dev/null &&
-     ! grep -aqE '\] (Kernel panic|Oops|BUG:|WARNING:|general protection)' "$log"; then
+     [[ ! -f $log.stall ]] && grep -q 'Triple fault' "$log.qemu" 2>/dev/null &&
+     ! grep -aqE '\] (Kernel panic|Oops|BUG:|WARNING:|general protection|watchdog: |rcu: INFO|INFO: task)' "$log"; then
 	cp "$log" "$log.triple1"
 	cp "$log.qemu" "$log.triple1.qemu"
 	last=$(grep -a '^### TEST .* BEGIN' "$log" | tail -n 1 | cut -d' ' -f3)
