@@ -211,8 +211,8 @@ static __always_inline bool vr_task_maybe_charged(const struct task_struct *t)
  * (VR_FIT_BLOCK_NS), or the period if that is longer.  An epoch in which
  * nothing tracked runs anywhere in the package is all host and idle time
  * whenever it ends, and the fit sums epochs into such blocks anyway;
- * where something tracked runs, its own events (or, for a vCPU that
- * never exits, the package's timer) close it every period.
+ * where something tracked runs, its own events close it at the period
+ * (and the package's timer, for a vCPU that never exits).
  */
 static __always_inline void vr_switch_quiet(struct vr_cpu *c)
 {

@@ -358,7 +358,8 @@ def icount_section(logs, verdicts):
         # The same, in groups by name (fixed rules, every function counted once).
         groups = [
             ('vmrapl, epoch close (when a switch finds the epoch stale: an untracked'
-             ' switch looks once per jiffy; amortized over the switches)',
+             ' switch looks once per jiffy and closes an epoch 20 ms old; amortized over'
+             ' the switches)',
              lambda k: k.endswith('[vmrapl]') and re.search(r'close|fold|commit|estimate|_read|advance', k)),
             ('vmrapl, the probe (`vr_probe_sched_switch`, and `vr_switch_event` with what it calls'
              ' to find the task\'s account when the switch filter does not rule the task out)',
