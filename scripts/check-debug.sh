@@ -34,6 +34,7 @@ if [[ -n $env ]]; then
 	single "selftests build" '(warning|error):' make --no-print-directory selftests
 
 	# 3. the whole suite in the rig's debug variant
+	rig_qemu
 	if [[ -f build/$DEBUG_KVER/vmrapl.ko ]]; then
 		rig "$DEBUG_KVER" debug
 	fi

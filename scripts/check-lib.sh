@@ -70,6 +70,16 @@ tap() { # name command...
 	record "$name" "$p" "$f" "$s" $(( $(date +%s) - start ))
 }
 
+# The rig's QEMU ("make qemu", scripts/qemu.sh): say which when cached,
+# else build it as a step of its own.  Every rig run boots it.
+rig_qemu() {
+	if scripts/qemu.sh path > /dev/null 2>&1; then
+		echo "check: qemu cached: $(scripts/qemu.sh path)"
+	else
+		single "make qemu" "" scripts/qemu.sh build
+	fi
+}
+
 # A rig run (selftests/rig/run.sh; RIG_KERNEL/RIG_MODDIR, RIG_ONLY from
 # the environment): its passed/failed/skipped from build/rig-<tag>.result.
 rig() { # kver [variant]

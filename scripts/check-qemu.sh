@@ -26,11 +26,7 @@ kver=${RAPL_KVER:-${host_kvers[-1]:-}}
 if [[ -z $kver ]]; then
 	record "kernel headers present" 0 1 0 0
 else
-	if scripts/qemu.sh path > /dev/null 2>&1; then
-		echo "check: qemu cached: $(scripts/qemu.sh path)"
-	else
-		single "make qemu" "" scripts/qemu.sh build
-	fi
+	rig_qemu
 	single "module build $kver" '(warning|error):' \
 		make --no-print-directory module KVER="$kver"
 	single "selftests build" '(warning|error):' make --no-print-directory selftests

@@ -9,7 +9,7 @@
 #   RIG_VARIANTS     extra rig variants (default "numa"; empty: none), run on RIG_VARIANT_KVER
 #   RIG_VARIANT_KVER kernel for the variants (default: oldest installed)
 #   RAPL_KVER        kernel for the rapl variant (default: newest host kernel)
-#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("rapl": make qemu and the
+#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("rapl": the
 #                    rapl variant)
 set -uo pipefail
 
@@ -91,8 +91,12 @@ if ! skipping dkms; then
 fi
 tap "install" make --no-print-directory install-test
 
-# 6. QEMU rig
+# 6. QEMU rig, with the QEMU of "make qemu" (10.0.2 and the project's
+# patches; built once per patch series, then cached): every variant boots
+# it, the emulated RAPL counters of the rapl variant included
+# (Documentation/testing.rst, "Which QEMU")
 if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
+	rig_qemu
 	for k in "${full_kvers[@]}"; do
 		rig "$k"
 	done
@@ -108,18 +112,11 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	for v in ${RIG_VARIANTS-numa}; do
 		rig "${RIG_VARIANT_KVER:-${host_kvers[0]}}" "$v"
 	done
-	# Emulated AMD RAPL hardware: QEMU 10 with the project's patches
-	# (built once per patch series, then cached), one kernel.  QEMU with
-	# vmrapl inside the rig (rapl_qemu, about 5 minutes of nested guests)
-	# is "make check-qemu", which .ci/run runs after this.
+	# Emulated AMD RAPL hardware, one kernel.  QEMU with vmrapl inside
+	# the rig (rapl_qemu, about 5 minutes of nested guests) is "make
+	# check-qemu", which .ci/run runs after this.
 	if ! skipping rapl; then
-		if scripts/qemu.sh path > /dev/null 2>&1; then
-			echo "check: qemu cached: $(scripts/qemu.sh path)"
-		else
-			single "make qemu" "" scripts/qemu.sh build
-		fi
-		scripts/qemu.sh path > /dev/null 2>&1 &&
-			RIG_ONLY="basic rapl" rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
+		RIG_ONLY="basic rapl" rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
 	fi
 	# The exporter's /metrics bodies the rig's tools test printed.
 	logs=()

@@ -95,6 +95,9 @@ for k in $(printf '%s\n' "$kver_a" "$kver_b" | sort -u); do
 done
 make -s --no-print-directory selftests > "$tmp/build.log" 2>&1 ||
 	{ cat "$tmp/build.log"; exit 1; }
+# The rig's QEMU (cached after its first build)
+scripts/qemu.sh build > "$tmp/qemu.log" 2>&1 ||
+	{ tail -n 30 "$tmp/qemu.log"; echo "prom-scrape: make qemu failed" >&2; exit 1; }
 
 # 1. the two hypervisors, each in its own process group
 declare -A port=() log=()
