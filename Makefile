@@ -22,8 +22,9 @@
 #                             Prometheus: rules, dashboard queries, Chromium
 #   make prom-rules           promtool check and unit tests of the exporter's
 #                             rules (userspace/exporter/vmrapl.rules.yml)
-#   make qemu                 QEMU 10 with the emulated AMD RAPL counters of
-#                             the rig's rapl variant, TCG plugins and
+#   make qemu                 the rig's QEMU 10, which every rig run boots:
+#                             the emulated AMD RAPL counters of the rapl
+#                             variant, TCG plugins and
 #                             -accel kvm,vmrapl=on (libvmrapl linked in), and
 #                             the vr-icount plugin of the icount variant
 #                             (scripts/qemu.sh; cached in /var/cache/vmrapl/qemu)
@@ -142,9 +143,10 @@ unit:
 # Simulator and hot-path benchmark (bench/sim), then the rig benchmarks
 # (selftests/vmrapl/bench*.c, rig.mode=bench) on one kernel (BENCH_KVER,
 # default KVER): full runs to bench/RESULTS.md and bench/results.json.
-# When "make qemu" has built its QEMU, also BENCH_ICOUNT_BOOTS boots
-# (default 3, 0 for none) of the icount variant: instructions per context
-# switch, counted by the vr-icount TCG plugin (about 3 minutes a boot).
+# Then BENCH_ICOUNT_BOOTS boots (default 3, 0 for none) of the icount
+# variant: instructions per context switch, counted by the vr-icount TCG
+# plugin (about 3 minutes a boot).  Every boot runs in the QEMU of "make
+# qemu", built first unless cached.
 # bench-quick only checks that the simulator runs (no rig).
 BENCH_KVER ?= $(KVER)
 BENCH_ICOUNT_BOOTS ?= 3
@@ -152,18 +154,15 @@ ICOUNT_LOG = $(BUILD)/rig-$(BENCH_KVER)-icount-bench
 bench:
 	$(MAKE) -C $(TOP)/bench/sim full
 	$(MAKE) --no-print-directory module selftests KVER=$(BENCH_KVER)
+	$(TOP)/scripts/qemu.sh build > /dev/null
 	-RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh $(BENCH_KVER) --mode bench
 	@rm -f $(ICOUNT_LOG).[0-9]*.*
-	-@if [ $(BENCH_ICOUNT_BOOTS) -gt 0 ] && ! $(TOP)/scripts/qemu.sh path >/dev/null 2>&1; then \
-		echo "bench: make qemu has not built its QEMU: no icount boots"; \
-	else \
-		for i in $$(seq $(BENCH_ICOUNT_BOOTS)); do \
-			RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh $(BENCH_KVER) --variant icount --mode bench; \
-			for f in log icount result; do \
-				[ ! -e $(ICOUNT_LOG).$$f ] || cp $(ICOUNT_LOG).$$f $(ICOUNT_LOG).$$i.$$f; \
-			done; \
+	-@for i in $$(seq $(BENCH_ICOUNT_BOOTS)); do \
+		RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh $(BENCH_KVER) --variant icount --mode bench; \
+		for f in log icount result; do \
+			[ ! -e $(ICOUNT_LOG).$$f ] || cp $(ICOUNT_LOG).$$f $(ICOUNT_LOG).$$i.$$f; \
 		done; \
-	fi
+	done
 	$(TOP)/bench/rig/collect.sh $(BUILD)/rig-$(BENCH_KVER)-bench.log $(BENCH_KVER) \
 		$(TOP)/bench/sim/out/RESULTS.md $(TOP)/bench/sim/out/full.json \
 		$(TOP)/bench/RESULTS.md $(TOP)/bench/results.json \
@@ -196,7 +195,7 @@ deps:
 qemu:
 	@$(TOP)/scripts/qemu.sh build
 
-vmtest: module selftests
+vmtest: module selftests qemu
 	$(TOP)/selftests/rig/run.sh $(KVER) $(RIG_ARGS)
 
 demo:
