@@ -9,8 +9,8 @@
 #   RIG_VARIANTS     extra rig variants (default "numa"; empty: none), run on RIG_VARIANT_KVER
 #   RIG_VARIANT_KVER kernel for the variants (default: oldest installed)
 #   RAPL_KVER        kernel for the rapl variant (default: newest host kernel)
-#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("rapl": the
-#                    rapl variant)
+#   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("rapl": the rapl
+#                    variant)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -7,7 +7,8 @@
 # booted again.  The guest (selftests/rig/triple/reset) reboots with
 # reboot=t, the kernel's triple-fault method, and QEMU's -no-reboot turns
 # that into an exit with "Triple fault" in its log: with sysrq b (a
-# silent reboot) and sysrq c (a crash: a panic, then the reboot).
+# silent reboot) and sysrq c (a crash: a panic, then the reboot).  Also
+# that a RIG_QEMU that does not exist is named (no boot).
 #
 # Usage: rig-triple-test.sh KVER (default: the newest host kernel)
 set -uo pipefail
@@ -42,4 +43,11 @@ check "a triple fault after a panic is not booted again" \
 	bash -c '! grep -q "booting once more" "$0" && [[ ! -e $1 ]]' "$out.panic" "$log.triple1"
 check "and it fails the run, the panic named" \
 	bash -c '[[ '"$rc"' != 0 ]] && grep -q "Kernel panic" "$0"' "$out.panic"
-[[ $failed == 0 ]] || { tail -n 20 "$out" "$out.panic" | sed 's/^/# /'; exit 1; }
+# No boot: a QEMU that is not there is named, and fails the run.
+RIG_TAG=triple RIG_QEMU=/nonexistent/qemu-system-x86_64 \
+	"$top/selftests/rig/run.sh" "$kver" > "$out.noqemu" 2>&1
+rc=$?
+check "a RIG_QEMU that does not exist is named, and fails the run" \
+	bash -c '[[ '"$rc"' != 0 ]] && grep -q "RIG_QEMU=/nonexistent/qemu-system-x86_64: no such program" "$0" &&
+		grep -q "failed=1" "$1"' "$out.noqemu" "$top/build/rig-triple.result"
+[[ $failed == 0 ]] || { tail -n 20 "$out" "$out.panic" "$out.noqemu" | sed 's/^/# /'; exit 1; }

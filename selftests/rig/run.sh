@@ -11,11 +11,11 @@
 # lockdep, kmemleak, UBSAN, debugobjects and failslab, see
 # scripts/debug-kernel.sh: 3 GiB of memory, longer timeouts, and the
 # kmemleak report the guest prints at the end is judged too), rapl (the
-# QEMU of "make qemu", whose TCG emulates AMD RAPL counters from a power
+# rig's QEMU, that of "make qemu", emulating AMD RAPL counters from a power
 # model: an AMD family 0x19 CPU with rapl=on; the model's truth is written
 # to build/rig-<KVER>-rapl.truth and is readable in the guest as the
 # fw_cfg file opt/org.vmrapl/rapl; see Documentation/testing.rst), icount
-# (the QEMU of "make qemu" with the vr-icount TCG plugin loaded, which
+# (the rig's QEMU with the vr-icount TCG plugin loaded, which
 # counts guest instructions between marker instructions and writes the
 # counts to build/rig-<KVER>-icount[-<mode>].icount; with --mode bench only
 # bench_ctxsw runs, in its instruction-count mode: bench/rig/collect.sh
@@ -101,6 +101,22 @@ if [[ ! -r $kernel ]]; then
 	echo "passed=0 failed=1 skipped=0" > "$result"
 	exit 1
 fi
+# Every variant boots the QEMU that "make qemu" cached (10.0.2 with the
+# project's patches), or RIG_QEMU; Debian 12's own QEMU 7.2 broke the
+# nested guests' world switch once or twice a make check (a guest's
+# triple fault with its vCPU thread's stack end overwritten, interrupts
+# taken with IF clear: Documentation/testing.rst, "Which QEMU").
+if ! qemu_bin=${RIG_QEMU:-$("$top/scripts/qemu.sh" path)}; then
+	echo "rig $tag: no QEMU: run \"make qemu\" (scripts/qemu.sh), or set RIG_QEMU" >&2
+	echo "passed=0 failed=1 skipped=0" > "$result"
+	exit 1
+fi
+if ! command -v "$qemu_bin" > /dev/null; then
+	echo "rig $tag: RIG_QEMU=$qemu_bin: no such program" >&2
+	echo "passed=0 failed=1 skipped=0" > "$result"
+	exit 1
+fi
+read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
 if [[ $build_initramfs == 1 ]]; then
 	"$top/selftests/rig/mkinitramfs.sh" "$kver" "$initrd" "$variant" || {
 		echo "passed=0 failed=1 skipped=0" > "$result"
@@ -133,17 +149,6 @@ fi
 
 cpu=max
 known_re=
-# Every variant boots the QEMU that "make qemu" cached (10.0.2 with the
-# project's patches), or RIG_QEMU; Debian 12's own QEMU 7.2 broke the
-# nested guests' world switch once or twice a make check (a guest's
-# triple fault with its vCPU thread's stack end overwritten, interrupts
-# taken with IF clear: Documentation/testing.rst, "Which QEMU").
-if ! qemu_bin=${RIG_QEMU:-$("$top/scripts/qemu.sh" path)}; then
-	echo "rig $tag: no QEMU: run \"make qemu\" (scripts/qemu.sh), or set RIG_QEMU" >&2
-	echo "passed=0 failed=1 skipped=0" > "$result"
-	exit 1
-fi
-read -r -a firmware <<< "$("$top/scripts/qemu.sh" firmware)"
 truth=$top/build/rig-$tag.truth
 icount=$top/build/rig-$tag.icount
 smp=4,sockets=2,cores=2
