@@ -124,7 +124,10 @@ struct vr_pkg;
  *	adds @busy_ns when it folds it, the sample subtracts it (wrapping
  *	u64 arithmetic), so the switch path does not count it twice.
  * @core_w: the core's energy per busy ns over the last window, in
- *	2^-VR_CORE_W_SHIFT eu (0: none known).
+ *	2^-VR_CORE_W_SHIFT eu.
+ * @core_wok: @core_w was measured.  A window with busy time and no energy
+ *	measures 0, which is a weight like any other: only a CPU never
+ *	sampled, or whose counter could not be read, has none.
  * @busy_e: per-core energy weight of the open epoch's busy time before
  *	@core_wns, eu (the weight changed there).
  * @core_wns: @busy_ns at the last change of @core_w in the open epoch.
@@ -154,6 +157,7 @@ struct vr_cpu {
 	bool online;
 	bool core_due;
 	bool core_have;
+	bool core_wok;
 	u64 core_raw;
 	u64 core_carry;
 	u64 core_t;

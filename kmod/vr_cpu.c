@@ -99,12 +99,15 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 	if (!s->read(s->ctx, c, &raw)) {
 		c->core_have = false;
 		c->core_w = 0;
+		c->core_wok = false;
 		return;
 	}
 	if (c->core_have && s->kind == VR_CORE_CYCLES) {
 		/* 64-bit cycles: backwards is a reset (resume), unknown. */
-		if (raw >= c->core_raw && busy)
+		if (raw >= c->core_raw && busy) {
 			c->core_w = vr_core_weight(raw - c->core_raw, busy);
+			c->core_wok = true;
+		}
 	} else {
 		/*
 		 * An SMT sibling shares the core's counter: the core's energy
@@ -121,8 +124,10 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 		    vr_core_delta(c->core_raw, raw, s->width, s->esu,
 				  now - c->core_t, c->pkg->max_power_uw,
 				  &c->core_carry, &eu)) {
-			if (busy)
+			if (busy) {
 				c->core_w = vr_core_weight(eu, busy);
+				c->core_wok = true;
+			}
 			/*
 			 * With a sibling, this thread's share of the window's
 			 * energy (half of it when neither ran): the two shares
@@ -285,7 +290,7 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 	c->core_cred += e;
 	p->fold_core_corr += c->core_corr;
 	c->core_corr = 0;
-	if (!c->core_w)
+	if (!c->core_wok)
 		p->fold_busy_nw += c->busy_ns - c->core_wns;
 	c->core_busy += c->busy_ns;
 	WRITE_ONCE(c->busy_done, c->busy_done + c->busy_ns);
@@ -336,7 +341,7 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 				c->core_cred += e;
 				corr += c->core_corr;
 				c->core_corr = 0;
-				if (!c->core_w)
+				if (!c->core_wok)
 					busy_nw += c->busy_ns - c->core_wns;
 				c->core_busy += c->busy_ns;
 				WRITE_ONCE(c->busy_done,

@@ -145,7 +145,8 @@ static void vr_fit_block_reset(struct vr_fit *f)
  * drops the open block, whose energy is then unknown.  @core_e is the
  * epoch's per-core energy (its busy time's VR_CORE_ENERGY weights), and
  * @core_ok says that it covers every busy ns: a block of such epochs
- * also measures the package's power less its cores' (@ring_r).
+ * also measures the package's power less its cores' (@ring_r, over
+ * @ring_t).
  * @core_corr is what the cores' samples in the epoch measured beyond what
  * the weights had credited (vr_cpu.core_corr): the weights are rates over
  * earlier windows, and a core's counter also counts what its CPU did
@@ -156,7 +157,7 @@ void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 		  s64 core_corr, bool core_ok, bool lost)
 {
 	struct vr_fit *f = &p->fit;
-	u64 u, y, r = 0, ou, oy;
+	u64 u, y, r = 0, t = 0, ou, oy;
 	s64 core;
 
 	if (lost) {
@@ -200,8 +201,12 @@ void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 		if (core > (s64)f->blk_de)
 			core = f->blk_de;
 		f->core_carry += f->blk_core - core;
-		r = 1 + vr_mul_div(f->blk_de - core, VR_FJ_PER_J >> VR_EU_SHIFT,
-				   f->blk_dt << VR_FIT_Y_SHIFT);
+		r = vr_mul_div(f->blk_de - core, VR_FJ_PER_J >> VR_EU_SHIFT,
+			       f->blk_dt << VR_FIT_Y_SHIFT);
+		/* at least VR_FIT_BLOCK_NS: never 0, the mark of "none" */
+		t = vr_mul_div(f->blk_dt, 1, 1000);
+		if (t > VR_FIT_T_MAX)
+			t = VR_FIT_T_MAX;
 	}
 	vr_fit_block_reset(f);
 	if (u > VR_FIT_U_MAX || y > VR_FIT_Y_MAX)
@@ -214,8 +219,9 @@ void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 		f->suu -= ou * ou;
 		f->suy -= ou * oy;
 		f->syy -= oy * oy;
-		if (f->ring_r[f->head]) {
-			f->sr -= f->ring_r[f->head] - 1;
+		if (f->ring_t[f->head]) {
+			f->sr -= (u64)f->ring_r[f->head] * f->ring_t[f->head];
+			f->st -= f->ring_t[f->head];
 			f->nr--;
 		}
 	} else {
@@ -223,10 +229,15 @@ void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 	}
 	f->ring_u[f->head] = u;
 	f->ring_y[f->head] = y;
-	/* r <= y + 1 <= VR_FIT_Y_MAX + 1: a u32, and sr within 2^31 */
+	/*
+	 * r <= y <= VR_FIT_Y_MAX and t <= VR_FIT_T_MAX: u32s, and sr below
+	 * 2^(24 + 31 + 7) for the ring's 2^7 blocks.
+	 */
 	f->ring_r[f->head] = r;
-	if (r) {
-		f->sr += r - 1;
+	f->ring_t[f->head] = t;
+	if (t) {
+		f->sr += r * t;
+		f->st += t;
 		f->nr++;
 	}
 	f->head = (f->head + 1) % VR_FIT_BLOCKS;
@@ -317,7 +328,7 @@ void vr_pkg_fit_update(struct vr_pkg *p)
 
 	f->solves++;
 	if (f->nr >= VR_FIT_MIN_BLOCKS) {
-		f->core_uw = vr_mul_div(f->sr, 1ULL << VR_FIT_Y_SHIFT, f->nr);
+		f->core_uw = vr_mul_div(f->sr, 1ULL << VR_FIT_Y_SHIFT, f->st);
 		f->core_blocks = f->nr;
 		f->flags |= VR_FIT_CORE;
 	}
