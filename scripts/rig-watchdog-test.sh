@@ -7,6 +7,7 @@
 # never matched, and a hang ran to RIG_TIMEOUT.  Here the rig's shell
 # mode, whose shell waits on an empty stdin, is the silent guest:
 # RIG_SILENCE=20 must end it as a hang well before RIG_TIMEOUT=240.
+# Before it ends it, the watchdog dumps the four vCPUs from QMP.
 #
 # Usage: rig-watchdog-test.sh KVER (default: the newest host kernel)
 set -uo pipefail
@@ -19,9 +20,17 @@ RIG_SILENCE=20 RIG_TIMEOUT=240 "$top/selftests/rig/run.sh" "$kver" --mode shell 
 	> "$top/build/rig-watchdog.out" 2>&1
 took=$(( $(date +%s) - start ))
 echo "rig shell mode on $kver ended after ${took}s: $(cat "$log.hang" 2>/dev/null || echo 'no hang recorded')"
-if [[ -f $log.hang && $took -lt 200 ]]; then
-	echo "ok: the watchdog ended the silent guest"
-	exit 0
+if [[ ! -f $log.hang || $took -ge 200 ]]; then
+	echo "FAIL: the watchdog did not end the silent guest (RIG_TIMEOUT ended it, or it never hung)"
+	exit 1
 fi
-echo "FAIL: the watchdog did not end the silent guest (RIG_TIMEOUT ended it, or it never hung)"
-exit 1
+echo "ok: the watchdog ended the silent guest"
+# Before it did, it dumped where the vCPUs were (hangdump.py): four of
+# them, each with its RIP named from the kernel's _text.
+n=$(grep -c '^--- CPU [0-9]: RIP _text+0x' "$log.cpus" 2>/dev/null)
+if [[ ${n:-0} != 4 ]]; then
+	echo "FAIL: the watchdog's dump of the vCPUs ($log.cpus) named ${n:-0} of 4 RIPs"
+	exit 1
+fi
+echo "ok: the watchdog dumped the 4 vCPUs ($log.cpus)"
+exit 0

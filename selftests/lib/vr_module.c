@@ -31,6 +31,13 @@ int vr_load(const char *params)
 	if (!ret)
 		vr_system("chgrp kvm /dev/vmrapl%s%s && chmod 0660 /dev/vmrapl",
 			  "", "");
+	/*
+	 * In the rig, where this load's text is, for the watchdog's dump of
+	 * a wedged guest (selftests/rig/hangdump.py).
+	 */
+	if (!ret && getenv("VMRAPL_RIG_VARIANT"))
+		vr_system("echo \"### MODTEXT vmrapl %s\" > /dev/kmsg%s",
+			  "$(cat /sys/module/vmrapl/sections/.text)", "");
 	return ret;
 }
 

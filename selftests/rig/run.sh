@@ -94,7 +94,7 @@ if [[ -z ${RIG_KERNEL:-} && ! -r /boot/vmlinuz-$kver ]] &&
 fi
 kernel=${RIG_KERNEL:-/boot/vmlinuz-$kver}
 mkdir -p "$top/build/rig"
-rm -f "$result"
+rm -f "$result" "$log.hang1.cpus"
 
 if [[ ! -r $kernel ]]; then
 	echo "run.sh: $kernel missing (install linux-image for $kver, or set RIG_KERNEL)" >&2
@@ -171,8 +171,14 @@ if [[ $variant == icount ]]; then
 fi
 # QEMU's own log (-d cpu_reset): "Triple fault" when the emulated machine
 # itself triple-faults, which -no-reboot turns into a silent, clean exit.
+# -nodefaults: q35's default devices include an empty CD-ROM on its AHCI
+# controller, which QEMU 10.0.2 emulates so that Debian's SeaBIOS 1.16.2
+# waits out its 32 s ATA timeout before every boot (QEMU 7.2 did not);
+# the console and the human monitor are the serial line, muxed on stdio,
+# as -nographic had them.
 qemu=("$qemu_bin" "${firmware[@]}" "${plugin[@]}" -machine q35 -accel tcg,thread=multi
-	-m "$mem" -nographic -no-reboot -d cpu_reset -D "$log.qemu"
+	-m "$mem" -nographic -nodefaults -serial mon:stdio -no-reboot
+	-d cpu_reset -D "$log.qemu"
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 case $variant in
 "") ;;
@@ -218,6 +224,11 @@ esac
 # PCI BARs for the guest to size, which is where QEMU 10.0.2 died of
 # SIGSEGV twice (address_space_translate_internal(), before vmrapl).
 qemu+=(-cpu "$cpu" -smp "$smp" -vga none)
+# QMP on a socket, for the watchdog's dump of a wedged guest (hangdump.py);
+# the console and the human monitor stay muxed on stdio.
+mon=$log.qmp
+rm -f "$mon"
+qemu+=(-qmp "unix:$mon,server=on,wait=off")
 if [[ $mode == prom ]]; then
 	qemu+=(-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:${RIG_PROM_PORT:-19877}-:9877"
 	       -device virtio-net-pci,netdev=n0)
@@ -226,15 +237,35 @@ else
 fi
 
 stdin=/dev/null
-[[ $mode == shell && -t 0 ]] && stdin=/dev/stdin
+fg=()
+if [[ $mode == shell && -t 0 ]]; then
+	stdin=/dev/stdin
+	# timeout(1) runs QEMU in a process group of its own, in the
+	# background of the terminal: QEMU's first tcsetattr() of it (raw
+	# mode for the console) stopped it with SIGTTOU, before the BIOS.
+	fg=(--foreground)
+fi
+
+# Where a wedged guest's vCPUs are, from QEMU's monitor, before the
+# watchdog ends the boot: $log.cpus (selftests/rig/hangdump.py).  Its
+# kernel's System.map sits next to its image.
+smap=$(dirname "$kernel")/System.map-$kver
+[[ -r $smap ]] || smap=/boot/System.map-$kver
+dump_cpus() {
+	local kos=("${VMRAPL_KO:-$top/build/$kver/vmrapl.ko}")
+
+	kos+=("${RIG_MODDIR:-/lib/modules/$kver}"/kernel/arch/x86/kvm/kvm*.ko*)
+	timeout 120 python3 "$top/selftests/rig/hangdump.py" "$mon" "$log" \
+		"$smap" "${kos[@]}" > "$log.cpus" 2>&1
+}
 
 # One boot.  A watchdog ends it when the console stays silent for
 # RIG_SILENCE seconds (default 240; every test prints well within that):
 # a guest that stopped without a word is a hang, not a slow test.
 boot() {
 	local qpid wpid
-	rm -f "$log.hang" "$log.stall"
-	timeout -k 10 "$timeout" "${qemu[@]}" < "$stdin" > >(tee "$log") 2>&1 &
+	rm -f "$log.hang" "$log.stall" "$log.cpus"
+	timeout "${fg[@]}" -k 10 "$timeout" "${qemu[@]}" < "$stdin" > >(tee "$log") 2>&1 &
 	qpid=$!
 	(
 		stalled=0
@@ -251,6 +282,7 @@ boot() {
 				stalled=$((stalled + 10))
 				if (( stalled > 60 )); then
 					echo "an RCU stall report, ended ${stalled}s after it" > "$log.stall"
+					dump_cpus
 					kill "$qpid" 2>/dev/null
 					exit 0
 				fi
@@ -258,6 +290,7 @@ boot() {
 			age=$(( $(date +%s) - $(stat -c %Y "$log" 2>/dev/null || date +%s) ))
 			if (( age > silence )); then
 				echo "no console output for ${age}s" > "$log.hang"
+				dump_cpus
 				# timeout(1) passes the signal on to QEMU.  (A
 				# pkill -f of the command line missed every
 				# kernel whose name has a "+", a regex
@@ -299,6 +332,7 @@ retried=
 if [[ -f $log.hang && $mode == tests ]]; then
 	cp "$log" "$log.hang1"
 	cp "$log.qemu" "$log.hang1.qemu" 2>/dev/null
+	cp "$log.cpus" "$log.hang1.cpus" 2>/dev/null
 	echo "rig $tag: the guest hung, $(cat "$log.hang") (log kept in $log.hang1); booting once more"
 	boot
 elif [[ $mode == tests ]] && (( qrc != 124 && qrc != 137 )) &&
@@ -542,6 +576,16 @@ for p in "${problems[@]}"; do
 	echo "  FAIL: $p"
 done
 [[ -n $retried ]] && echo "  RETRIED: $retried"
+# Where a wedged guest's vCPUs were (this boot's, or the retried one's),
+# each with the first kernel functions on its stacks: the whole dump is in
+# the .cpus file.
+for f in "$log.cpus" "$log.hang1.cpus"; do
+	[[ -f $f ]] || continue
+	echo "  vCPUs of the wedged guest ($f):"
+	awk '/^--- CPU/ { print "    " $0; n = 0; next }
+	     /^    \[/ && n < 8 { print "      " $0; n++ }
+	     /^hangdump:/ { print "    " $0 }' "$f"
+done
 echo "rig $tag: boot+run took ${elapsed}s"
 echo "rig $tag: $passed passed, $failed failed, $skipped skipped"
 [[ $failed == 0 ]]
