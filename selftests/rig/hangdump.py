@@ -32,7 +32,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 KERNEL_TEXT_MAX = 64 << 20     # no kernel's text is larger
 KERNEL_HALF = 0xff00000000000000   # 5-level paging; 4-level's is above
@@ -76,32 +75,30 @@ def hmp(sock_path, cmds, timeout=20.0):
     return out
 
 
-def load_map(path, base=0, link_base=None):
-    """(addr, name) sorted, from System.map or nm output, moved to base."""
+def load_map(path):
+    """(addr, name) of the text symbols of a System.map or kallsyms."""
     syms = []
     try:
-        ext = os.path.splitext(path)[1]
-        if ext in DECOMPRESS:
-            with tempfile.NamedTemporaryFile(suffix='.ko') as t:
-                subprocess.run(DECOMPRESS[ext] + [path], stdout=t,
-                               check=False)
-                return load_map(t.name, base, link_base)
-        if path.endswith('.ko'):
-            return ko_text_syms(path, base)
-        else:
-            with open(path) as f:
-                text = f.read()
+        with open(path) as f:
+            text = f.read()
     except OSError:
         return syms
     for ln in text.splitlines():
         p = ln.split()
-        if len(p) < 3 or p[1] not in 'tTwW':
-            continue
-        syms.append((int(p[0], 16), p[2]))
+        if len(p) >= 3 and p[1] in ('t', 'T', 'w', 'W'):
+            syms.append((int(p[0], 16), p[2]))
     syms.sort()
-    if link_base is None:
-        return [(a + base, n) for a, n in syms]
-    return [(a - link_base + base, n) for a, n in syms]
+    return syms
+
+
+def ko_syms(path, base):
+    """A module file's .text functions at @base, compressed or not."""
+    ext = os.path.splitext(path)[1]
+    if ext not in DECOMPRESS:
+        return ko_text_syms(path, base)
+    with tempfile.NamedTemporaryFile(suffix='.ko') as t:
+        subprocess.run(DECOMPRESS[ext] + [path], stdout=t, check=False)
+        return ko_text_syms(t.name, base)
 
 
 def ko_text_syms(path, base):
@@ -242,7 +239,7 @@ def main():
         mod = os.path.basename(ko).split('.')[0].replace('-', '_')
         if mod not in texts or not os.path.exists(ko):
             continue
-        syms = load_map(ko, texts[mod])
+        syms = ko_syms(ko, texts[mod])
         if len(syms) > 1:
             tables.append((' [%s]' % mod, syms, texts[mod], syms[-1][0]))
 
