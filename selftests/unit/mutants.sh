@@ -73,6 +73,8 @@ core-corr-dropped @@ vr_cpu.c @@ c->core_corr += (s64)(eu - cred); @@ (void)cred
 core-corr-unshared @@ vr_cpu.c @@ eu = busy ? vr_mul_div(eu, own, busy) : eu / 2; @@ (void)own;
 core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)core_corr;
 core-excess-dropped @@ vr_static.c @@ f->core_carry += f->blk_core - core; @@ (void)0;
+zero-weight-is-none @@ vr_cpu.c @@ 				if (!c->core_wok) @@ 				if (!c->core_w)
+core-mean-of-blocks @@ vr_static.c @@ t = vr_mul_div(f->blk_dt, 1, 1000); @@ t = 20000;
 EOF
 )
 
