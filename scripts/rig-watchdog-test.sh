@@ -33,4 +33,25 @@ if [[ ${n:-0} != 4 ]]; then
 	exit 1
 fi
 echo "ok: the watchdog dumped the 4 vCPUs ($log.cpus)"
+# The stall retry's verdict (hangdump.py --wedged) on that real dump: an
+# idle guest is not wedged; the same dump with interrupts off is, outside
+# vmrapl; and with a vmrapl function on one of those CPUs it is not.
+wedged() { python3 "$top/selftests/rig/hangdump.py" --wedged "$@" > /dev/null; }
+off=$top/build/rig-watchdog.off.cpus
+ours=$top/build/rig-watchdog.ours.cpus
+sed 's/; interrupts on$/; interrupts OFF/' "$log.cpus" > "$off"
+sed '0,/^--- CPU 0: RIP /s//&vr_cpu_event+0x10 [vmrapl] at /' "$off" > "$ours"
+if wedged "$log.cpus" "$log.cpus"; then
+	echo "FAIL: --wedged called an idle guest wedged"
+	exit 1
+fi
+if ! wedged "$off" "$off"; then
+	echo "FAIL: --wedged missed four CPUs with interrupts off outside vmrapl"
+	exit 1
+fi
+if wedged "$off" "$ours"; then
+	echo "FAIL: --wedged called a CPU stopped in vmrapl the emulator's"
+	exit 1
+fi
+echo "ok: --wedged tells an idle guest, a guest wedged outside vmrapl and one wedged in it apart"
 exit 0

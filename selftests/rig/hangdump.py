@@ -9,6 +9,7 @@ still prints may not name the CPU that holds what the others wait for.
 
 Usage: hangdump.py SOCKET LOG SYSTEM_MAP [KO...]
        hangdump.py --rename SYSTEM_MAP DUMP
+       hangdump.py --wedged DUMP1 DUMP2
 
 SOCKET is QEMU's QMP socket (-qmp unix:SOCKET,server=on,wait=off); the
 human monitor stays where the rig always had it, muxed with the console on
@@ -23,7 +24,10 @@ the .text address their last load printed ("### MODTEXT name addr", from
 addresses in (the built vmrapl.ko, the kernel's kvm and kvm-amd,
 compressed or not).  Prints the dump.  --rename names the _text offsets
 of a dump from a real System.map, or a /proc/kallsyms of any boot of the
-same kernel.  No part of it runs in the guest.
+same kernel.  --wedged compares two dumps taken 10 s apart and exits 0
+when the guest is wedged outside vmrapl: some CPU had interrupts off in
+both, and none that did had a vmrapl function on its stacks (run.sh
+retries such a stall once, as it does a hang).  No part of it runs in the guest.
 """
 import json
 import os
@@ -204,9 +208,48 @@ def scan_stack(sock, c, sp, tables, label, depth):
         print('    (no kernel text on the first 2 KiB of its stack)')
 
 
+def stuck_cpus(dump):
+    """{cpu: (interrupts off, a vmrapl function on its stacks)} of a dump."""
+    cpus = {}
+    cur = None
+    with open(dump, errors='replace') as f:
+        for ln in f:
+            m = re.match(r'--- CPU (\d+): RIP (.*); interrupts (on|OFF)', ln)
+            if m:
+                cur = int(m.group(1))
+                cpus[cur] = [m.group(3) == 'OFF', '[vmrapl]' in m.group(2)]
+            elif re.match(r'=== CPU', ln):
+                cur = None
+            elif cur is not None and ln.startswith('    [') and \
+                    '[vmrapl]' in ln:
+                cpus[cur][1] = True
+    return cpus
+
+
+def wedged(dump1, dump2):
+    """The emulator's, not vmrapl's: some CPU had interrupts off in both
+    dumps, and no CPU that did had a vmrapl function on its stacks in
+    either.  Exit 0 then, and name them; 1 otherwise."""
+    a, b = stuck_cpus(dump1), stuck_cpus(dump2)
+    off = [c for c in a if c in b and a[c][0] and b[c][0]]
+    ours = [c for c in off if a[c][1] or b[c][1]]
+    if off and not ours:
+        print('CPU %s: interrupts off in both dumps, no vmrapl function on '
+              'their stacks' % ', '.join(map(str, off)))
+        return 0
+    if ours:
+        print('CPU %s: interrupts off in both dumps, in vmrapl'
+              % ', '.join(map(str, ours)))
+    else:
+        print('no CPU had interrupts off in both dumps')
+    return 1
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == '--rename':
         return rename(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 4 and sys.argv[1] == '--wedged':
+        return wedged(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 4:
         print(__doc__, file=sys.stderr)
         return 2
