@@ -212,7 +212,11 @@ def stuck_cpus(dump):
     """{cpu: (interrupts off, a vmrapl function on its stacks)} of a dump."""
     cpus = {}
     cur = None
-    with open(dump, errors='replace') as f:
+    try:
+        f = open(dump, errors='replace')
+    except OSError:
+        return cpus     # no dump: nothing is known to be wedged
+    with f:
         for ln in f:
             m = re.match(r'--- CPU (\d+): RIP (.*); interrupts (on|OFF)', ln)
             if m:
