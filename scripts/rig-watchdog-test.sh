@@ -13,6 +13,10 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# First, without a guest: the dump's stack walk against a monitor that
+# reads memory as QEMU's does (a wedged CPU's IRQ stack, followed to the
+# interrupted context next to the guard page).
+python3 "$top/selftests/rig/hangdump_test.py" || exit 1
 kver=${1:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -n1)}
 log=$top/build/rig-$kver-shell.log
 start=$(date +%s)

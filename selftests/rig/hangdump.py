@@ -168,17 +168,36 @@ def is_stack(w):
     return KERNEL_HALF <= w < 0xffffffff80000000 and not w & 7
 
 
+def read_words(sock, c, addr, n):
+    """Up to n 8-byte words of vCPU c's memory from addr, to the first
+    it cannot read.  HMP's x prints 16 bytes a line and drops a whole line
+    it cannot read (memory_dump(), monitor/hmp-cmds-target.c, QEMU
+    10.0.2), so the read starts 16-byte aligned: a stack's top word, 8
+    bytes below the unmapped guard page when sp is 8 mod 16, would
+    otherwise go with the guard page's half of its line."""
+    start = addr & ~15
+    count = n + (addr - start) // 8
+    out = hmp(sock, [('x/%dgx 0x%x' % (count, start), c)])[0]
+    mem = {}
+    for ln in out.splitlines():
+        m = re.match(r'\s*([0-9a-f]+):(.*)', ln)
+        if not m:
+            continue
+        for k, w in enumerate(re.findall(r'0x([0-9a-f]{16})', m.group(2))):
+            mem[int(m.group(1), 16) + 8 * k] = int(w, 16)
+    words = []
+    while len(words) < n and addr + 8 * len(words) in mem:
+        words.append(mem[addr + 8 * len(words)])
+    return words
+
+
 def scan_stack(sock, c, sp, tables, label, depth):
     """Print the kernel text words on 2 KiB of a vCPU's stack from sp.
     An interrupt runs on the IRQ stack, whose top word is the stack
     pointer of the interrupted context (call_on_irqstack()): the word
     after the IRQ handler's return address, followed depth more times,
     for where the interrupt came in (the holder of a lock it spins on)."""
-    stack = hmp(sock, [('x/256gx 0x%x' % sp, c)])[0]
-    words = []
-    for ln in stack.splitlines():
-        words += [int(w, 16) for w in
-                  re.findall(r'0x([0-9a-f]{16})', ln.split(':', 1)[-1])]
+    words = read_words(sock, c, sp, 256)
     seen = 0
     prev = None
     for i, w in enumerate(words):
