@@ -163,9 +163,31 @@ def rename(smap, dump):
 
 
 def is_stack(w):
-    """A kernel address outside the kernel image: a stack's, maybe
-    (-cpu max has 5-level paging: the kernel's half starts at 0xff00...)."""
-    return KERNEL_HALF <= w < 0xffffffff80000000 and not w & 7
+    """A kernel address that is 8-byte aligned: a stack pointer, maybe
+    (-cpu max has 5-level paging: the kernel's half starts at 0xff00...;
+    CPU 0's idle task runs on init_stack, inside the kernel image)."""
+    return w >= KERNEL_HALF and not w & 7
+
+
+def iret_frame(words, i):
+    """The ip, cs, flags, sp, ss an entry to the kernel pushed, at words[i]:
+    the end of a pt_regs.  Matched by its shape, not by the entry stub's
+    name (Debian's System.map is a stub): the kernel's or user space's
+    code segment, flags with their always-set bit 1, a stack, its segment."""
+    if i + 5 > len(words):
+        return None
+    ip, cs, flags, sp, ss = words[i:i + 5]
+    if (cs, ss) == (0x10, 0x18) or (cs, ss) == (0x10, 0):
+        where = 'kernel'
+    elif (cs, ss) == (0x33, 0x2b):
+        where = 'user'
+    else:
+        return None
+    if not flags & 2 or flags >> 22 or not sp or sp & 7:
+        return None
+    if where == 'kernel' and (ip < KERNEL_HALF or not is_stack(sp)):
+        return None
+    return ip, flags, where
 
 
 def read_words(sock, c, addr, n):
@@ -192,39 +214,38 @@ def read_words(sock, c, addr, n):
 
 
 def scan_stack(sock, c, sp, tables, label, depth):
-    """Print the kernel text words on 2 KiB of a vCPU's stack from sp.
-    An interrupt runs on the IRQ stack, whose top word is the stack
-    pointer of the interrupted context (call_on_irqstack()): the word
-    after the IRQ handler's return address, followed depth more times,
-    for where the interrupt came in (the holder of a lock it spins on)."""
-    words = read_words(sock, c, sp, 256)
+    """Print the kernel text words on up to 4 KiB of a vCPU's stack from
+    sp, and the first pt_regs on it (where an interrupt or exception came
+    in, and whether interrupts were on there).  When the read ends at a
+    page boundary (the guard page) on a stack address, that word is the
+    top of an IRQ stack: the interrupted context's stack pointer, saved
+    there by call_on_irqstack().  It is followed depth more times, for
+    where the interrupt came in (the holder of a lock the CPU spins on)."""
+    want = 512
+    words = read_words(sock, c, sp, want)
     seen = 0
-    prev = None
+    regs_at = None
     for i, w in enumerate(words):
         n = name(w, tables)
         if n:
             print('    [%s+0x%03x] %s' % (label, 8 * i, n))
             seen += 1
-            regs = words[i + 1:i + 22]
-            if n.startswith('asm_') and len(regs) == 21:
-                # An entry stub's return address, then the pt_regs it
-                # pushed: ip, cs, flags are its words 16 to 18.
-                ip, flags = regs[16], regs[18]
-                print('    [%s+0x%03x] pt_regs: interrupted at %s, '
-                      'flags 0x%x (interrupts %s there)'
-                      % (label, 8 * (i + 1), name(ip, tables) or
-                         '0x%x' % ip, flags,
-                         'on' if flags & 0x200 else 'OFF'))
-        elif (depth and prev and re.match(r'(sysvec_|common_interrupt|'
-                                           r'spurious_interrupt)', prev)
-              and is_stack(w) and not sp <= w < sp + 8 * len(words)):
-            print('    [%s+0x%03x] the interrupted context\'s stack:'
-                  % (label, 8 * i))
-            scan_stack(sock, c, w, tables, 'irq-' + label, depth - 1)
-            depth = 0
-        prev = n
+        frame = None if regs_at is not None else iret_frame(words, i)
+        if frame:
+            ip, flags, where = frame
+            regs_at = i
+            print('    [%s+0x%03x] pt_regs: interrupted in %s at %s, '
+                  'flags 0x%x (interrupts %s there)'
+                  % (label, 8 * i, where, name(ip, tables) or '0x%x' % ip,
+                     flags, 'on' if flags & 0x200 else 'OFF'))
+    end = sp + 8 * len(words)
+    if (depth and words and len(words) < want and not end & 0xfff and
+            is_stack(words[-1]) and not sp <= words[-1] < end):
+        print('    [%s+0x%03x] the top of an IRQ stack: the interrupted '
+              'context\'s stack:' % (label, 8 * (len(words) - 1)))
+        scan_stack(sock, c, words[-1], tables, 'irq-' + label, depth - 1)
     if not seen and tables:
-        print('    (no kernel text on the first 2 KiB of its stack)')
+        print('    (no kernel text on the first 4 KiB of its stack)')
 
 
 def stuck_cpus(dump):

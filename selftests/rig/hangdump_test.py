@@ -31,7 +31,9 @@ SYMS = [(TEXT, '_text'),
         (TEXT + 0x5000, 'ktime_get_update_offsets_now'),
         (TEXT + 0x6000, 'read_hpet'),
         (TEXT + 0x7000, 'do_idle')]
-TABLES = [('', SYMS, TEXT, TEXT + 0x8000)]
+NAMED = [('', SYMS, TEXT, TEXT + 0x8000)]
+# Debian's /boot/System.map is a stub: the dump names offsets from _text.
+STUB = [('', [(TEXT, '_text')], TEXT, TEXT + 0x8000)]
 IRQ_LO = 0xff8aa5ed40000000        # a 16 KiB IRQ stack; its guard page above
 TASK_LO = 0xff8aa5ed40200000       # the interrupted task's stack
 
@@ -96,28 +98,29 @@ def wedged_in_timer_irq(flags):
     return mon, sp
 
 
-def walk(mon, sp):
+def walk(mon, sp, tables):
     hangdump.hmp = mon.hmp
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        hangdump.scan_stack(None, 0, sp, TABLES, 'rsp', 2)
+        hangdump.scan_stack(None, 0, sp, tables, 'rsp', 2)
     return buf.getvalue()
 
 
 def main():
     failed = 0
-    for flags, state in ((0x46, 'OFF'), (0x246, 'on')):
-        mon, sp = wedged_in_timer_irq(flags)
-        out = walk(mon, sp)
-        want = ('interrupted at read_hpet+0x79, flags 0x%x (interrupts %s '
-                'there)' % (flags, state))
-        if "the interrupted context's stack" in out and want in out:
-            print('ok: the IRQ stack\'s top word, next to its guard page, '
-                  'followed to pt_regs: %s' % want)
-        else:
-            print('FAIL: the walk did not reach "%s"; it printed:\n%s'
-                  % (want, out))
-            failed += 1
+    for tables, ip in ((NAMED, 'read_hpet+0x79'), (STUB, '_text+0x6079')):
+        for flags, state in ((0x46, 'OFF'), (0x246, 'on')):
+            mon, sp = wedged_in_timer_irq(flags)
+            out = walk(mon, sp, tables)
+            want = ('interrupted in kernel at %s, flags 0x%x (interrupts '
+                    '%s there)' % (ip, flags, state))
+            if "the interrupted context's stack" in out and want in out:
+                print("ok: the IRQ stack's top word, next to its guard "
+                      'page, followed to pt_regs: %s' % want)
+            else:
+                print('FAIL: the walk did not reach "%s"; it printed:\n%s'
+                      % (want, out))
+                failed += 1
     # A read that starts 16-byte aligned returns the words asked for, from
     # the address asked for, and stops before the guard page.
     mon, sp = wedged_in_timer_irq(0x46)
