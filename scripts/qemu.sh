@@ -3,8 +3,9 @@
 #
 # "make qemu": build QEMU 10.0.2 (x86_64-softmmu only) with the project's
 # patch series, userspace/qemu/patches/*.patch (0001-0002: the emulated AMD
-# RAPL counters of the rig's rapl variant; 0003 on: -accel kvm,vmrapl=on,
-# Documentation/qemu.rst), and cache the binary outside the checkout:
+# RAPL counters of the rig's rapl variant; 0003-0008: -accel
+# kvm,vmrapl=on, Documentation/qemu.rst; 0009: a TCG fix that the rig's
+# nested guests need), and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #
