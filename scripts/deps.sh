@@ -38,6 +38,9 @@ pkgs=(
 	# perf in the rig's rapl variant (selftests/rig/mkinitramfs.sh copies
 	# the binary and its libraries into that initramfs)
 	linux-perf
+	# a backtrace of the rig's QEMU when it dies of a signal
+	# (selftests/rig/run.sh reads its core dump)
+	gdb
 )
 
 missing=()

@@ -176,7 +176,9 @@ fi
 # waits out its 32 s ATA timeout before every boot (QEMU 7.2 did not);
 # the console and the human monitor are the serial line, muxed on stdio,
 # as -nographic had them.
-qemu=("$qemu_bin" "${firmware[@]}" "${plugin[@]}" -machine q35 -accel tcg,thread=multi
+# dump-guest-core=off: a core dump of QEMU (boot() below) leaves the
+# guest's RAM out.
+qemu=("$qemu_bin" "${firmware[@]}" "${plugin[@]}" -machine q35,dump-guest-core=off -accel tcg,thread=multi
 	-m "$mem" -nographic -nodefaults -serial mon:stdio -no-reboot
 	-d cpu_reset -D "$log.qemu"
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
@@ -265,8 +267,11 @@ dump_cpus() {
 # a guest that stopped without a word is a hang, not a slow test.
 boot() {
 	local qpid wpid
-	rm -f "$log.hang" "$log.stall" "$log.cpus" "$log.cpus2"
-	timeout "${fg[@]}" -k 10 "$timeout" "${qemu[@]}" < "$stdin" > >(tee "$log") 2>&1 &
+	rm -f "$log.hang" "$log.stall" "$log.cpus" "$log.cpus2" "$log.qemu-bt" "$log.qemu"
+	touch "$log.start"
+	# Core dumps on, for QEMU only: qemu_backtrace() below.
+	( ulimit -c unlimited 2>/dev/null
+	  exec timeout "${fg[@]}" -k 10 "$timeout" "${qemu[@]}" ) < "$stdin" > >(tee "$log") 2>&1 &
 	qpid=$!
 	(
 		stalled=0
@@ -311,6 +316,36 @@ boot() {
 	kill "$wpid" 2>/dev/null
 	wait "$wpid" 2>/dev/null
 	sleep 1	# let tee finish the log
+	qemu_backtrace
+}
+
+# QEMU itself died of a signal (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV:
+# timeout(1) passes its status on): every thread's backtrace from its core
+# dump, into $log.qemu-bt, and the core deleted.  Only where the kernel
+# writes cores to files in the working directory (core_pattern "core",
+# "core.%p", ...; not a pipe to a crash handler), and with gdb.  QEMU
+# 10.0.2 has died so a few times in this rig, in its memory dispatch
+# while the guest sized PCI BARs (below): the next time says where from.
+qemu_backtrace() {
+	local pat core
+
+	case $qrc in 132 | 134 | 135 | 136 | 139) ;; *) return 0 ;; esac
+	pat=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+	if [[ $pat == '|'* || $pat == */* ]] || ! command -v gdb > /dev/null; then
+		echo "QEMU died of signal $((qrc - 128)); no backtrace: core_pattern is \"$pat\"${pat:+, }gdb $(command -v gdb > /dev/null && echo found || echo missing)" > "$log.qemu-bt"
+		return 0
+	fi
+	core=$(find . -maxdepth 1 -name "${pat%%%*}*" -type f -newer "$log.start" 2>/dev/null | head -n 1)
+	if [[ -z $core ]]; then
+		echo "QEMU died of signal $((qrc - 128)); no core file (core_pattern \"$pat\", in $PWD)" > "$log.qemu-bt"
+		return 0
+	fi
+	{
+		echo "QEMU died of signal $((qrc - 128)): $qemu_bin, core $core"
+		timeout 120 gdb -batch -nx -ex 'info threads' -ex 'thread apply all bt' \
+			"$qemu_bin" "$core" 2>&1
+	} > "$log.qemu-bt"
+	rm -f "$core"
 }
 
 echo "rig $tag: booting (timeout ${timeout}s)"
@@ -365,6 +400,10 @@ elif [[ $mode == tests ]] && (( qrc != 124 && qrc != 137 )) &&
 	cp "$log" "$log.early1"
 	cp "$log.qemu" "$log.early1.qemu" 2>/dev/null
 	why=$(grep -m1 -aoE '(Kernel panic|Oops)[^[:cntrl:]]*' "$log")
+	if [[ -f $log.qemu-bt ]]; then
+		mv "$log.qemu-bt" "$log.early1.qemu-bt"
+		why+="${why:+; }QEMU's backtrace in $log.early1.qemu-bt"
+	fi
 	echo "rig $tag: the boot failed before vmrapl was loaded (qemu rc=$qrc${why:+; $why}) (log kept in $log.early1); booting once more"
 	boot
 elif [[ $mode == tests ]] && (( qrc != 124 && qrc != 137 )) &&
@@ -401,6 +440,7 @@ elif ! grep -q '^### RIG DONE' "$log"; then
 	why=
 	grep -q 'Triple fault' "$log.qemu" 2>/dev/null &&
 		why="; the emulated machine triple-faulted (QEMU's log: $log.qemu)"
+	[[ -f $log.qemu-bt ]] && why+="; $(head -n 1 "$log.qemu-bt") (in $log.qemu-bt)"
 	fail "rig did not finish (qemu rc=$qrc$why)"
 fi
 
