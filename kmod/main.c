@@ -236,7 +236,7 @@ static void vr_pkg_entry(struct vr_hpkg *hp, struct vmrapl_pkg_stats *ps,
 	pst->fit_static_uw = sr.fit_uw;
 	pst->fit_static_sd_uw = sr.fit_sd_uw;
 	pst->fit_dyn_uw = sr.fit_dyn_uw;
-	pst->idle_static_uw = sr.idle_known ? sr.idle_uw : 0;
+	pst->idle_static_uw = sr.idle_known || sr.idle_prov ? sr.idle_uw : 0;
 	pst->fit_blocks = sr.fit_blocks;
 	pst->core_static_uw = sr.core_uw;
 	pst->core_blocks = sr.core_blocks;

@@ -280,6 +280,8 @@ struct vr_core_src {
  * @learn_skip: idle ns of the current stretch of idle epochs, up to
  *	VR_LEARN_SKIP_NS (its first ones are not learned from).
  * @idle_uw, @idle_known: P_static learned from idle epochs.
+ * @idle_prov: @idle_uw is provisional: the mean of fewer than
+ *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.
  * @fit: the online fit of P_static.
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
@@ -332,6 +334,7 @@ struct vr_pkg {
 	u64 learn_skip;
 	u64 idle_uw;
 	bool idle_known;
+	bool idle_prov;
 	u64 lag_ns;
 	struct vr_acct *prev;
 	u64 prev_busy;

@@ -11,11 +11,13 @@
 
 #define VR_LEARN_NS	(100 * 1000000ULL)	/* idle time to learn from */
 #define VR_LEARN_SKIP_NS	(2 * 1000000ULL)	/* after busy time */
+#define VR_LEARN_FIRST_NS	(5 * 1000000ULL)	/* a provisional floor */
 
 /*
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
  * stays; otherwise the idle-run estimate, which measures the package's
- * floor; else, where the cores have energy counters, the package's power
+ * floor (provisional until VR_LEARN_NS of idle time: vr_learn_static());
+ * else, where the cores have energy counters, the package's power
  * less its cores' while it is busy, measured (its floor and the uncore
  * that switches on with the first active core); else the last
  * well-conditioned fit, whose intercept estimates the same from a line
@@ -29,7 +31,7 @@ static void vr_static_resolve(struct vr_pkg *p)
 {
 	if (!p->learn_static)
 		return;
-	if (p->idle_known) {
+	if (p->idle_known || p->idle_prov) {
 		p->p_static_uw = p->idle_uw;
 		p->static_origin = VR_STATIC_LEARNED;
 	} else if (p->fit.flags & VR_FIT_CORE) {
@@ -59,6 +61,7 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 		return;
 	}
 	p->idle_known = origin == VR_STATIC_LEARNED;
+	p->idle_prov = false;
 	p->idle_uw = p->idle_known ? uw : 0;
 	vr_static_resolve(p);
 }
@@ -73,6 +76,15 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
  * first read was idle power too.  Hence the first VR_LEARN_SKIP_NS of each
  * stretch are left out: right after busy time its reads still hold
  * energy the busy CPUs spent (the lag of vr_split_policy()).
+ *
+ * Until the first sum is complete, the mean so far is the floor, once it
+ * holds VR_LEARN_FIRST_NS: a few steps of error, where the alternatives
+ * (the package less its cores, the fit) hold the uncore besides the floor
+ * (the simulator's turbo packages gathered 100 ms of idle stretches only
+ * after two to three minutes, and their fit read 53 W for an 18 W floor).
+ * Each complete sum then moves the floor by 1/16 of the difference, up or
+ * down: the sums are unbiased, so their running mean is too.  (A minimum
+ * that rose slowly, as before, settled about 2 % low on the sums' noise.)
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 {
@@ -90,23 +102,27 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 	}
 	p->learn_eu += de;
 	p->learn_ns += dt;
-	if (p->learn_ns < VR_LEARN_NS)
+	if (p->learn_ns < VR_LEARN_NS) {
+		if (p->idle_known || p->learn_ns < VR_LEARN_FIRST_NS)
+			return;
+		p->idle_uw = vr_mul_div(p->learn_eu,
+					VR_FJ_PER_J >> VR_EU_SHIFT,
+					p->learn_ns);
+		p->idle_prov = true;
+		vr_static_resolve(p);
 		return;
+	}
 	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
 	p->learn_eu = 0;
 	p->learn_ns = 0;
-	if (!p->idle_known || uw < p->idle_uw) {
+	if (!p->idle_known)
 		p->idle_uw = uw;
-		p->idle_known = true;
-	} else {
-		/*
-		 * A slowly rising minimum: robust to a noisy low sum.  1/16:
-		 * sums of short stretches are noisier than runs of 100 ms
-		 * were, and a rise of 1/64 left the floor low by their noise
-		 * (the simulator's mostly-idle package: 17.69 W for 18 W).
-		 */
+	else if (uw >= p->idle_uw)
 		p->idle_uw += (uw - p->idle_uw) >> 4;
-	}
+	else
+		p->idle_uw -= (p->idle_uw - uw) >> 4;
+	p->idle_known = true;
+	p->idle_prov = false;
 	vr_static_resolve(p);
 }
 
@@ -314,6 +330,7 @@ void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
 	r->fit_flags = f->flags;
 	r->origin = p->static_origin;
 	r->idle_known = p->idle_known;
+	r->idle_prov = p->idle_prov;
 }
 
 /**

@@ -139,7 +139,8 @@ struct vr_static_report {
 	u32 fit_blocks;
 	u32 fit_flags;		/* VR_FIT_* */
 	u8 origin;		/* enum vr_static_origin */
-	bool idle_known;
+	bool idle_known;	/* idle_uw holds VR_LEARN_NS or more */
+	bool idle_prov;		/* idle_uw is provisional (less) */
 };
 
 void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r);

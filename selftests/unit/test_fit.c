@@ -191,7 +191,8 @@ static void recovery(const char *what, load_fn load, double noise,
 		100 * ed / w(P_DYN), f->blocks);
 	/* in use, unless an idle run measured the floor (it comes first) */
 	vt_ok((f->flags & VR_FIT_OK) &&
-	      (h.p.idle_known ? h.p.static_origin == VR_STATIC_LEARNED &&
+	      (h.p.idle_known || h.p.idle_prov ?
+				h.p.static_origin == VR_STATIC_LEARNED &&
 				h.p.p_static_uw == h.p.idle_uw :
 				h.p.static_origin == VR_STATIC_FIT &&
 				h.p.p_static_uw == f->good_uw),
@@ -247,7 +248,7 @@ static void ill(const char *what, load_fn load, u8 origin, double want_w)
 	      "%s: the fit is not conditioned", what);
 	vt_eq(h.p.static_origin, origin, "%s: falls back to origin %s", what,
 	      vr_origin_names[origin]);
-	/* idle runs learn a slowly rising minimum: low by the noise */
+	/* idle runs learn the running mean of their sums */
 	vt_near(w(h.p.p_static_uw), want_w, want_w / 50 + 1e-9,
 		"%s: P_static %.1f W (2%%)", what, want_w);
 }

@@ -12,6 +12,15 @@
  *    from any stretches of them, less the first 2 ms of each, which
  *    test_fit.c's C-state case covers).
  *
+ * 3. Short idle stretches between bursts (December 3).  Only complete
+ *    sums of 100 ms set the floor, so a package idle for a few ms now and
+ *    then went on with the fit (or nothing) for minutes: the simulator's
+ *    turbo packages took 2 to 3 minutes, their fit read 53 W for an 18 W
+ *    floor.  The mean of the first 5 ms or more is now a provisional
+ *    floor.  And the complete sums were folded in as a slowly rising
+ *    minimum, which settled on their low tail, a few % low with short
+ *    stretches; their running mean is used now.
+ *
  * 2. Nothing learned, and no static debt added, by a baseline.  After a
  *    close that could not read the counter (valid = 0, e.g. the glue's
  *    forced close with VR_CLOSE_LOST and no reader), the next close only
@@ -62,12 +71,40 @@ int main(void)
 	vt_eq(h.p.static_origin, VR_STATIC_LEARNED,
 	      "hw-like counter: origin learned");
 
-	/* nothing is learned before 100 ms of idle epochs */
+	/* a provisional floor from the first 5 ms, final at 100 ms */
 	bh_init(&h, 0, 14, 32, 976563, 50000, VT_MS, 500000000ULL,
 		40000000ULL, VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED);
-	bh_run(&h, 0, 90 * VT_MS, false, 100000, 900000);
+	bh_run(&h, 0, 6 * VT_MS, false, 100000, 900000);
 	vt_ok(h.p.static_origin == VR_STATIC_UNKNOWN && !h.p.p_static_uw,
-	      "90 ms idle: nothing learned yet");
+	      "6 ms idle (4 after the first 2): nothing learned yet");
+	bh_run(&h, 6 * VT_MS, 90 * VT_MS, false, 100000, 900000);
+	vt_ok(h.p.static_origin == VR_STATIC_LEARNED && h.p.idle_prov &&
+	      !h.p.idle_known,
+	      "90 ms idle: a provisional floor in use");
+	vt_near((double)h.p.p_static_uw / 1e6, 40.0, 2.0,
+		"90 ms idle: provisional 40 W +- 5%% (got %.3f W)",
+		(double)h.p.p_static_uw / 1e6);
+	bh_run(&h, 90 * VT_MS, 200 * VT_MS, false, 100000, 900000);
+	vt_ok(h.p.static_origin == VR_STATIC_LEARNED && !h.p.idle_prov &&
+	      h.p.idle_known, "200 ms idle: the floor is final");
+
+	/* 3: 2 ms bursts at 20 W above the floor, 8 ms idle between them */
+	bh_init(&h, 0, 14, 32, 976563, 50000, VT_MS, 500000000ULL,
+		40000000ULL, VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED);
+	h.vcpu_uw = 20000000;
+	for (now = 0; now < 20 * VT_SEC; now += 10 * VT_MS) {
+		bh_run(&h, now, now + 2 * VT_MS, true, 100000, 900000);
+		bh_run(&h, now + 2 * VT_MS, now + 10 * VT_MS, false, 100000,
+		       900000);
+		if (now == 40 * VT_MS)
+			vt_ok(h.p.static_origin == VR_STATIC_LEARNED,
+			      "bursts: a floor (%.3f W) in use after 50 ms, "
+			      "from 5 ms of idle stretches",
+			      (double)h.p.p_static_uw / 1e6);
+	}
+	vt_near((double)h.p.p_static_uw / 1e6, 40.0, 0.2,
+		"bursts: 20 s learn 40 W +- 0.5%% (got %.3f W)",
+		(double)h.p.p_static_uw / 1e6);
 
 	/* control: an exact counter (1 us latches) learns it */
 	bh_init(&h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,

@@ -90,7 +90,7 @@ static const char *const e_name[E_NR] = {
 	[E_SHARE] = "each share == cur x r / B + lag x r' / B' (floor or "
 		    "ceil of each)",
 	[E_HOST] = "host bucket == what the rounded shares left, exactly",
-	[E_LEARN] = "learned P_static: 100 ms of idle stretches, min with a slow rise",
+	[E_LEARN] = "learned P_static: idle stretches, provisional from 5 ms, then a running mean of 100 ms sums",
 	[E_LAG] = "lag list (accounts, their ns, busy ns, time) == the model",
 	[E_NEEDED] = "event_needed() false only when nothing changes",
 	[E_SPLIT] = "static + dynamic per account == its energy; static "
@@ -128,6 +128,7 @@ struct spkg {
 	/* model of P_static and of its learning */
 	bool learn;
 	u8 m_origin;
+	bool m_known;
 	u64 m_static, m_run_eu, m_run_ns, m_skip_ns;
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
@@ -239,10 +240,11 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * The learning rule of P_static, after the split of each close: idle
  * (B == 0), non-lost epochs, but not the first 2 ms of epochs of a
  * stretch of them (a busy or a lost epoch ends a stretch); their energy
- * and time are summed, and at 100 ms or more energy / time is taken at
- * once if it is lower than P_static (or nothing was known), else P_static
- * rises by 1/16 of the difference.  (1e15 >> 24 truncated, like the
- * core: a 1.3e-8 relative bias, harmless.)
+ * and time are summed; while nothing is known, their energy / time is
+ * P_static from 5 ms on (provisional); at 100 ms or more it is taken if
+ * nothing was known, else P_static moves by 1/16 of the difference, up
+ * or down.  (1e15 >> 24 truncated, like the core: a 1.3e-8 relative
+ * bias, harmless.)
  */
 static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 {
@@ -260,18 +262,25 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 	}
 	pk->m_run_eu += de;
 	pk->m_run_ns += dt;
-	if (pk->m_run_ns < 100 * VT_MS)
-		return;
 	uw = (u64)((vt_u128)pk->m_run_eu * (VT_FJ_PER_J >> VR_EU_SHIFT) /
 		   pk->m_run_ns);
+	if (pk->m_run_ns < 100 * VT_MS) {
+		if (!pk->m_known && pk->m_run_ns >= 5 * VT_MS) {
+			pk->m_static = uw;
+			pk->m_origin = VR_STATIC_LEARNED;
+		}
+		return;
+	}
 	pk->m_run_eu = 0;
 	pk->m_run_ns = 0;
-	if (pk->m_origin == VR_STATIC_UNKNOWN || uw < pk->m_static) {
+	if (!pk->m_known)
 		pk->m_static = uw;
-		pk->m_origin = VR_STATIC_LEARNED;
-	} else {
+	else if (uw >= pk->m_static)
 		pk->m_static += (uw - pk->m_static) >> 4;
-	}
+	else
+		pk->m_static -= (pk->m_static - uw) >> 4;
+	pk->m_known = true;
+	pk->m_origin = VR_STATIC_LEARNED;
 	S.learns++;
 }
 
@@ -974,6 +983,7 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 		if (pk->doms & 4)
 			vr_pkg_set_domain(&pk->p, 2, 16, 32);
 		/* P_static: given, unknown, or learned (from 0.5-1.5x) */
+		pk->m_known = false;
 		switch (vt_below(3)) {
 		case 0:
 			pk->m_origin = VR_STATIC_PARAM;
@@ -986,6 +996,7 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 		default:
 			pk->m_origin = VR_STATIC_LEARNED;
 			pk->m_static = pk->static_uw / 100 * vt_range(50, 150);
+			pk->m_known = true;
 			break;
 		}
 		pk->learn = pk->m_origin != VR_STATIC_PARAM;

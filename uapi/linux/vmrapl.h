@@ -164,7 +164,8 @@ struct vmrapl_pkg_stats {
  * @fit_held_uw: the last well-conditioned intercept; with
  *	VMRAPL_FIT_F_HELD it is P_static unless p_static_mw or the source
  *	fixes it (origin VMRAPL_ORIGIN_FIT).
- * @idle_static_uw: P_static learned from all-idle runs, 0 if none.
+ * @idle_static_uw: P_static learned from all-idle time, 0 if none (a
+ *	provisional value from its first 5 ms, final from 100 ms).
  * @fit_blocks: samples (blocks of epochs) of the last solve.
  * @reserved0: zero.
  * @static_uj: static part of sampled_uj[VMRAPL_DOM_PKG].
