@@ -197,8 +197,12 @@ if [ -s "$dir/bursty-instant.md" ]; then
 	echo "vmrapl (learned static) $(occ "$dir/bursty-instant.md" "vmrapl (learned static)") %"
 	echo "(latched: $(occ "$dir/vrsim.md" "vmrapl (learned static)") %), p_static +25 %"
 	echo "$(occ "$dir/bursty-instant.md" "vmrapl p_static +25 %") % (latched: $(occ "$dir/vrsim.md" "vmrapl p_static +25 %") %).  With the static"
-	echo "power unknown, the latch roughly doubles the error of 2 ms bursts; with"
-	echo "it about right, the static power's own error dominates."
+	# mean of seeds: the cell's first number
+	l=$(occ "$dir/vrsim.md" "vmrapl (learned static)" | cut -d' ' -f1)
+	i=$(occ "$dir/bursty-instant.md" "vmrapl (learned static)" | cut -d' ' -f1)
+	echo "power learned, the latch multiplies the error of 2 ms bursts by"
+	echo "$(awk -v l="$l" -v i="$i" 'BEGIN { printf "%.1f", (i > 0 ? l / i : 0) }'); with"
+	echo "it 25 % off, the static power's own error dominates."
 fi
 if [ -s "$dir/hetero-switches.md" ]; then
 	# the occupied 60 s cell of a row of heterogeneous, in a file
