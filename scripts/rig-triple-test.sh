@@ -73,7 +73,8 @@ segv=$top/build/rig-triple-segv-qemu
 printf '#!/bin/bash\necho "fake QEMU: SIGSEGV"\nkill -SEGV $$\n' > "$segv"
 chmod +x "$segv"
 rm -f "$log.qemu-bt" "$log.early1.qemu-bt"
-RIG_TAG=triple RIG_QEMU=$segv "$top/selftests/rig/run.sh" "$kver" > "$out.segv" 2>&1
+RIG_TAG=triple RIG_TESTS_DIR=$top/selftests/rig/triple RIG_QEMU=$segv \
+	"$top/selftests/rig/run.sh" "$kver" > "$out.segv" 2>&1
 rc=$?
 check "a QEMU that died of SIGSEGV before vmrapl loaded is booted once more" \
 	grep -q "failed before vmrapl was loaded (qemu rc=139; QEMU's backtrace in $log.early1.qemu-bt)" "$out.segv"
