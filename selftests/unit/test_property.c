@@ -262,13 +262,13 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 	}
 	pk->m_run_eu += de;
 	pk->m_run_ns += dt;
+	if (pk->m_run_ns < (pk->m_known ? 100 : 5) * VT_MS)
+		return;
 	uw = (u64)((vt_u128)pk->m_run_eu * (VT_FJ_PER_J >> VR_EU_SHIFT) /
 		   pk->m_run_ns);
 	if (pk->m_run_ns < 100 * VT_MS) {
-		if (!pk->m_known && pk->m_run_ns >= 5 * VT_MS) {
-			pk->m_static = uw;
-			pk->m_origin = VR_STATIC_LEARNED;
-		}
+		pk->m_static = uw;	/* provisional */
+		pk->m_origin = VR_STATIC_LEARNED;
 		return;
 	}
 	pk->m_run_eu = 0;
