@@ -13,7 +13,8 @@
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
-#   make check-qemu           QEMU with vmrapl inside the rig: a nested Debian
+#   make check-qemu           QEMU with vmrapl inside the rig alone (make check
+#                             runs it too): a nested Debian
 #                             guest reads its energy (rapl_qemu.c)
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program

@@ -72,8 +72,8 @@ if [[ $variant == debug ]]; then
 	test_timeout=${RIG_TEST_TIMEOUT:-900}
 	silence=${RIG_SILENCE:-600}
 fi
-# The rapl variant's rapl_qemu boots four nested guests and migrates
-# one (200 to 370 s: a minute each, and perf's start in one of them).
+# The rapl variant's rapl_qemu boots three nested guests and migrates
+# one (80 to 111 s: 15 to 30 s per boot).
 [[ $variant == rapl ]] && test_timeout=${RIG_TEST_TIMEOUT:-900}
 timeout=${timeout:-${RIG_TIMEOUT:-900}}
 
