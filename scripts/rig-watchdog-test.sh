@@ -6,7 +6,7 @@
 # QEMU up by a regular expression of its command line, which such a name
 # never matched, and a hang ran to RIG_TIMEOUT.  Here the rig's shell
 # mode, whose shell waits on an empty stdin, is the silent guest:
-# RIG_SILENCE=20 must end it as a hang well before RIG_TIMEOUT=240.
+# RIG_SILENCE=12 must end it as a hang well before RIG_TIMEOUT=240.
 # Before it ends it, the watchdog dumps the four vCPUs from QMP.
 #
 # Usage: rig-watchdog-test.sh KVER (default: the newest host kernel)
@@ -20,7 +20,7 @@ python3 "$top/selftests/rig/hangdump_test.py" || exit 1
 kver=${1:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -n1)}
 log=$top/build/rig-$kver-shell.log
 start=$(date +%s)
-RIG_SILENCE=20 RIG_TIMEOUT=240 "$top/selftests/rig/run.sh" "$kver" --mode shell \
+RIG_SILENCE=12 RIG_TIMEOUT=240 "$top/selftests/rig/run.sh" "$kver" --mode shell \
 	> "$top/build/rig-watchdog.out" 2>&1
 took=$(( $(date +%s) - start ))
 echo "rig shell mode on $kver ended after ${took}s: $(cat "$log.hang" 2>/dev/null || echo 'no hang recorded')"

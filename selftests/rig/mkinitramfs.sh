@@ -10,8 +10,9 @@
 #   /lib/modules/<KVER>/*.ko  the KVM chain of the installed image, in load
 #                             order (listed in /etc/rig/modules), decompressed;
 #                             the virtio NIC's (/etc/rig/modules.net, prom mode)
-#                             the kernel's own RAPL drivers, fw_cfg and msr
-#                             (/etc/rig/modules.rapl, rapl variant)
+#                             the kernel's own RAPL drivers, fw_cfg, msr,
+#                             tun and vhost_net (/etc/rig/modules.rapl,
+#                             rapl variant)
 #   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
 #   /tests/*                  static test programs from build/selftests/
 #                             (or $RIG_TESTS_DIR)
@@ -31,7 +32,7 @@
 #   /init                     selftests/rig/init
 #
 # VARIANT l2 builds that nested guest's image instead: busybox, the RAPL
-# drivers (/etc/rig/modules.rapl), msr, rdmsr and perf, and
+# drivers and virtio_net (/etc/rig/modules.rapl), msr, rdmsr and perf, and
 # selftests/rig/l2-init as /init; no KVM, no vmrapl, no tests.
 set -euo pipefail
 
@@ -53,8 +54,14 @@ net_mods=(virtio_pci virtio_net)
 # The rapl variant (/etc/rig/modules.rapl): the kernel's own readers of
 # the emulated counters, the powercap driver (intel_rapl_msr, which also
 # serves AMD) and perf's power PMU (rapl); qemu_fw_cfg for the model's
-# truth; msr for /dev/cpu/N/msr.
+# truth; msr for /dev/cpu/N/msr.  rapl_qemu's vhost-net NIC needs tun
+# and vhost_net in the rig (L1), and virtio_net in its nested guest (the
+# l2 image, whose /init loads this list too).
 rapl_mods=(intel_rapl_msr rapl qemu_fw_cfg msr)
+case $variant in
+rapl) rapl_mods+=(tun vhost_net) ;;
+l2) rapl_mods+=(virtio_net) ;;
+esac
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 

@@ -26,7 +26,7 @@
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
 
-#define LOAD_SECS	40
+#define LOAD_SECS	30
 #define NR_VMM		4
 #define VMS_PER_VMM	8
 #define NR_PAIRS	4

@@ -400,7 +400,7 @@ static uint32_t rdmsr32(int fd, uint32_t msr)
 
 /*
  * (4) A wrap of the 32-bit package counter loses nothing.  The rig starts
- * the counters RIG_RAPL_WRAP_J (2200 J) below 2^32 (x-rapl-start), and
+ * the counters RIG_RAPL_WRAP_J (1700 J) below 2^32 (x-rapl-start), and
  * /init runs this program first in the rapl variant, so package 0's
  * counter wraps during this test: across a window that holds the wrap,
  * vmrapl's books advance by exactly the counter's delta modulo 2^32

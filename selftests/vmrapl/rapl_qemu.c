@@ -15,7 +15,9 @@
  *                  period's energy and the marks' latencies), much less
  *                  while it idles (beyond QEMU's own threads' energy, the
  *                  VM's overhead); perf stat counts what powercap counts
- *                  over its window
+ *                  over its window; and its NIC's vhost-net worker, which
+ *                  QEMU registered with ADD_TASK, busy while the test
+ *                  floods the tap, is the VM's overhead
  *   without_vmrapl -accel kvm only: no powercap zone, the MSR reads #GP
  *   chain_then_migration
  *                  the guest's energy_uj over a window against the L0
@@ -31,9 +33,12 @@
  * seconds of steady spinning (stream), where the line's latency costs
  * nothing or cancels.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,6 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -79,6 +87,9 @@ struct l2 {
 	double uptime;		/* the guest's, at its last mark */
 	double late;		/* when its line came (s), less uptime */
 	double busy, all;	/* its CPU's jiffies at its last mark */
+	/* QEMU's trace of its ADD_TASKs (L2_TRACE): the tids it gave. */
+	int added[16];
+	unsigned int nadded;
 };
 
 /* Is the rig's QEMU and the nested guest's image in this initramfs? */
@@ -93,16 +104,22 @@ static const char *l2_missing(void)
 	return NULL;
 }
 
+#define L2_MON		0x1	/* a monitor socket, MON_SOCK */
+#define L2_INCOMING	0x2	/* -incoming from MIG_FILE */
+#define L2_NIC		0x4	/* a virtio-net NIC on TAP, with vhost-net */
+#define L2_TRACE	0x8	/* trace QEMU's ADD_TASKs on its stderr */
+#define TAP		"vrtap0"
+
 /*
  * Start QEMU: @accel (-accel), @test (l2.test=), @cpu pinned (the whole
- * process), a monitor socket if @mon, and -incoming from MIG_FILE if
- * @incoming.
+ * process, so vhost's worker too), and the L2_* of @flags.
  */
 static int l2_start(struct l2 *g, const char *accel, const char *test,
-		    int cpu, bool mon, bool incoming)
+		    int cpu, unsigned int flags)
 {
 	static const char *const fixed[] = {
 		QEMU, "-L", "/usr/share/qemu-fw", "-machine", "pc",
+		"-name", "l2,debug-threads=on",
 		"-cpu", "host", "-smp", "1", "-m", "256M", "-nodefaults",
 		"-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", L2_KERNEL, "-initrd", L2_INITRD,
@@ -121,13 +138,24 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 	argv[n++] = accel;
 	argv[n++] = "-append";
 	argv[n++] = append;
-	if (mon) {
+	if (flags & L2_MON) {
 		argv[n++] = "-monitor";
 		argv[n++] = "unix:" MON_SOCK ",server=on,wait=off";
 	}
-	if (incoming) {
+	if (flags & L2_INCOMING) {
 		argv[n++] = "-incoming";
 		argv[n++] = "file:" MIG_FILE;
+	}
+	if (flags & L2_NIC) {
+		/* No option ROM: the image has none, and -kernel needs none. */
+		argv[n++] = "-netdev";
+		argv[n++] = "tap,id=n0,ifname=" TAP ",script=no,downscript=no,vhost=on";
+		argv[n++] = "-device";
+		argv[n++] = "virtio-net-pci,netdev=n0,romfile=";
+	}
+	if (flags & L2_TRACE) {
+		argv[n++] = "-trace";
+		argv[n++] = "kvm_vmrapl_add_task";
 	}
 	argv[n] = NULL;
 
@@ -151,9 +179,18 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 	return 0;
 }
 
-/* Keep the console's last lines, to show them when a test fails. */
+/*
+ * Keep the console's last lines, to show them when a test fails, and the
+ * tids of QEMU's traced ADD_TASKs that the kernel took ("tid N ret 0").
+ */
 static void l2_keep(struct l2 *g, const char *line)
 {
+	const char *t = strstr(line, "kvm_vmrapl_add_task tid ");
+	int tid, ret;
+
+	if (t && sscanf(t, "kvm_vmrapl_add_task tid %d ret %d", &tid,
+			&ret) == 2 && !ret && g->nadded < ARRAY_SIZE(g->added))
+		g->added[g->nadded++] = tid;
 	snprintf(g->last[g->nlast++ % 8], sizeof(g->last[0]), "%.159s", line);
 }
 
@@ -352,6 +389,223 @@ static double host_uj(pid_t pid)
 	return host_stats(pid, &st) ? -1 : st.energy_uj[VMRAPL_DOM_PKG];
 }
 
+/* A thread's CPU time so far (ns): the first field of its schedstat. */
+static double task_ns(const char *dir)
+{
+	char path[PATH_MAX];
+	double ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/schedstat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lf", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+static bool comm_is(const char *dir, const char *want, bool prefix)
+{
+	char path[PATH_MAX], comm[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/comm", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	return prefix ? !strncmp(comm, want, strlen(want)) : !strcmp(comm, want);
+}
+
+/* CPU time so far (ns) of a QEMU's threads, by what vmrapl charges. */
+struct qtimes {
+	double all;	/* every thread's, the vhost workers' included */
+	double other;	/* all but the vCPUs' ("CPU n/KVM"): the overhead */
+	double vhost;	/* the vhost workers' ("vhost-<pid>") */
+};
+
+/*
+ * The CPU time so far of QEMU @pid's threads into @q, and the last vhost
+ * worker's tid into @vhost_tid: threads of the process since Linux 6.4,
+ * kernel threads in its mm before.  Returns how many vhost workers it
+ * found.
+ */
+static int qemu_threads(pid_t pid, struct qtimes *q, pid_t *vhost_tid)
+{
+	char dir[PATH_MAX], vhost[32];
+	struct dirent *d;
+	int n = 0;
+	DIR *dp;
+
+	memset(q, 0, sizeof(*q));
+	snprintf(vhost, sizeof(vhost), "vhost-%d", (int)pid);
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	dp = opendir(dir);
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp))) {
+		double ns;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/task/%s", (int)pid,
+			 d->d_name);
+		ns = task_ns(dir);
+		q->all += ns;
+		if (comm_is(dir, "CPU ", true))
+			continue;
+		q->other += ns;
+		if (comm_is(dir, vhost, false)) {
+			q->vhost += ns;
+			*vhost_tid = atoi(d->d_name);
+			n++;
+		}
+	}
+	closedir(dp);
+	if (n)
+		return n;
+	dp = opendir("/proc");
+	if (!dp)
+		return -1;
+	while ((d = readdir(dp))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%s", d->d_name);
+		if (comm_is(dir, vhost, false)) {
+			double ns = task_ns(dir);
+
+			q->all += ns;
+			q->other += ns;
+			q->vhost += ns;
+			*vhost_tid = atoi(d->d_name);
+			n++;
+		}
+	}
+	closedir(dp);
+	return n;
+}
+
+/* Bring interface @ifname up: 0 or -errno. */
+static int if_up(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd, ret = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr))
+		ret = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (!ret && ioctl(fd, SIOCSIFFLAGS, &ifr))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Broadcast frames of a local experimental EtherType into @ifname for
+ * @ms: the tap's reader, vhost-net's worker, copies each into the
+ * guest's RX ring.  Returns how many were sent, or -errno.
+ */
+static long flood(const char *ifname, int ms)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_halen = ETH_ALEN,
+		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
+	unsigned char frame[1000] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* to everyone */
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x01,	/* locally administered */
+		0x88, 0xb5,				/* local experimental */
+	};
+	uint64_t end = vr_now_ns() + (uint64_t)ms * 1000000;
+	long sent = 0;
+	int fd;
+
+	sll.sll_ifindex = if_nametoindex(ifname);
+	if (!sll.sll_ifindex)
+		return -errno;
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	while (vr_now_ns() < end)
+		if (sendto(fd, frame, sizeof(frame), 0,
+			   (struct sockaddr *)&sll, sizeof(sll)) > 0)
+			sent++;
+	close(fd);
+	return sent;
+}
+
+/*
+ * QEMU's vhost-net worker does the VM's network work in the host: QEMU
+ * registered it with ADD_TASK at the attach (its trace says so), and its
+ * CPU time is the VM's overhead, as QEMU's own threads' is.  While the
+ * test floods the tap, the threads' times are read before and after the
+ * books (GET_VM_STATS) at each end, so each of the books' figures lies
+ * between the threads' over the inner and the outer window, to 2 % and
+ * 5 ms (vmrapl's clock at its switches against the scheduler's runtime):
+ *
+ * - the VM's runtime and overhead together grow by what all of QEMU's
+ *   threads ran, the worker's included: nothing lost, nothing created;
+ * - the overhead by at most what the threads but the vCPU's ran, and by
+ *   most of it: the scheduler's work at a switch away from a task that
+ *   sleeps is that task's in vmrapl (its sched_switch) and the next one's
+ *   in the runtime (threads.c), and here the vCPU sleeps at every
+ *   interrupt the worker injects (42 ms in 2 s here, 5 to 9 % of the
+ *   worker's time).
+ */
+static void vhost_is_overhead(struct __test_metadata *_metadata,
+			      struct l2 *g)
+{
+	struct qtimes a0, b0, a1, b1;
+	struct vmrapl_stats s0, s1;
+	pid_t pid = g->pid, tid = 0;
+	double tot, ovh;
+	unsigned int i;
+	long sent;
+	int n;
+
+	ASSERT_EQ(0, if_up(TAP));
+	ASSERT_LT(0, qemu_threads(pid, &a0, &tid))
+		TH_LOG("no vhost-%d worker: QEMU has no vhost-net", (int)pid);
+	for (i = 0; i < g->nadded && g->added[i] != tid; i++)
+		;
+	EXPECT_LT(i, g->nadded)
+		TH_LOG("QEMU did not register vhost's worker %d (%u ADD_TASKs traced)",
+		       (int)tid, g->nadded);
+	ASSERT_EQ(0, host_stats(pid, &s0));
+	qemu_threads(pid, &b0, &tid);
+	sent = flood(TAP, 2000);
+	vr_sleep_ms(100);	/* the worker drains the tap's queue */
+	qemu_threads(pid, &a1, &tid);
+	ASSERT_EQ(0, host_stats(pid, &s1));
+	n = qemu_threads(pid, &b1, &tid);
+	tot = (double)(s1.runtime_ns + s1.overhead_ns - s0.runtime_ns -
+		       s0.overhead_ns);
+	ovh = (double)(s1.overhead_ns - s0.overhead_ns);
+	TH_LOG("vhost: %ld frames in 2 s; %d worker(s) ran %.3f s; QEMU's threads %.3f to %.3f s, the VM %.3f s; all but the vCPU's %.3f to %.3f s, the overhead %.3f s",
+	       sent, n, (b1.vhost - a0.vhost) / 1e9, (a1.all - b0.all) / 1e9,
+	       (b1.all - a0.all) / 1e9, tot / 1e9, (a1.other - b0.other) / 1e9,
+	       (b1.other - a0.other) / 1e9, ovh / 1e9);
+	EXPECT_LT(0, sent);
+	/* The worker did work worth measuring, */
+	EXPECT_GT(b1.vhost - a0.vhost, 50e6);
+	/* all of QEMU's time is the VM's, */
+	EXPECT_GE(tot, (a1.all - b0.all) * 0.98 - 5e6);
+	EXPECT_LE(tot, (b1.all - a0.all) * 1.02 + 5e6);
+	/* and the overhead is the worker's and the other threads'. */
+	EXPECT_GE(ovh, (a1.other - b0.other) * 0.85);
+	EXPECT_LE(ovh, (b1.other - a0.other) * 1.02 + 5e6);
+}
+
 /*
  * Each test boots one nested guest (and chain_then_migration resumes it
  * in a second QEMU): some 20 to 40 s under TCG.  The fixture gives them
@@ -395,8 +649,8 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	bool zone, gp;
 	int i;
 
-	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "measure", 1, false,
-			      false));
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "measure", 1,
+			      L2_NIC | L2_TRACE));
 	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	EXPECT_TRUE(zone);
 	EXPECT_FALSE(gp);
@@ -486,6 +740,13 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	       o1 - o0 - (i1 - i0), tol, d);
 	EXPECT_LE(o1 - o0 - (i1 - i0), tol);
 	EXPECT_GT(i1 - i0, 0);
+
+	/* The NIC is up in the guest: vhost-net's worker. */
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 NET ", line, sizeof(line),
+			       30000))
+		l2_dump(_metadata, &self->g);
+	EXPECT_STREQ("eth0", line);
+	vhost_is_overhead(_metadata, &self->g);
 	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
 	l2_stop(&self->g, 30000);
 }
@@ -495,7 +756,7 @@ TEST_F_TIMEOUT(l2, without_vmrapl, 600)
 	char line[160];
 	bool zone, gp;
 
-	ASSERT_EQ(0, l2_start(&self->g, "kvm", "probe", 1, false, false));
+	ASSERT_EQ(0, l2_start(&self->g, "kvm", "probe", 1, 0));
 	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	EXPECT_FALSE(zone);
 	EXPECT_TRUE(gp);
@@ -557,7 +818,7 @@ static int l2_restore(struct __test_metadata *_metadata, struct l2 *g,
 	char out[4096];
 	int i;
 
-	if (l2_start(g, VMRAPL_ON, "stream", cpu, true, true))
+	if (l2_start(g, VMRAPL_ON, "stream", cpu, L2_MON | L2_INCOMING))
 		return -1;
 	for (i = 0; i < 600; i++) {
 		vr_sleep_ms(200);
@@ -601,8 +862,7 @@ TEST_F_TIMEOUT(l2, chain_then_migration, 600)
 	if (read_truth(&t0))
 		SKIP(return, "no fw_cfg truth");
 	ASSERT_EQ(0, vrp_start(&self->other, &o));
-	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, true,
-			      false));
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, L2_MON));
 	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	ASSERT_TRUE(zone);
 	/* Two marks to settle, then the window. */

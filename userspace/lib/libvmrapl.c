@@ -4,8 +4,12 @@
  * ranges and the RDMSR/WRMSR exit handler.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -342,6 +346,97 @@ int vmrapl_add_task(struct vmrapl_vm *vm, pid_t tid)
 	memset(&t, 0, sizeof(t));
 	t.tid = (__u32)tid;
 	return vm_ioctl(vm, VMRAPL_VM_ADD_TASK, &t);
+}
+
+/* Is /proc/<@dir>/<@file>'s first line @want (less its newline)? */
+static bool proc_line_is(const char *dir, const char *file, const char *want)
+{
+	char path[PATH_MAX], line[64];
+	bool ret = false;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    (int)sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		ret = !strcmp(line, want);
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Is /proc/@name a child of kthreadd (pid 2), as every kernel thread? */
+static bool proc_is_kthread(const char *name)
+{
+	char path[PATH_MAX], line[64];
+	bool ret = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", name);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "PPid:", 5)) {
+			ret = atoi(line + 5) == 2;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The entries of @dir (/proc/<pid>/task, or /proc) whose comm is @comm,
+ * kernel threads only if @kthreads; their tids into @tids up to @max.
+ */
+static int scan_comm(const char *dir, const char *comm, bool kthreads,
+		     pid_t *tids, unsigned int max)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	int n = 0;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return sys_fail();
+	while ((d = readdir(dp))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		if (!proc_line_is(path, "comm", comm) ||
+		    (kthreads && !proc_is_kthread(d->d_name)))
+			continue;
+		if ((unsigned int)n < max)
+			tids[n] = (pid_t)atoi(d->d_name);
+		n++;
+	}
+	closedir(dp);
+	return n;
+}
+
+int vmrapl_vhost_workers(pid_t pid, pid_t *tids, unsigned int max)
+{
+	char comm[32], dir[64];
+	int n;
+
+	if (pid < 0 || (max && !tids))
+		return fail(EINVAL);
+	if (!pid)
+		pid = getpid();
+	snprintf(comm, sizeof(comm), "vhost-%d", (int)pid);
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	n = scan_comm(dir, comm, false, tids, max);
+	if (n)
+		return n;
+	/* Before Linux 6.4: kernel threads, working in the process's mm. */
+	return scan_comm("/proc", comm, true, tids, max);
 }
 
 int vmrapl_set_policy(struct vmrapl_vm *vm, int charge,

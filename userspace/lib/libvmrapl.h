@@ -130,6 +130,15 @@ VMRAPL_API int vmrapl_set_topology(struct vmrapl_vm *vm, const uint32_t *vpkg,
 /* VMRAPL_VM_ADD_TASK: charge thread @tid (I/O thread, vhost) as overhead. */
 VMRAPL_API int vmrapl_add_task(struct vmrapl_vm *vm, pid_t tid);
 /*
+ * The vhost workers of process @pid (0: the caller's), which the kernel
+ * names "vhost-<pid>": threads of the process since Linux 6.4, kernel
+ * threads before.  Up to @max tids into @tids; returns how many there
+ * are (more than @max when they did not fit), or -errno.  Each one can
+ * be given to vmrapl_add_task() (the kernel checks that it is the
+ * caller's).
+ */
+VMRAPL_API int vmrapl_vhost_workers(pid_t pid, pid_t *tids, unsigned int max);
+/*
  * VMRAPL_VM_SET_POLICY.  @charge is VMRAPL_CHARGE_* or -1 to leave it,
  * @guest_period_us 0 to leave it.
  */

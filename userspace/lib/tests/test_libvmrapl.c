@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <linux/kvm.h>
 
 #include "tap.h"
@@ -492,6 +494,102 @@ static int t_open_missing(void)
 	return 1;
 }
 
+/* A thread that names itself, reports its tid, and waits to be let go. */
+struct named {
+	pthread_t th;
+	char name[16];
+	pid_t tid;
+	int go[2];	/* the test closes go[1] to end it */
+	int ready[2];
+};
+
+static void *named_fn(void *p)
+{
+	struct named *t = p;
+	char c;
+
+	prctl(PR_SET_NAME, t->name);
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (write(t->ready[1], "x", 1) != 1)
+		return NULL;
+	while (read(t->go[0], &c, 1) > 0)
+		;
+	return NULL;
+}
+
+static int named_start(struct named *t, const char *name)
+{
+	char c;
+
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	if (pipe(t->go) || pipe(t->ready))
+		return -1;
+	if (pthread_create(&t->th, NULL, named_fn, t))
+		return -1;
+	return read(t->ready[0], &c, 1) == 1 ? 0 : -1;
+}
+
+static void named_stop(struct named *t)
+{
+	close(t->go[1]);
+	pthread_join(t->th, NULL);
+	close(t->go[0]);
+	close(t->ready[0]);
+	close(t->ready[1]);
+}
+
+/*
+ * The caller's vhost workers are its threads named "vhost-<pid>" (Linux
+ * 6.4 and later): two such threads here, and one named for another pid,
+ * which is not one.
+ */
+static int t_vhost_workers(void)
+{
+	struct named t[3];
+	char name[16];
+	pid_t tids[4] = { 0 };
+	int n, ok = 0;
+
+	snprintf(name, sizeof(name), "vhost-%d", (int)getpid());
+	if (named_start(&t[0], name) || named_start(&t[1], name) ||
+	    named_start(&t[2], "vhost-1"))
+		return 0;
+	n = vmrapl_vhost_workers(0, tids, 4);
+	if (n != 2) {
+		diag("found %d", n);
+		goto out;
+	}
+	if (!((tids[0] == t[0].tid && tids[1] == t[1].tid) ||
+	      (tids[0] == t[1].tid && tids[1] == t[0].tid))) {
+		diag("tids %d %d, want %d %d", tids[0], tids[1], t[0].tid,
+		     t[1].tid);
+		goto out;
+	}
+	/* Too small an array: the count, and only what fits. */
+	tids[1] = 0;
+	if (vmrapl_vhost_workers(getpid(), tids, 1) != 2 || tids[1])
+		goto out;
+	if (vmrapl_vhost_workers(0, NULL, 0) != 2)
+		goto out;
+	if (vmrapl_vhost_workers(-1, tids, 4) != -EINVAL ||
+	    vmrapl_vhost_workers(0, NULL, 4) != -EINVAL)
+		goto out;
+	ok = 1;
+out:
+	named_stop(&t[2]);
+	named_stop(&t[1]);
+	named_stop(&t[0]);
+	return ok;
+}
+
+/* No thread and no kernel thread of that name: none. */
+static int t_vhost_none(void)
+{
+	pid_t tids[4];
+
+	return vmrapl_vhost_workers(0, tids, 4) == 0;
+}
+
 int main(void)
 {
 	static const struct {
@@ -514,6 +612,8 @@ int main(void)
 		{ "exit: unavailable values inject #GP", t_exit_gp },
 		{ "exit: amd reads", t_exit_amd },
 		{ "open: missing device is ENOENT", t_open_missing },
+		{ "vhost: the caller's threads named vhost-<pid>", t_vhost_workers },
+		{ "vhost: none without such threads", t_vhost_none },
 	};
 	unsigned int i, n = sizeof(tests) / sizeof(tests[0]);
 
