@@ -5,7 +5,7 @@
 # Kbuild applies, and kmod/compat.h's #error): builds the module against
 # KDIR in a scratch mirror while pretending the kernel is 6.0, 7.4 and 8.0,
 # and with no dkms.conf to read, and expects each to stop at the #error;
-# 6.19 and 7.0 (inside) and the real series must build.  TAP output.
+# 6.19 and 7.0 (inside) and the real series must compile.  TAP output.
 #
 # Usage: scripts/window-test.sh KDIR
 set -u
@@ -21,10 +21,14 @@ ln -s "$top"/kmod/*.[ch] "$work/kmod/"
 cp "$top/VERSION" "$work/"
 n=0 fail=0
 echo "TAP version 13"
+# Each case compiles one object, kmod/main.o: the window is decided in
+# Kbuild's flags, the same for every object, and main.c includes
+# compat.h, whose #error stops it outside the window (the module's full
+# builds are make check's "module build" steps).
 try() { # description, expect (pass|error), extra make args...
 	local d=$1 want=$2 out rc
 	shift 2
-	out=$(make -s -j"$(nproc)" -C "$kdir" M="$work" VMRAPL_SRCTREE="$top" "$@" 2>&1)
+	out=$(make -s -C "$kdir" M="$work" VMRAPL_SRCTREE="$top" "$@" kmod/main.o 2>&1)
 	rc=$?
 	n=$((n + 1))
 	if [[ $want == pass && $rc == 0 ]] ||
@@ -44,6 +48,6 @@ try "a 6.19 kernel is inside the window" pass PATCHLEVEL=19
 try "a 7.0 kernel is inside the window" pass VERSION=7 PATCHLEVEL=0
 try "without dkms.conf the build stops at the #error" error \
 	VMRAPL_SRCTREE="$work"
-try "the real kernel builds" pass
+try "the real kernel compiles" pass
 echo "1..$n"
 [[ $fail == 0 ]]

@@ -34,7 +34,7 @@
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
 
-#define FUZZ_SECS	25
+#define FUZZ_SECS	15
 #define NR_THREADS	2
 #define NR_STABLE	3
 #define ARENA		(64 * 1024)

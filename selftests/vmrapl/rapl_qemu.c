@@ -389,23 +389,6 @@ static double host_uj(pid_t pid)
 	return host_stats(pid, &st) ? -1 : st.energy_uj[VMRAPL_DOM_PKG];
 }
 
-/* A thread's CPU time so far (ns): the first field of its schedstat. */
-static double task_ns(const char *dir)
-{
-	char path[PATH_MAX];
-	double ns = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/schedstat", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%lf", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
-}
-
 static bool comm_is(const char *dir, const char *want, bool prefix)
 {
 	char path[PATH_MAX], comm[64] = "";
@@ -455,7 +438,7 @@ static int qemu_threads(pid_t pid, struct qtimes *q, pid_t *vhost_tid)
 			continue;
 		snprintf(dir, sizeof(dir), "/proc/%d/task/%s", (int)pid,
 			 d->d_name);
-		ns = task_ns(dir);
+		ns = vr_task_runtime_ns(atoi(d->d_name));
 		q->all += ns;
 		if (comm_is(dir, "CPU ", true))
 			continue;
@@ -477,7 +460,7 @@ static int qemu_threads(pid_t pid, struct qtimes *q, pid_t *vhost_tid)
 			continue;
 		snprintf(dir, sizeof(dir), "/proc/%s", d->d_name);
 		if (comm_is(dir, vhost, false)) {
-			double ns = task_ns(dir);
+			double ns = vr_task_runtime_ns(atoi(d->d_name));
 
 			q->all += ns;
 			q->other += ns;
