@@ -73,7 +73,7 @@ if [[ $variant == debug ]]; then
 	silence=${RIG_SILENCE:-600}
 fi
 # The rapl variant's rapl_qemu boots three nested guests and migrates
-# one (80 to 111 s: 15 to 30 s per boot).
+# one (110 to 140 s: 13 to 37 s per boot).
 [[ $variant == rapl ]] && test_timeout=${RIG_TEST_TIMEOUT:-900}
 timeout=${timeout:-${RIG_TIMEOUT:-900}}
 
