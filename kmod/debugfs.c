@@ -60,13 +60,13 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 			   READ_ONCE(hp->safety_reads),
 			   READ_ONCE(hp->remote_closes));
 		vr_pkg_static_read(hp, &sr);
-		seq_printf(m, "pkg %u fit static_uw %llu sd_uw %llu dyn_uw %llu blocks %u conditioned %d held_uw %llu in_use %d idle_uw %llu idle_known %d idle_provisional %d core_uw %llu core_blocks %u\n",
+		seq_printf(m, "pkg %u fit static_uw %llu sd_uw %llu dyn_uw %llu blocks %u conditioned %d held_uw %llu in_use %d idle_uw %llu idle_known %d idle_provisional %d core_uw %llu core_blocks %u host_floor_uw %llu\n",
 			   i, sr.fit_uw, sr.fit_sd_uw, sr.fit_dyn_uw,
 			   sr.fit_blocks, !!(sr.fit_flags & VR_FIT_OK),
 			   sr.fit_flags & VR_FIT_HAVE ? sr.fit_good_uw : 0,
 			   sr.origin == VR_STATIC_FIT, sr.idle_uw,
 			   sr.idle_known, sr.idle_prov, sr.core_uw,
-			   sr.core_blocks);
+			   sr.core_blocks, sr.host_floor_uw);
 		seq_printf(m, "pkg %u percore active %d weight %s weighted_eu %llu clamps %llu\n",
 			   i, vr_hpkg_core_kind(hp) != VR_CORE_NONE,
 			   vr_core_kind_names[vr_hpkg_core_kind(hp) %

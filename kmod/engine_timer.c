@@ -3,18 +3,21 @@
  * The package timer, one per package: deferrable, pinned to a CPU of its
  * package (hp->timer_cpu).  It closes a package that nothing else closed
  * for a while (freshness while busy, the wrap guard while idle), solves
- * the online fit of the static power off the probes, and warns of a
- * package drawing more than max_power_w.
+ * the online fit of the static power off the probes, hands it the idle
+ * floor the host's other packages learned, and warns of a package drawing
+ * more than max_power_w.
  *
  * Context: vr_pkg_timer_fn() runs in softirq context on hp->timer_cpu and
- * takes hp->timer_lock and the package's close_lock.  The other functions
+ * takes hp->timer_lock and the close_lock of its package, and of each
+ * other package in turn (vr_host_floor_uw()).  The other functions
  * arm, move and stop the timer from process context: the CPU hotplug
  * callbacks (engine_cpu.c), module init and stop (engine.c); they take
- * hp->timer_lock only.  Lock order: never both at once here.
+ * hp->timer_lock only.  Lock order: never two of these locks at once here.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
 #include <linux/timer.h>
@@ -60,11 +63,42 @@ static void vr_timer_arm_on(struct vr_hpkg *hp, int cpu, unsigned long delay)
 	add_timer_on(&hp->timer, cpu);
 }
 
+/*
+ * The mean idle floor of the packages other than @self that learned one
+ * (vr_pkg_floor_uw()), 0 if none did: the static power of a package that
+ * is never idle itself, whose own measures (package less cores, the fit)
+ * also hold the uncore that switches on with its first busy core.  The
+ * packages of a host are alike, one model in every socket; a package
+ * that learns its own floor uses that.  Each close_lock is taken alone.
+ */
+static u64 vr_host_floor_uw(const struct vr_hpkg *self)
+{
+	unsigned int i, n = 0;
+	unsigned long flags;
+	u64 sum = 0, uw;
+
+	for (i = 0; i < vr_topo.max_pkgs; i++) {
+		struct vr_hpkg *hp = vr_pkgs[i];
+
+		if (hp == self)
+			continue;
+		raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+		uw = vr_pkg_floor_uw(&hp->core);
+		raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
+		if (uw) {
+			sum += uw;
+			n++;
+		}
+	}
+	return n ? div_u64(sum, n) : 0;
+}
+
 /* Safety and freshness timer of a package. */
 static void vr_pkg_timer_fn(struct timer_list *t)
 {
 	struct vr_hpkg *hp = vr_timer_container_of(hp, t, timer);
 	unsigned long next, flags;
+	u64 host_floor;
 	bool busy;
 	int cpu;
 
@@ -80,7 +114,9 @@ static void vr_pkg_timer_fn(struct timer_list *t)
 	if (vr_pkg_stale(&hp->core, local_clock()))
 		vr_close_pkg_local(hp, true);
 	/* The online fit of P_static is solved here, off the probes. */
+	host_floor = vr_host_floor_uw(hp);
 	raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+	vr_pkg_set_host_floor(&hp->core, host_floor);
 	vr_pkg_fit_update(&hp->core);
 	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
 	if (READ_ONCE(hp->core.over_max) != hp->timer_over_max) {

@@ -190,7 +190,8 @@ static long vr_dev_get_info(void __user *argp)
 	if (READ_ONCE(vr_track_all))
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
-			 VMRAPL_INFO_F_STATIC_SPLIT | VMRAPL_INFO_F_STATIC_CORE;
+			 VMRAPL_INFO_F_STATIC_SPLIT | VMRAPL_INFO_F_STATIC_CORE |
+			 VMRAPL_INFO_F_STATIC_HOST;
 	if (vr_core_kinds() & BIT(VR_CORE_ENERGY))
 		info.features |= VMRAPL_INFO_F_PERCORE;
 	if (vr_core_kinds() & BIT(VR_CORE_CYCLES))

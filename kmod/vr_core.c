@@ -20,7 +20,8 @@ const char *const vr_core_kind_names[VR_CORE_KIND_NR] = {
 };
 
 const char *const vr_origin_names[VR_STATIC_ORIGIN_NR] = {
-	"unknown", "param", "learned", "model", "fit", "core"
+	"unknown", "param", "learned", "model", "fit", "core",
+	"host"
 };
 
 void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,

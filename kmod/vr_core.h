@@ -51,8 +51,8 @@ extern const char *const vr_policy_names[VR_STATIC_NR];
 
 /*
  * How vr_pkg.p_static_uw was obtained: the uapi's VMRAPL_ORIGIN_*.
- * Precedence, highest first: PARAM or MODEL (fixed), LEARNED, FIT,
- * UNKNOWN; see vr_static_resolve() and Documentation/design.rst.
+ * Precedence, highest first: PARAM or MODEL (fixed), LEARNED, HOST, CORE,
+ * FIT, UNKNOWN; see vr_static_resolve() and Documentation/design.rst.
  */
 enum vr_static_origin {
 	VR_STATIC_UNKNOWN = VMRAPL_ORIGIN_UNKNOWN,	/* none: 0 W */
@@ -61,6 +61,7 @@ enum vr_static_origin {
 	VR_STATIC_MODEL = VMRAPL_ORIGIN_MODEL,		/* the model's own */
 	VR_STATIC_FIT = VMRAPL_ORIGIN_FIT,		/* online fit */
 	VR_STATIC_CORE = VMRAPL_ORIGIN_CORE,		/* package - cores */
+	VR_STATIC_HOST = VMRAPL_ORIGIN_HOST,		/* other packages' floor */
 	VR_STATIC_ORIGIN_NR,
 };
 
@@ -282,6 +283,8 @@ struct vr_core_src {
  * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @idle_prov: @idle_uw is provisional: the mean of fewer than
  *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.
+ * @host_floor_uw: the mean idle floor the host's other packages learned,
+ *	0 if none (vr_pkg_set_host_floor()), for a package never all idle.
  * @fit: the online fit of P_static.
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
@@ -335,6 +338,7 @@ struct vr_pkg {
 	u64 idle_uw;
 	bool idle_known;
 	bool idle_prov;
+	u64 host_floor_uw;
 	u64 lag_ns;
 	struct vr_acct *prev;
 	u64 prev_busy;

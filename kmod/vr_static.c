@@ -17,9 +17,11 @@
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
  * stays; otherwise the idle-run estimate, which measures the package's
  * floor (provisional until VR_LEARN_NS of idle time: vr_learn_static());
- * else, where the cores have energy counters, the package's power
- * less its cores' while it is busy, measured (its floor and the uncore
- * that switches on with the first active core); else the last
+ * else the floor the host's other packages learned, one CPU model's
+ * (vr_pkg_set_host_floor()); else, where the cores have energy
+ * counters, the package's power less its cores' while it is busy,
+ * measured (its floor and the uncore that switches on with the first
+ * active core); else the last
  * well-conditioned fit, whose intercept estimates the same from a line
  * through (busy CPUs, power), biased where that curve is not straight;
  * else unknown (0 W).  The last two are held when they stop being
@@ -34,6 +36,9 @@ static void vr_static_resolve(struct vr_pkg *p)
 	if (p->idle_known || p->idle_prov) {
 		p->p_static_uw = p->idle_uw;
 		p->static_origin = VR_STATIC_LEARNED;
+	} else if (p->host_floor_uw) {
+		p->p_static_uw = p->host_floor_uw;
+		p->static_origin = VR_STATIC_HOST;
 	} else if (p->fit.flags & VR_FIT_CORE) {
 		p->p_static_uw = p->fit.core_uw;
 		p->static_origin = VR_STATIC_CORE;
@@ -123,6 +128,26 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 		p->idle_uw -= (p->idle_uw - uw) >> 4;
 	p->idle_known = true;
 	p->idle_prov = false;
+	vr_static_resolve(p);
+}
+
+/*
+ * The idle floor @p offers the host's other packages: a complete idle-run
+ * estimate, or 0.  Context: close_lock held.
+ */
+u64 vr_pkg_floor_uw(const struct vr_pkg *p)
+{
+	return p->learn_static && p->idle_known ? p->idle_uw : 0;
+}
+
+/*
+ * @uw: the idle floor the host's other packages learned (their mean; 0:
+ * none), the static power of a package that has no idle time of its own.
+ * Context: close_lock held.
+ */
+void vr_pkg_set_host_floor(struct vr_pkg *p, u64 uw)
+{
+	p->host_floor_uw = uw;
 	vr_static_resolve(p);
 }
 
@@ -326,6 +351,7 @@ void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
 	r->idle_uw = p->idle_uw;
 	r->core_uw = f->flags & VR_FIT_CORE ? f->core_uw : 0;
 	r->core_blocks = f->core_blocks;
+	r->host_floor_uw = p->host_floor_uw;
 	r->fit_blocks = f->blocks;
 	r->fit_flags = f->flags;
 	r->origin = p->static_origin;

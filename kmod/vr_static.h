@@ -114,6 +114,8 @@ struct vr_fit {
  * the epoch to the open block, and a full block to the ring.
  */
 void vr_pkg_fit_update(struct vr_pkg *p);
+u64 vr_pkg_floor_uw(const struct vr_pkg *p);
+void vr_pkg_set_host_floor(struct vr_pkg *p, u64 uw);
 u64 vr_isqrt(u64 x);
 
 /*
@@ -135,6 +137,7 @@ struct vr_static_report {
 	u64 fit_good_uw;	/* the last well-conditioned intercept */
 	u64 idle_uw;		/* the idle-run estimate */
 	u64 core_uw;		/* package - cores, while busy */
+	u64 host_floor_uw;	/* the other packages' floor (0: none) */
 	u32 core_blocks;	/* its samples */
 	u32 fit_blocks;
 	u32 fit_flags;		/* VR_FIT_* */

@@ -102,10 +102,25 @@ void vr_close(int pi)
 void vr_fit_tick(int pi)
 {
 	struct pkg *pk = &S.pk[pi];
-	int v;
+	int v, q;
 
 	for (v = 0; v < NVR; v++) {
+		u64 sum = 0, uw;
+		int n = 0;
+
+		for (q = 0; q < S.npkg && !no_host_floor; q++) {
+			if (q == pi)
+				continue;
+			vr_lock(&S.pk[q].p[v].close_lock);
+			uw = vr_pkg_floor_uw(&S.pk[q].p[v]);
+			vr_unlock(&S.pk[q].p[v].close_lock);
+			if (uw) {
+				sum += uw;
+				n++;
+			}
+		}
 		vr_lock(&pk->p[v].close_lock);
+		vr_pkg_set_host_floor(&pk->p[v], n ? sum / n : 0);
 		vr_pkg_fit_update(&pk->p[v]);
 		vr_unlock(&pk->p[v].close_lock);
 	}

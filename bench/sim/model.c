@@ -14,7 +14,9 @@
  * (every core active), and base_uw is the task's intensity: a vector-heavy
  * task draws more per core than a memory-bound one.  The package floor is
  * only reached when every core is idle; while any core runs, the uncore
- * adds its uplift.
+ * adds its uplift.  The packages of a host are one model, not one part:
+ * each one's floor is the workload's times 1 + u, u uniform in
+ * +-floor_spread % (pkg_floor_uw()), from a stream of its own.
  *
  * The truths, integrated exactly between scheduling events (the state is
  * constant in between), for a task running on a core while n are active:
@@ -49,6 +51,23 @@
 #include "vrsim.h"
 
 /* ---------------------------------------------------- random stream */
+
+/*
+ * Package @p's idle floor for @seed: @nominal x (1 + u), u uniform in
+ * +-floor_spread %, from splitmix64 of (seed, package) rather than the
+ * schedule's stream, which it leaves as it was.
+ */
+u64 pkg_floor_uw(u64 nominal, u64 seed, int p)
+{
+	u64 h = seed * 0x9e3779b97f4a7c15ULL + (u64)p + 1;
+	double u;
+
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	u = (double)(h >> 11) / 9007199254740992.0;	/* [0, 1) */
+	return (u64)llround(nominal * (1 + floor_spread / 100 * (2 * u - 1)));
+}
 
 /* xorshift64*: one stream for the schedule and the counters' jitter. */
 static u64 rng_state;

@@ -227,20 +227,22 @@ void print_md(const struct wres *res, int n)
 	printf("\n### vmrapl's books and the counters\n\n");
 	printf("Static power at the end of the run (mean over packages and "
 	       "seeds) against the model's idle floor; packages whose "
-	       "static power was learned; conservation of all %d instances "
-	       "after every close.\n\n", NVR);
+	       "static power was learned from their own idle time, and "
+	       "those on the floor the host's other packages learned; "
+	       "conservation of all %d instances after every close.\n\n",
+	       NVR);
 	printf("| workload | VMs | idle floor W | learned W | packages "
-	       "learned | conservation | "
+	       "learned | on the others' floor | conservation | "
 	       "lost J (%d instances) | host J | ", NVR);
 	printf("idle J | wraps | vmsr wraps zeroed | scaph iterations "
 	       "skipped | wall s |\n"
-	       "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
-	       "---:|\n");
+	       "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+	       "---:|---:|\n");
 	for (i = 0; i < n; i++) {
 		const struct wres *wr = &res[i];
 		double lw = 0, fl = 0, lost = 0, host = 0, idle = 0, wall = 0;
 		u64 wraps = 0, qz = 0, ss = 0, bad = 0;
-		int learned = 0, pk = 0;
+		int learned = 0, hostfl = 0, pk = 0;
 
 		for (k = 0; k < wr->nseed; k++) {
 			const struct result *r = &wr->r[k];
@@ -256,12 +258,13 @@ void print_md(const struct wres *res, int n)
 			ss += r->scaph_wrap_skip;
 			bad += r->conservation_bad;
 			learned += r->vr_learned;
+			hostfl += r->vr_host_floor;
 			pk += wr->w->npkg;
 			wall += r->wall;
 		}
-		printf("| %s | %d | %.1f | %.2f | %d/%d | %s | %.3f | %.1f | "
-		       "%.1f | %llu | %llu | %llu | %.1f |\n", wr->wl,
-		       wr->r[0].nvm, fl, lw, learned, pk,
+		printf("| %s | %d | %.1f | %.2f | %d/%d | %d/%d | %s | %.3f | "
+		       "%.1f | %.1f | %llu | %llu | %llu | %.1f |\n", wr->wl,
+		       wr->r[0].nvm, fl, lw, learned, pk, hostfl, pk,
 		       bad ? "BROKEN" : "exact", lost, host, idle,
 		       (unsigned long long)wraps, (unsigned long long)qz,
 		       (unsigned long long)ss, wall);
@@ -465,13 +468,16 @@ int write_json(const char *path, const struct wres *res, int n)
 	for (i = 0; i < n; i++) {
 		const struct wres *wr = &res[i];
 		u64 bad = 0;
-		double lw = 0, cw = 0, pc = 0, dyn = 0, cl = 0;
+		double lw = 0, cw = 0, pc = 0, dyn = 0, cl = 0, fl = 0;
+		int hostfl = 0;
 
 		for (k = 0; k < wr->nseed; k++) {
 			const struct result *r = &wr->r[k];
 
 			bad += r->conservation_bad;
 			lw += r->vr_static_w[V_LEARN] / wr->nseed;
+			fl += r->floor_w / wr->nseed;
+			hostfl += r->vr_host_floor;
 			cw += r->vr_static_w[V_CORE] / wr->nseed;
 			pc += r->vr_percore_j;
 			dyn += r->vr_dynamic_j;
@@ -484,9 +490,10 @@ int write_json(const char *path, const struct wres *res, int n)
 			"\"idle_floor_w\": ", wr->wl,
 			wr->w->homogeneous ? "true" : "false", wr->r[0].nvm,
 			bad ? "false" : "true");
-		json_num(f, wr->r[0].floor_w);
+		json_num(f, fl);
 		fprintf(f, ", \"vmrapl_learned_static_w\": ");
 		json_num(f, lw);
+		fprintf(f, ", \"vmrapl_host_floor_pkgs\": %d", hostfl);
 		fprintf(f, ", \"vmrapl_percore_static_w\": ");
 		json_num(f, cw);
 		fprintf(f, ", \"vmrapl_percore_share_of_dynamic_pct\": ");

@@ -3,7 +3,7 @@
 #
 # Assembles bench/RESULTS.md-ready markdown from the outputs of
 # "make full" in DIR (vrsim.md, bursty-instant.md, hetero-switches.md,
-# hotpath.txt, callgrind.txt).
+# packed-no-host.md, hotpath.txt, callgrind.txt).
 #
 # Instruction targets per event (issue 12): an untracked switch
 # (event_needed() false) <= 10, a tracked (vCPU) switch in or out <= 60.
@@ -46,6 +46,7 @@ make -C bench/sim full
   # = ./vrsim --json out/full.json > out/vrsim.md      (10 seeds x 300 s)
   #   ./vrsim --only bursty --latch-us 1 --lag-us 0 > out/bursty-instant.md
   #   ./vrsim --only heterogeneous --switches-only > out/hetero-switches.md
+  #   ./vrsim --only packed --no-host-floor > out/packed-no-host.md
   #   ./hotpath > out/hotpath.txt
   #   ./callgrind.sh > out/callgrind.txt
   #   ./results.sh out > out/RESULTS.md
@@ -62,7 +63,9 @@ and host tasks.  300 s per run, 10 seeds (1..10) per workload.
 
 **The power model** (bench/sim/model.c, written for the simulator: no
 code and no formula shared with kmod/).  A package draws its idle floor
-(18 W; lone: 30 W) only while every core is idle (package C-state); while
+(18 W; lone: 30 W; each package's own: that times 1 + u, u uniform in
++-10 % per seed and package, as two parts of one CPU model differ) only
+while every core is idle (package C-state); while
 any core runs, the uncore adds 12 W (lone: 15 W), and each active core
 draws its task's intensity (vector-heavy 14 W, normal 8 W, memory-bound
 4 W at the all-core frequency) times (f / f_all)^2, where f falls
@@ -94,14 +97,18 @@ integral (relative error < 1e-9, or the run fails).
   nothing is handed in** (the module's \`p_static_mw=0\`; no
   \`vr_pkg_set_static()\` call).  No oracle: earlier versions of this
   benchmark passed the model's exact static power, this one does not.
+  As the module's package timer does, every 100 ms each package is
+  handed the mean floor the host's other packages learned from their own
+  idle time (\`vr_pkg_set_host_floor()\`; used only by a package that
+  has no idle time of its own), learned floors drawn 10 % apart.
 - *vmrapl per-core (core energy)*: the same core with the same default
   learning (nothing handed in), plus per-core energy weighting
   (\`vr_pkg_set_core(..., VR_CORE_ENERGY, ...)\`, as the module sets it up on
   AMD family 17h and later) fed from the per-core counters above, read as
   the kernel reads them: the closer marks a CPU whose last sample is
   10 ms old or more, and that CPU reads its own core's counter at its own
-  next scheduling event (a switch; the simulator has no kvm_entry/exit).
-  A CPU that never switches is never sampled.
+  next scheduling event: a switch, or a vCPU's exit at its 4 ms tick
+  re-check, where the module's kvm_exit/kvm_entry probes poll.
 - *vmrapl p_static +25 % / -25 %*: the same core with \`p_static_mw\` set
   25 % above / below the package's idle floor (\`VR_STATIC_PARAM\`), as an
   administrator who measured it roughly would.  Separate rows; they are
@@ -184,33 +191,28 @@ if [ -s "$dir/callgrind.txt" ]; then
 fi
 echo
 cat "$here/results-why.md"
+# The occupied 60 s cell (mean and seeds' range) of workload $1, row $3,
+# in the vrsim markdown $2.
+occ() { awk -F'|' -v wl="$1" -v row="$3" '
+	{ for (i = 2; i <= 4; i++) gsub(/^ +| +$/, "", $i) }
+	$2 == wl { on = 1 } $2 != "" && $2 != wl { on = 0 }
+	on && $3 == row { print $4; exit }' "$2"; }
 if [ -s "$dir/bursty-instant.md" ]; then
-	# the occupied 60 s cell of a row of bursty, in a file
-	occ() { awk -F'|' -v row="$2" '
-		{ for (i = 2; i <= 4; i++) gsub(/^ +| +$/, "", $i) }
-		$2 == "bursty" { on = 1 } $2 != "" && $2 != "bursty" { on = 0 }
-		on && $3 == row { print $4; exit }' "$1"; }
 	echo
 	echo "**The counter's latch, separately.**  The same bursty trace against a"
 	echo "counter that updates instantly (\`./vrsim --only bursty --latch-us 1"
 	echo "--lag-us 0\`, bench/sim/out/bursty-instant.md), occupied truth, 60 s:"
-	echo "vmrapl (learned static) $(occ "$dir/bursty-instant.md" "vmrapl (learned static)") %"
-	echo "(latched: $(occ "$dir/vrsim.md" "vmrapl (learned static)") %), p_static +25 %"
-	echo "$(occ "$dir/bursty-instant.md" "vmrapl p_static +25 %") % (latched: $(occ "$dir/vrsim.md" "vmrapl p_static +25 %") %).  With the static"
+	echo "vmrapl (learned static) $(occ bursty "$dir/bursty-instant.md" "vmrapl (learned static)") %"
+	echo "(latched: $(occ bursty "$dir/vrsim.md" "vmrapl (learned static)") %), p_static +25 %"
+	echo "$(occ bursty "$dir/bursty-instant.md" "vmrapl p_static +25 %") % (latched: $(occ bursty "$dir/vrsim.md" "vmrapl p_static +25 %") %).  With the static"
 	# mean of seeds: the cell's first number
-	l=$(occ "$dir/vrsim.md" "vmrapl (learned static)" | cut -d' ' -f1)
-	i=$(occ "$dir/bursty-instant.md" "vmrapl (learned static)" | cut -d' ' -f1)
+	l=$(occ bursty "$dir/vrsim.md" "vmrapl (learned static)" | cut -d' ' -f1)
+	i=$(occ bursty "$dir/bursty-instant.md" "vmrapl (learned static)" | cut -d' ' -f1)
 	echo "power learned, the latch multiplies the error of 2 ms bursts by"
 	echo "$(awk -v l="$l" -v i="$i" 'BEGIN { printf "%.1f", (i > 0 ? l / i : 0) }'); with"
 	echo "it 25 % off, the static power's own error dominates."
 fi
 if [ -s "$dir/hetero-switches.md" ]; then
-	# the occupied 60 s cell of a row of heterogeneous, in a file
-	hocc() { awk -F'|' -v row="$2" '
-		{ for (i = 2; i <= 4; i++) gsub(/^ +| +$/, "", $i) }
-		$2 == "heterogeneous" { on = 1 }
-		$2 != "" && $2 != "heterogeneous" { on = 0 }
-		on && $3 == row { print $4; exit }' "$1"; }
 	echo
 	echo "**Per-core samples at exits, separately.**  A vCPU alone on its CPU"
 	echo "never switches; its exits at the host tick (the simulator's 4 ms"
@@ -219,8 +221,21 @@ if [ -s "$dir/hetero-switches.md" ]; then
 	echo "heterogeneous traces with per-core samples at switches only, as the"
 	echo "module did before (\`./vrsim --only heterogeneous --switches-only\`,"
 	echo "bench/sim/out/hetero-switches.md), occupied truth, 60 s: vmrapl per-core"
-	echo "$(hocc "$dir/hetero-switches.md" "vmrapl per-core (core energy)") %"
-	echo "(with the polls at exits: $(hocc "$dir/vrsim.md" "vmrapl per-core (core energy)") %)."
+	echo "$(occ heterogeneous "$dir/hetero-switches.md" "vmrapl per-core (core energy)") %"
+	echo "(with the polls at exits: $(occ heterogeneous "$dir/vrsim.md" "vmrapl per-core (core energy)") %)."
+fi
+if [ -s "$dir/packed-no-host.md" ]; then
+	echo
+	echo "**The other packages' floor, separately.**  packed's package 0 is"
+	echo "never all idle; its package 1 is, and learns its own floor, which"
+	echo "the model draws up to 10 % apart from package 0's.  The same traces"
+	echo "with no package taking the others' floor, as the module did before"
+	echo "(\`./vrsim --only packed --no-host-floor\`, bench/sim/out/packed-no-host.md),"
+	echo "occupied truth, 60 s: vmrapl (learned static)"
+	echo "$(occ packed "$dir/packed-no-host.md" "vmrapl (learned static)") %, per-core"
+	echo "$(occ packed "$dir/packed-no-host.md" "vmrapl per-core (core energy)") % (with it:"
+	echo "$(occ packed "$dir/vrsim.md" "vmrapl (learned static)") % and"
+	echo "$(occ packed "$dir/vrsim.md" "vmrapl per-core (core energy)") %)."
 fi
 echo
 echo "## Core hot path"

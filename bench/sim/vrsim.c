@@ -49,6 +49,11 @@
  *         [--switches-only (a comparison: per-core samples at task
  *          switches only, not also at a vCPU's exits at the 4 ms tick,
  *          as the module did before it polled at kvm_exit/kvm_entry)]
+ *         [--floor-spread PCT (each package's idle floor is the
+ *          workload's times 1 + u, u uniform in +-PCT %, per seed and
+ *          package; 10)]
+ *         [--no-host-floor (a comparison: no package takes the idle
+ *          floor the others learned, as the module did before)]
  *
  * The parts are listed in vrsim.h.
  */
@@ -61,6 +66,8 @@ u64 latch_ns = 976563;			/* the counter's update interval */
 long long lag_ns = -1;			/* -1: vr_pkg_init()'s default */
 u64 inject_fault_at;			/* s; 0: never */
 bool switches_only;			/* no per-core poll at exits */
+double floor_spread = 10;		/* +- % between packages */
+bool no_host_floor;			/* no vr_pkg_set_host_floor() */
 u64 lag_used_ns;			/* what the packages ran with */
 
 /* Every second: close what is stale, snapshot every VM's numbers. */
@@ -114,6 +121,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		u64 off = rnd() & 0xffffffffULL;
 
 		pk->m = w->m.floor_uw ? w->m : def;
+		pk->m.floor_uw = pkg_floor_uw(pk->m.floor_uw, seed, p);
 		pk->ncpu = w->ncpu;
 		pk->first = p * w->ncpu;
 		if (w->start_near_wrap) {
@@ -241,6 +249,8 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			r->vr_wraps += pp->wraps;
 			if (pp->static_origin == VR_STATIC_LEARNED)
 				r->vr_learned++;
+			if (pp->static_origin == VR_STATIC_HOST)
+				r->vr_host_floor++;
 		}
 		r->floor_w += (double)S.pk[p].m.floor_uw / 1e6 / S.npkg;
 	}
@@ -287,12 +297,17 @@ int main(int argc, char **argv)
 			inject_fault_at = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--switches-only"))
 			switches_only = true;
+		else if (!strcmp(argv[i], "--floor-spread") && i + 1 < argc)
+			floor_spread = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--no-host-floor"))
+			no_host_floor = true;
 		else {
 			fprintf(stderr, "usage: %s [--quick] [--json FILE] "
 				"[--only WORKLOAD] [--seeds N] [--seed0 N] "
 				"[--secs S] [--period-us US] [--latch-us US] "
 				"[--lag-us US] [--inject-fault-at S] "
-				"[--switches-only]\n", argv[0]);
+				"[--switches-only] [--floor-spread PCT] "
+				"[--no-host-floor]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -231,6 +231,7 @@ struct result {
 	double vr_dynamic_j;		/* V_CORE: its dynamic energy */
 	u64 vr_percore_clamps, vr_core_closes;
 	int vr_learned;			/* packages whose static was learned */
+	int vr_host_floor;		/* packages on the others' floor */
 	u64 vr_resets, vr_overruns, vr_wraps, qemu_wrap_zero;
 	u64 scaph_wrap_skip;
 	double floor_w;
@@ -253,9 +254,12 @@ extern long long lag_ns;
 extern u64 lag_used_ns;
 extern u64 inject_fault_at;
 extern bool switches_only;
+extern double floor_spread;
+extern bool no_host_floor;
 
 /* model.c */
 void rng_seed(u64 s);
+u64 pkg_floor_uw(u64 nominal, u64 seed, int p);
 u64 rnd(void);
 u64 below(u64 n);
 u64 expo(u64 m);

@@ -75,6 +75,10 @@ core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)co
 core-excess-dropped @@ vr_static.c @@ f->core_carry += f->blk_core - core; @@ (void)0;
 zero-weight-is-none @@ vr_cpu.c @@ 				if (!c->core_wok) @@ 				if (!c->core_w)
 core-mean-of-blocks @@ vr_static.c @@ t = vr_mul_div(f->blk_dt, 1, 1000); @@ t = 20000;
+host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {
+host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || p->idle_prov) { @@ if ((p->idle_known || p->idle_prov) && !p->host_floor_uw) {
+host-floor-provisional @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->learn_static && (p->idle_known || p->idle_prov) ? p->idle_uw : 0;
+host-floor-of-param @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->idle_known || !p->learn_static ? p->idle_uw | p->p_static_uw : 0;
 EOF
 )
 

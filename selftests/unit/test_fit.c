@@ -18,8 +18,10 @@
  *     not pull P_static down: only epochs with busy time are samples.
  *  2. Ill-conditioned input falls back: always busy, always idle (idle
  *     learning takes over), a constant partial load.
- *  3. Precedence: p_static_mw (PARAM) and MODEL > idle runs > fit >
- *     unknown; a fit no longer conditioned is held.
+ *  3. Precedence: p_static_mw (PARAM) and MODEL > idle runs > the host's
+ *     other packages' floor > fit > unknown; a fit no longer conditioned
+ *     is held.  A package offers its floor to the others only once it is
+ *     final (not provisional), and only a learned one.
  *  4. Always busy: 'occupied' and 'busy' give every account the same
  *     energy whatever P_static is (within the rounding of one eu per
  *     epoch), so an unidentifiable intercept loses nothing.
@@ -300,6 +302,72 @@ static void precedence(void)
 	      w(h.p.p_static_uw));
 }
 
+static void host_set(struct fh *h, u64 uw)
+{
+	vr_lock(&h->p.close_lock);
+	vr_pkg_set_host_floor(&h->p, uw);
+	vr_unlock(&h->p.close_lock);
+}
+
+static u64 floor_of(struct fh *h)
+{
+	u64 uw;
+
+	vr_lock(&h->p.close_lock);
+	uw = vr_pkg_floor_uw(&h->p);
+	vr_unlock(&h->p.close_lock);
+	return uw;
+}
+
+/*
+ * The floor the host's other packages learned: the static power of a
+ * package that has no idle time of its own, above its fit, below its own
+ * idle runs; what a package offers the others.
+ */
+static void host_floor(void)
+{
+	static struct fh h;
+
+	fh_init(&h, 0, VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED, true, 0.05);
+	host_set(&h, 25000000);
+	fh_run(&h, 10 * VT_SEC, load_mid);
+	vt_ok(h.p.static_origin == VR_STATIC_HOST &&
+	      h.p.p_static_uw == 25000000 && (h.p.fit.flags & VR_FIT_OK),
+	      "host floor > fit: P_static 25 W, the fit (%.3f W) reported",
+	      w(h.p.fit.static_uw));
+	vt_eq(floor_of(&h), 0, "a package never idle offers no floor");
+	host_set(&h, 0);
+	vt_ok(h.p.static_origin == VR_STATIC_FIT &&
+	      h.p.p_static_uw == h.p.fit.good_uw,
+	      "no host floor any more: back to the fit (%.3f W)",
+	      w(h.p.p_static_uw));
+	host_set(&h, 25000000);
+	/* the package's own idle time: provisional from 5 ms, then final */
+	fh_run(&h, 10 * VT_SEC + 50 * VT_MS, load_idle);
+	vt_ok(h.p.static_origin == VR_STATIC_LEARNED && h.p.idle_prov &&
+	      !h.p.idle_known,
+	      "its own provisional floor > the host's (%.3f W)",
+	      w(h.p.p_static_uw));
+	vt_eq(floor_of(&h), 0, "a provisional floor is not offered");
+	fh_run(&h, 11 * VT_SEC, load_idle);
+	vt_ok(h.p.static_origin == VR_STATIC_LEARNED && h.p.idle_known,
+	      "its own final floor > the host's (%.3f W)",
+	      w(h.p.p_static_uw));
+	vt_eq(floor_of(&h), h.p.idle_uw, "a final floor is offered");
+	vt_near(w(floor_of(&h)), w(P_STATIC), w(P_STATIC) / 50,
+		"the offered floor is the package's (2%%)");
+
+	/* p_static_mw fixes the static power; it is not a floor to offer */
+	fh_init(&h, 30000000, VR_STATIC_PARAM, VR_STATIC_OCCUPIED, true,
+		0.05);
+	host_set(&h, 25000000);
+	fh_run(&h, 2 * VT_SEC, load_idle);
+	vt_ok(h.p.static_origin == VR_STATIC_PARAM &&
+	      h.p.p_static_uw == 30000000,
+	      "param > host floor: P_static stays 30 W");
+	vt_eq(floor_of(&h), 0, "a fixed static power is not offered");
+}
+
 /* Per account energy (PKG), for the policies and static powers below. */
 static void always_busy(bool lag)
 {
@@ -398,6 +466,7 @@ int main(void)
 	ill("8 of 16 CPUs always busy", load_half, VR_STATIC_UNKNOWN, 0);
 
 	precedence();
+	host_floor();
 	always_busy(false);
 	always_busy(true);
 	account_split();

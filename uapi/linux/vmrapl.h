@@ -77,6 +77,8 @@
 #define VMRAPL_ORIGIN_FIT	4	/* the online fit (VMRAPL_INFO_F_STATIC_FIT) */
 /* the package's power less its cores' (VMRAPL_INFO_F_STATIC_CORE) */
 #define VMRAPL_ORIGIN_CORE	5
+/* the idle floor the host's other packages learned (VMRAPL_INFO_F_STATIC_HOST) */
+#define VMRAPL_ORIGIN_HOST	6
 
 /* vmrapl_info.features */
 #define VMRAPL_INFO_F_ESTIMATED		_BITULL(0)	/* source is a model */
@@ -99,6 +101,12 @@
  * power less its cores', measured while it is busy
  */
 #define VMRAPL_INFO_F_STATIC_CORE	_BITULL(8)
+/*
+ * A package with no idle time of its own may take the idle floor the
+ * host's other packages learned (vmrapl_pkg_static.origin
+ * VMRAPL_ORIGIN_HOST)
+ */
+#define VMRAPL_INFO_F_STATIC_HOST	_BITULL(9)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO

@@ -512,7 +512,7 @@ static void static_metrics(struct buf *b, const struct snapshot *s)
 	int i;
 
 	header(b, "vmrapl_package_static_power_watts", "gauge",
-	       "The static power a package's split uses; origin: param (p_static_mw), idle (all-idle runs), core (the package's power less its cores', measured while busy), fit (the online fit), model (the source's own), unknown (0 W).");
+	       "The static power a package's split uses; origin: param (p_static_mw), idle (all-idle runs), host (the idle floor the host's other packages learned), core (the package's power less its cores', measured while busy), fit (the online fit), model (the source's own), unknown (0 W).");
 	for (i = 0; i < s->nr_pkgs; i++)
 		bprintf(b, "vmrapl_package_static_power_watts{package=\"%d\",origin=\"%s\"} %.6f\n",
 			i, vmrapl_host_origin_name(s->pstat[i].origin),

@@ -581,6 +581,7 @@ static const char *const origin_names[] = {
 	[VMRAPL_ORIGIN_MODEL] = "model",
 	[VMRAPL_ORIGIN_FIT] = "fit",
 	[VMRAPL_ORIGIN_CORE] = "core",
+	[VMRAPL_ORIGIN_HOST] = "host",
 };
 
 static const char *const domain_names[VMRAPL_NR_DOMAINS] = {

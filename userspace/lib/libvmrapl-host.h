@@ -127,7 +127,7 @@ double vmrapl_host_load_time(const struct vmrapl_info *info);
 /* VMRAPL_SOURCE_*: "intel", "amd", "estimate", "test", "unknown". */
 const char *vmrapl_host_source_name(uint32_t source);
 /* VMRAPL_ORIGIN_* (vmrapl_pkg_static.origin): "unknown", "param", "idle",
- * "model", "fit". */
+ * "model", "fit", "core", "host". */
 const char *vmrapl_host_origin_name(uint32_t origin);
 
 /* VMRAPL_STATIC_* (static_policy): "occupied", "busy", "none", "unknown". */

@@ -535,6 +535,7 @@ static void features_list(const struct dev *d, char *buf, size_t len)
 		{ VMRAPL_INFO_F_PERCORE, "percore" },
 		{ VMRAPL_INFO_F_APERF, "aperf" },
 		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
+		{ VMRAPL_INFO_F_STATIC_HOST, "static_host" },
 	};
 	uint64_t rest = d->info.features;
 	size_t i, n = 0;

@@ -144,7 +144,8 @@ static int fake(unsigned long req, void *arg)
 			      VMRAPL_INFO_F_LOAD_TIME |
 			      VMRAPL_INFO_F_STATIC_FIT |
 			      VMRAPL_INFO_F_STATIC_SPLIT |
-			      VMRAPL_INFO_F_STATIC_CORE;
+			      VMRAPL_INFO_F_STATIC_CORE |
+			      VMRAPL_INFO_F_STATIC_HOST;
 		i->load_boottime_ns = load_boottime_ns();
 		i->nr_cpus = 4;
 		i->source = VMRAPL_SOURCE_ESTIMATE;
@@ -182,6 +183,9 @@ static int fake(unsigned long req, void *arg)
 			/* package 0: a fit in use; package 1: idle runs */
 			memset(&s[i], 0, sizeof(s[i]));
 			s[i].origin = i ? VMRAPL_ORIGIN_IDLE : VMRAPL_ORIGIN_FIT;
+			/* FAKE_ORIGIN=N: package 0's origin is N */
+			if (!i && getenv("FAKE_ORIGIN"))
+				s[i].origin = atoi(getenv("FAKE_ORIGIN"));
 			s[i].fit_flags = i ? 0 : VMRAPL_FIT_F_CONDITIONED |
 						 VMRAPL_FIT_F_HELD;
 			s[i].fit_static_uw = i ? 0 : 5000000;

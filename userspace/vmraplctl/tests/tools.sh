@@ -100,8 +100,12 @@ check "info text: package less cores" has '12 blocks, not conditioned; package l
 check "info text: no per-core line without per-core counters" hasnt '128 blocks, conditioned; package less cores'
 run --json info
 check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
-check "info --json: features" has '"static_fit", "static_split", "static_core"'
+check "info --json: features" has '"static_fit", "static_split", "static_core", "static_host"'
 check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64}'
+FAKE_ORIGIN=6 run info
+check "info text: static power from the host's other packages" has 'static power 0   5.000 W (host)'
+FAKE_ORIGIN=99 run info
+check "info text: an origin from a newer module" has 'static power 0   5.000 W (unknown)'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
