@@ -529,6 +529,7 @@ TEST(pkg_static)
 	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_FIT);
 	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_SPLIT);
 	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_CORE);
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_STATIC_HOST);
 
 	/* The first layout: 40 bytes, the rest of the buffer untouched. */
 	memset(&r, 0xa5, sizeof(r));
@@ -577,7 +578,7 @@ TEST(pkg_static)
 		EXPECT_EQ(0, s->reserved1);
 		EXPECT_EQ(0, s->reserved[0]);
 		EXPECT_EQ(0, s->reserved[1]);
-		EXPECT_LE(s->origin, VMRAPL_ORIGIN_CORE);
+		EXPECT_LE(s->origin, VMRAPL_ORIGIN_HOST);
 		EXPECT_LE(s->fit_blocks, 128);
 		EXPECT_LE(s->fit_flags, VMRAPL_FIT_F_CONDITIONED |
 					VMRAPL_FIT_F_HELD);
@@ -585,6 +586,16 @@ TEST(pkg_static)
 			EXPECT_EQ(ps[i].p_static_uw, s->fit_held_uw);
 		if (s->origin == VMRAPL_ORIGIN_CORE)
 			EXPECT_EQ(ps[i].p_static_uw, s->core_static_uw);
+		/* Another package's floor: none of its own, another has one. */
+		if (s->origin == VMRAPL_ORIGIN_HOST) {
+			int j, floors = 0;
+
+			for (j = 0; j < (int)r.l.nr_pkgs && j < 4; j++)
+				floors += j != i && st[j].s.idle_static_uw;
+			EXPECT_EQ(0, s->idle_static_uw);
+			EXPECT_GT(ps[i].p_static_uw, 0);
+			EXPECT_LE(1, floors);
+		}
 		/* Only from per-core energy counters, over 32 samples. */
 		if (!(info.features & VMRAPL_INFO_F_PERCORE))
 			EXPECT_EQ(0, s->core_static_uw);
