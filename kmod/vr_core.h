@@ -280,6 +280,8 @@ struct vr_core_src {
  * @learn_eu, @learn_ns: idle epochs summed so far, to learn from.
  * @learn_skip: idle ns of the current stretch of idle epochs, up to
  *	VR_LEARN_SKIP_NS (its first ones are not learned from).
+ * @learn_busy_uw: power of the last closed epoch with busy time (the
+ *	tail a long idle epoch after it is learned less of).
  * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @idle_prov: @idle_uw is provisional: the mean of fewer than
  *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.
@@ -335,6 +337,7 @@ struct vr_pkg {
 	u64 learn_eu;
 	u64 learn_ns;
 	u64 learn_skip;
+	u64 learn_busy_uw;
 	u64 idle_uw;
 	bool idle_known;
 	bool idle_prov;

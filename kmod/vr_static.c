@@ -82,6 +82,16 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
  * stretch are left out: right after busy time its reads still hold
  * energy the busy CPUs spent (the lag of vr_split_policy()).
  *
+ * A package that is all idle is not closed again until one of its CPUs
+ * wakes (its timer is deferrable and then only guards the wrap), so a
+ * stretch is often one epoch, which the skip would take whole: the
+ * module learned nothing on a quiet package.  An idle epoch that starts
+ * a stretch and is VR_LEARN_SKIP_NS or longer is therefore learned from
+ * whole, less the tail the skip stands for: @lag_ns (the counter's mean
+ * lag behind a read) at the power the busy time ended with above the
+ * estimate so far (@learn_busy_uw, vr_busy_power()).  For an exact
+ * counter (@lag_ns 0) there is no tail.
+ *
  * Until the first sum is complete, the mean so far is the floor, once it
  * holds VR_LEARN_FIRST_NS: a few steps of error, where the alternatives
  * (the package less its cores, the fit) hold the uncore besides the floor
@@ -91,6 +101,24 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
  * down: the sums are unbiased, so their running mean is too.  (A minimum
  * that rose slowly, as before, settled about 2 % low on the sums' noise.)
  */
+/*
+ * The power of a busy epoch of @de over @dt, as it ended: its reads lag
+ * by @lag_ns on average, so @de holds that much of the epoch before it
+ * (at the floor so far after idle time, else the last busy power) and
+ * misses as much of its own end.
+ */
+static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
+{
+	u64 before = p->learn_skip ? (p->idle_known || p->idle_prov ?
+				      p->idle_uw : 0) : p->learn_busy_uw;
+	u64 rem = 0, lead = vr_energy_eu(before, p->lag_ns, &rem);
+
+	if (de <= lead)
+		return 0;
+	return vr_mul_div(de - lead, VR_FJ_PER_J >> VR_EU_SHIFT,
+			  dt - p->lag_ns);
+}
+
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 {
 	u64 uw;
@@ -98,10 +126,20 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 	if (!p->learn_static)
 		return;
 	if (!idle) {
+		if (dt > p->lag_ns && de)	/* not lost (0), nor too short */
+			p->learn_busy_uw = vr_busy_power(p, de, dt);
 		p->learn_skip = 0;
 		return;
 	}
-	if (p->learn_skip < VR_LEARN_SKIP_NS) {
+	if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) {
+		u64 est = p->idle_known || p->idle_prov ? p->idle_uw : 0, rem = 0;
+		u64 tail = p->learn_busy_uw > est ?
+			   vr_energy_eu(p->learn_busy_uw - est, p->lag_ns,
+					&rem) : 0;
+
+		p->learn_skip = VR_LEARN_SKIP_NS;
+		de = de > tail ? de - tail : 0;
+	} else if (p->learn_skip < VR_LEARN_SKIP_NS) {
 		p->learn_skip += dt;
 		return;
 	}

@@ -70,6 +70,18 @@ double floor_spread = 10;		/* +- % between packages */
 bool no_host_floor;			/* no vr_pkg_set_host_floor() */
 u64 lag_used_ns;			/* what the packages ran with */
 
+/* Does a CPU of package @p run something? */
+static bool pkg_busy(int p)
+{
+	const struct pkg *pk = &S.pk[p];
+	int i;
+
+	for (i = 0; i < pk->ncpu; i++)
+		if (S.cpu[pk->first + i].cur != NOTASK)
+			return true;
+	return false;
+}
+
 /* Every second: close what is stale, snapshot every VM's numbers. */
 static void on_window(int k)
 {
@@ -175,7 +187,13 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 				task_wake(e.id);
 			break;
 		case EV_TICK:
-			/* the module's timer / the tick: close if stale */
+			/*
+			 * The tick and the module's timer: close if stale,
+			 * where a CPU of the package is busy.  An all-idle
+			 * package has neither (NO_HZ idle; the timer is
+			 * deferrable and then only guards the wrap): it is
+			 * closed next when one of its CPUs wakes.
+			 */
 			if (inject_fault_at && S.now >= inject_fault_at * SEC &&
 			    !e.id) {
 				/* the self-test of the check below: a book
@@ -183,7 +201,8 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 				S.pk[0].p[V_LEARN].st[VR_DOM_PKG].tracked++;
 				inject_fault_at = 0;
 			}
-			vr_close(e.id);
+			if (pkg_busy(e.id))
+				vr_close(e.id);
 			if (S.now >= S.pk[e.id].fit_at) {
 				vr_fit_tick(e.id);
 				S.pk[e.id].fit_at = S.now + 100 * MS;

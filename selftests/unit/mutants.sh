@@ -75,6 +75,9 @@ core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)co
 core-excess-dropped @@ vr_static.c @@ f->core_carry += f->blk_core - core; @@ (void)0;
 zero-weight-is-none @@ vr_cpu.c @@ 				if (!c->core_wok) @@ 				if (!c->core_w)
 core-mean-of-blocks @@ vr_static.c @@ t = vr_mul_div(f->blk_dt, 1, 1000); @@ t = 20000;
+learn-first-epoch-skipped @@ vr_static.c @@ if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) { @@ if (0) {
+learn-first-epoch-no-tail @@ vr_static.c @@ de = de > tail ? de - tail : 0; @@ de = de + 0 * tail;
+busy-power-no-lead @@ vr_static.c @@ lead = vr_energy_eu(before, p->lag_ns, &rem); @@ lead = 0 * vr_energy_eu(before, p->lag_ns, &rem);
 host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {
 host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || p->idle_prov) { @@ if ((p->idle_known || p->idle_prov) && !p->host_floor_uw) {
 host-floor-provisional @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->learn_static && (p->idle_known || p->idle_prov) ? p->idle_uw : 0;

@@ -129,7 +129,7 @@ struct spkg {
 	bool learn;
 	u8 m_origin;
 	bool m_known;
-	u64 m_static, m_run_eu, m_run_ns, m_skip_ns;
+	u64 m_static, m_run_eu, m_run_ns, m_skip_ns, m_busy_uw;
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
 	u64 quiet_until;		/* every CPU idles until then */
@@ -239,7 +239,12 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
 /*
  * The learning rule of P_static, after the split of each close: idle
  * (B == 0), non-lost epochs, but not the first 2 ms of epochs of a
- * stretch of them (a busy or a lost epoch ends a stretch); their energy
+ * stretch of them (a busy or a lost epoch ends a stretch), unless the
+ * stretch's first epoch is 2 ms or longer: that one counts whole, less
+ * lag x (the busy power before it - the estimate so far), the busy
+ * power being a non-lost busy epoch's (de - lag x the power before it) /
+ * (dt - lag) when dt > lag and de > 0 (the power before it: the
+ * estimate after idle epochs, else the last busy power); their energy
  * and time are summed; while nothing is known, their energy / time is
  * P_static from 5 ms on (provisional); at 100 ms or more it is taken if
  * nothing was known, else P_static moves by 1/16 of the difference, up
@@ -250,13 +255,31 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 {
 	u64 uw;
 
+	u64 est, before, lead, tail;
+
 	if (!pk->learn)
 		return;
+	est = pk->m_origin == VR_STATIC_LEARNED ? pk->m_static : 0;
 	if (lost || B) {
+		if (!lost && de && dt > pk->lag) {
+			before = pk->m_skip_ns ? est : pk->m_busy_uw;
+			lead = (u64)((vt_u128)(before << VR_EU_SHIFT) *
+				     pk->lag / VT_FJ_PER_J);
+			pk->m_busy_uw = de <= lead ? 0 :
+				(u64)((vt_u128)(de - lead) *
+				      (VT_FJ_PER_J >> VR_EU_SHIFT) /
+				      (dt - pk->lag));
+		}
 		pk->m_skip_ns = 0;
 		return;
 	}
-	if (pk->m_skip_ns < 2 * VT_MS) {
+	if (!pk->m_skip_ns && dt >= 2 * VT_MS) {
+		tail = pk->m_busy_uw > est ?
+		       (u64)((vt_u128)((pk->m_busy_uw - est) << VR_EU_SHIFT) *
+			     pk->lag / VT_FJ_PER_J) : 0;
+		de = de > tail ? de - tail : 0;
+		pk->m_skip_ns = 2 * VT_MS;
+	} else if (pk->m_skip_ns < 2 * VT_MS) {
 		pk->m_skip_ns += dt;
 		return;
 	}
