@@ -16,9 +16,10 @@
 /*
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
  * stays; otherwise the idle-run estimate, which measures the package's
- * floor (provisional until VR_LEARN_NS of idle time: vr_learn_static());
- * else the floor the host's other packages learned, one CPU model's
- * (vr_pkg_set_host_floor()); else, where the cores have energy
+ * floor, once final (VR_LEARN_NS of idle time: vr_learn_static()); else
+ * the floor the host's other packages learned, one CPU model's
+ * (vr_pkg_set_host_floor()); else the provisional idle-run estimate,
+ * from as little as VR_LEARN_FIRST_NS; else, where the cores have energy
  * counters, the package's power less its cores' while it is busy,
  * measured (its floor and the uncore that switches on with the first
  * active core); else the last
@@ -33,7 +34,7 @@ static void vr_static_resolve(struct vr_pkg *p)
 {
 	if (!p->learn_static)
 		return;
-	if (p->idle_known || p->idle_prov) {
+	if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) {
 		p->p_static_uw = p->idle_uw;
 		p->static_origin = VR_STATIC_LEARNED;
 	} else if (p->host_floor_uw) {

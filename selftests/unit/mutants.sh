@@ -79,7 +79,8 @@ learn-first-epoch-skipped @@ vr_static.c @@ if (!p->learn_skip && dt >= VR_LEARN
 learn-first-epoch-no-tail @@ vr_static.c @@ de = de > tail ? de - tail : 0; @@ de = de + 0 * tail;
 busy-power-no-lead @@ vr_static.c @@ lead = vr_energy_eu(before, p->lag_ns, &rem); @@ lead = 0 * vr_energy_eu(before, p->lag_ns, &rem);
 host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {
-host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || p->idle_prov) { @@ if ((p->idle_known || p->idle_prov) && !p->host_floor_uw) {
+host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (!p->host_floor_uw && (p->idle_known || p->idle_prov)) {
+host-floor-under-prov @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (p->idle_known || p->idle_prov) {
 host-floor-provisional @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->learn_static && (p->idle_known || p->idle_prov) ? p->idle_uw : 0;
 host-floor-of-param @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->idle_known || !p->learn_static ? p->idle_uw | p->p_static_uw : 0;
 EOF

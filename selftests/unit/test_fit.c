@@ -18,8 +18,9 @@
  *     not pull P_static down: only epochs with busy time are samples.
  *  2. Ill-conditioned input falls back: always busy, always idle (idle
  *     learning takes over), a constant partial load.
- *  3. Precedence: p_static_mw (PARAM) and MODEL > idle runs > the host's
- *     other packages' floor > fit > unknown; a fit no longer conditioned
+ *  3. Precedence: p_static_mw (PARAM) and MODEL > idle runs (final) >
+ *     the host's other packages' floor > idle runs (provisional) > fit >
+ *     unknown; a fit no longer conditioned
  *     is held.  A package offers its floor to the others only once it is
  *     final (not provisional), and only a learned one.
  *  4. Always busy: 'occupied' and 'busy' give every account the same
@@ -344,10 +345,10 @@ static void host_floor(void)
 	host_set(&h, 25000000);
 	/* the package's own idle time: provisional from 5 ms, then final */
 	fh_run(&h, 10 * VT_SEC + 50 * VT_MS, load_idle);
-	vt_ok(h.p.static_origin == VR_STATIC_LEARNED && h.p.idle_prov &&
-	      !h.p.idle_known,
-	      "its own provisional floor > the host's (%.3f W)",
-	      w(h.p.p_static_uw));
+	vt_ok(h.p.static_origin == VR_STATIC_HOST && h.p.idle_prov &&
+	      !h.p.idle_known && h.p.p_static_uw == 25000000,
+	      "the host's floor > its own provisional one (%.3f W)",
+	      w(h.p.idle_uw));
 	vt_eq(floor_of(&h), 0, "a provisional floor is not offered");
 	fh_run(&h, 11 * VT_SEC, load_idle);
 	vt_ok(h.p.static_origin == VR_STATIC_LEARNED && h.p.idle_known,
