@@ -227,8 +227,8 @@ fi
 if [ -s "$dir/packed-no-host.md" ]; then
 	echo
 	echo "**The other packages' floor, separately.**  packed's package 0 is"
-	echo "never all idle; its package 1 is, and learns its own floor, which"
-	echo "the model draws up to 10 % apart from package 0's.  The same traces"
+	echo "all idle only now and then; its package 1 idles and learns its own"
+	echo "floor, which the model draws up to 10 % apart from package 0's.  The same traces"
 	echo "with no package taking the others' floor, as the module did before"
 	echo "(\`./vrsim --only packed --no-host-floor\`, bench/sim/out/packed-no-host.md),"
 	echo "occupied truth, 60 s: vmrapl (learned static)"
