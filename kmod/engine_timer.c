@@ -68,8 +68,9 @@ static void vr_timer_arm_on(struct vr_hpkg *hp, int cpu, unsigned long delay)
  * (vr_pkg_floor_uw()), 0 if none did: the static power of a package that
  * is never idle itself, whose own measures (package less cores, the fit)
  * also hold the uncore that switches on with its first busy core.  The
- * packages of a host are alike, one model in every socket; a package
- * that learns its own floor uses that.  Each close_lock is taken alone.
+ * packages of a host are alike, one model in every socket; a final
+ * floor of the package's own comes first.  Each close_lock is taken
+ * alone.
  */
 static u64 vr_host_floor_uw(const struct vr_hpkg *self)
 {

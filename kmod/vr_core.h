@@ -51,8 +51,9 @@ extern const char *const vr_policy_names[VR_STATIC_NR];
 
 /*
  * How vr_pkg.p_static_uw was obtained: the uapi's VMRAPL_ORIGIN_*.
- * Precedence, highest first: PARAM or MODEL (fixed), LEARNED, HOST, CORE,
- * FIT, UNKNOWN; see vr_static_resolve() and Documentation/design.rst.
+ * Precedence, highest first: PARAM or MODEL (fixed), LEARNED (final),
+ * HOST, LEARNED (provisional), CORE, FIT, UNKNOWN; see
+ * vr_static_resolve() and Documentation/design.rst.
  */
 enum vr_static_origin {
 	VR_STATIC_UNKNOWN = VMRAPL_ORIGIN_UNKNOWN,	/* none: 0 W */
@@ -280,8 +281,9 @@ struct vr_core_src {
  * @learn_eu, @learn_ns: idle epochs summed so far, to learn from.
  * @learn_skip: idle ns of the current stretch of idle epochs, up to
  *	VR_LEARN_SKIP_NS (its first ones are not learned from).
- * @learn_busy_uw: power of the last closed epoch with busy time (the
- *	tail a long idle epoch after it is learned less of).
+ * @learn_busy_uw: the power the last closed epoch with busy time ended
+ *	with (vr_busy_power()): a stretch's first idle epoch is learned
+ *	less the tail of it that the counter's lag carries in.
  * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @idle_prov: @idle_uw is provisional: the mean of fewer than
  *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.

@@ -73,6 +73,24 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 }
 
 /*
+ * The power of a busy epoch of @de over @dt, as it ended: its reads lag
+ * by @lag_ns on average, so @de holds that much of the epoch before it
+ * (at the floor so far after idle time, else the last busy power) and
+ * misses as much of its own end.  Context: close_lock held; @dt > @lag_ns.
+ */
+static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
+{
+	u64 before = p->learn_skip ? (p->idle_known || p->idle_prov ?
+				      p->idle_uw : 0) : p->learn_busy_uw;
+	u64 rem = 0, lead = vr_energy_eu(before, p->lag_ns, &rem);
+
+	if (de <= lead)
+		return 0;
+	return vr_mul_div(de - lead, VR_FJ_PER_J >> VR_EU_SHIFT,
+			  dt - p->lag_ns);
+}
+
+/*
  * Learn the package's idle power from the epochs in which no CPU was busy.
  * A single 1 ms epoch reads 0, 1 or 2 hardware steps, so they are summed
  * until VR_LEARN_NS: the step error is then below 1%.  They need not be
@@ -102,24 +120,6 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
  * down: the sums are unbiased, so their running mean is too.  (A minimum
  * that rose slowly, as before, settled about 2 % low on the sums' noise.)
  */
-/*
- * The power of a busy epoch of @de over @dt, as it ended: its reads lag
- * by @lag_ns on average, so @de holds that much of the epoch before it
- * (at the floor so far after idle time, else the last busy power) and
- * misses as much of its own end.
- */
-static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
-{
-	u64 before = p->learn_skip ? (p->idle_known || p->idle_prov ?
-				      p->idle_uw : 0) : p->learn_busy_uw;
-	u64 rem = 0, lead = vr_energy_eu(before, p->lag_ns, &rem);
-
-	if (de <= lead)
-		return 0;
-	return vr_mul_div(de - lead, VR_FJ_PER_J >> VR_EU_SHIFT,
-			  dt - p->lag_ns);
-}
-
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 {
 	u64 uw;
