@@ -586,13 +586,15 @@ TEST(pkg_static)
 			EXPECT_EQ(ps[i].p_static_uw, s->fit_held_uw);
 		if (s->origin == VMRAPL_ORIGIN_CORE)
 			EXPECT_EQ(ps[i].p_static_uw, s->core_static_uw);
-		/* Another package's floor: none of its own, another has one. */
+		/*
+		 * Another package's floor: another one has a floor (its own
+		 * may be at most provisional, which the uapi does not tell).
+		 */
 		if (s->origin == VMRAPL_ORIGIN_HOST) {
 			int j, floors = 0;
 
 			for (j = 0; j < (int)r.l.nr_pkgs && j < 4; j++)
 				floors += j != i && st[j].s.idle_static_uw;
-			EXPECT_EQ(0, s->idle_static_uw);
 			EXPECT_GT(ps[i].p_static_uw, 0);
 			EXPECT_LE(1, floors);
 		}
