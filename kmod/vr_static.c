@@ -72,6 +72,12 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 	vr_static_resolve(p);
 }
 
+/* The idle-run estimate so far, provisional or final; 0 before any. */
+static u64 vr_idle_est_uw(const struct vr_pkg *p)
+{
+	return p->idle_known || p->idle_prov ? p->idle_uw : 0;
+}
+
 /*
  * The power of a busy epoch of @de over @dt, as it ended: its reads lag
  * by @lag_ns on average, so @de holds that much of the epoch before it
@@ -80,8 +86,7 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
  */
 static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
 {
-	u64 before = p->learn_skip ? (p->idle_known || p->idle_prov ?
-				      p->idle_uw : 0) : p->learn_busy_uw;
+	u64 before = p->learn_skip ? vr_idle_est_uw(p) : p->learn_busy_uw;
 	u64 rem = 0, lead = vr_energy_eu(before, p->lag_ns, &rem);
 
 	if (de <= lead)
@@ -133,7 +138,7 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
 		return;
 	}
 	if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) {
-		u64 est = p->idle_known || p->idle_prov ? p->idle_uw : 0, rem = 0;
+		u64 est = vr_idle_est_uw(p), rem = 0;
 		u64 tail = p->learn_busy_uw > est ?
 			   vr_energy_eu(p->learn_busy_uw - est, p->lag_ns,
 					&rem) : 0;

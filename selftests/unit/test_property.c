@@ -253,9 +253,7 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  */
 static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 {
-	u64 uw;
-
-	u64 est, before, lead, tail;
+	u64 uw, est, before, lead, tail;
 
 	if (!pk->learn)
 		return;
