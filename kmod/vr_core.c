@@ -472,7 +472,7 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 		vr_split_policy(p, &sp, busy, busy_e, dt, &st[VR_DOM_PKG]);
 	else
 		p->static_debt = 0;	/* owed by an interval now unknown */
-	vr_learn_static(p, lost ? 0 : sp.de[VR_DOM_PKG], dt, !lost && !busy);
+	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, busy, lost);
 	vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, busy_e, p->fold_core_corr,
 		     p->core.kind == VR_CORE_ENERGY && !p->fold_busy_nw, lost);
 	vr_drain(p, slot, &sp, busy, !lost, now);

@@ -281,9 +281,11 @@ struct vr_core_src {
  * @learn_eu, @learn_ns: idle epochs summed so far, to learn from.
  * @learn_skip: idle ns of the current stretch of idle epochs, up to
  *	VR_LEARN_SKIP_NS (its first ones are not learned from).
- * @learn_busy_uw: the power the last closed epoch with busy time ended
- *	with (vr_busy_power()): a stretch's first idle epoch is learned
- *	less the tail of it that the counter's lag carries in.
+ * @learn_busy_uw, @learn_busy, @learn_busy_dt, @learn_tail: mean power
+ *	(vr_busy_power()), busy CPU-ns, length and @fold_tail of the last
+ *	closed epoch with busy time: a stretch's first idle epoch is learned
+ *	less the tail of it that the counter's lag carries in
+ *	(vr_busy_tail()).
  * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @idle_prov: @idle_uw is provisional: the mean of fewer than
  *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.
@@ -304,6 +306,9 @@ struct vr_core_src {
  *	CPU before its first sample, or whose counter could not be read).
  * @fold_core_corr: the CPUs' per-core corrections folded into that epoch
  *	(vr_cpu.core_corr), eu.
+ * @fold_tail: how much of that epoch's end the CPUs idle at its close
+ *	had been busy for, over the counter's lag window (vr_pkg_close_fold()),
+ *	ns^2.
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
@@ -340,6 +345,9 @@ struct vr_pkg {
 	u64 learn_ns;
 	u64 learn_skip;
 	u64 learn_busy_uw;
+	u64 learn_busy;
+	u64 learn_busy_dt;
+	u64 learn_tail;
 	u64 idle_uw;
 	bool idle_known;
 	bool idle_prov;
@@ -356,6 +364,7 @@ struct vr_pkg {
 	u64 fold_busy_e;
 	u64 fold_busy_nw;
 	s64 fold_core_corr;
+	u64 fold_tail;
 
 	struct vr_acct *pending[2];
 

@@ -311,7 +311,10 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
  * @now: the end of the epoch, local clock.
  *
  * Also sums the CPUs' per-core energy weight (@p->fold_busy_e) and their
- * samples' corrections (@p->fold_core_corr), and asks
+ * samples' corrections (@p->fold_core_corr), measures how long they were
+ * busy in the counter's lag window before @now (@p->fold_tail: a CPU
+ * busy now counts (2 lag_ns)^2, one that went idle a ns ago, in this
+ * epoch, (2 lag_ns - a)^2; vr_busy_tail() takes it from there), and asks
  * each CPU whose per-core sample is VR_CORE_WINDOW_NS old to take a new
  * one at its next event: the closer never reads another CPU's counter.
  *
@@ -321,7 +324,8 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 {
 	u64 busy = p->fold_busy, busy_e = p->fold_busy_e;
-	u64 busy_nw = p->fold_busy_nw, e;
+	u64 busy_nw = p->fold_busy_nw, e, tail = 0, win = 2 * p->lag_ns;
+	u64 lo = now - win, cut = (s64)(p->t_last - lo) > 0 ? p->t_last : lo;
 	s64 corr = p->fold_core_corr;
 	bool core = p->core.read;
 	unsigned int i;
@@ -333,6 +337,13 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 			continue;
 		vr_lock(&c->lock);
 		if (c->online) {
+			if (c->busy) {
+				tail += win * win;
+			} else if ((s64)(c->since - cut) > 0 &&
+				   (s64)(now - c->since) >= 0) {
+				e = c->since - lo;	/* went idle at since */
+				tail += e * e;
+			}
 			vr_cpu_fold(c, now);
 			busy += c->busy_ns;
 			if (core) {
@@ -362,6 +373,7 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 	p->fold_busy_e = busy_e;
 	p->fold_busy_nw = busy_nw;
 	p->fold_core_corr = corr;
+	p->fold_tail = tail;
 	return busy;
 }
 

@@ -79,10 +79,10 @@ static u64 vr_idle_est_uw(const struct vr_pkg *p)
 }
 
 /*
- * The power of a busy epoch of @de over @dt, as it ended: its reads lag
- * by @lag_ns on average, so @de holds that much of the epoch before it
- * (at the floor so far after idle time, else the last busy power) and
- * misses as much of its own end.  Context: close_lock held; @dt > @lag_ns.
+ * The mean power of a busy epoch of @de over @dt: its reads lag by
+ * @lag_ns on average, so @de holds that much of the epoch before it (at
+ * the floor so far after idle time, else the last busy power) and misses
+ * as much of its own end.  Context: close_lock held; @dt > @lag_ns.
  */
 static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
 {
@@ -93,6 +93,45 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
 		return 0;
 	return vr_mul_div(de - lead, VR_FJ_PER_J >> VR_EU_SHIFT,
 			  dt - p->lag_ns);
+}
+
+/*
+ * The energy above the floor so far (@est) that the counter's lag carries
+ * from the last busy epoch into the idle epoch after it.
+ *
+ * The counter lags a read by l, uniform over [0, 2 lag_ns): the read
+ * that closed the busy epoch missed its last l of energy, which the next
+ * read holds.  Take the power above @est as c per busy CPU (the mean over
+ * the busy epoch: (P - @est) dt / B, for B busy CPU-ns over dt).  Then
+ * the missed part above @est is c times the busy CPU time in the last l,
+ * whose mean over l the fold measured (@learn_tail): each CPU still busy
+ * at the close counts lag_ns (if the next epoch is all idle, it went
+ * idle as the close ended), one that went idle a ns before it (a < 2
+ * lag_ns) (2 lag_ns - a)^2 / (4 lag_ns).  Call that T; the tail is
+ * (P - @est) k, with k = T dt / B.  That is lag_ns when the CPUs' number
+ * at the end is the epoch's mean, and less when CPUs went idle one by
+ * one: the power the busy time ended with was lower than its mean.
+ *
+ * P itself was measured by vr_busy_power() as if the read had missed
+ * lag_ns of it (@learn_busy_uw, P'); it missed lag_ns of @est and k of
+ * P - @est, so (P - @est) (dt - k) = (P' - @est) (dt - lag_ns), and the
+ * tail is (P' - @est) (dt - lag_ns) k / (dt - k).  k is held to dt / 2:
+ * it can only pass that with a CPU that became busy just before the
+ * close, counted whole, after which the epoch is not idle anyway.
+ * Context: close_lock held.
+ */
+static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
+{
+	u64 dt = p->learn_busy_dt, rem = 0, k;
+
+	if (p->learn_busy_uw <= est || !p->lag_ns || !p->learn_busy)
+		return 0;
+	k = vr_mul_div(vr_mul_div(p->learn_tail, 1, 4 * p->lag_ns), dt,
+		       p->learn_busy);
+	if (k > dt / 2)
+		k = dt / 2;
+	return vr_energy_eu(p->learn_busy_uw - est,
+			    vr_mul_div(dt - p->lag_ns, k, dt - k), &rem);
 }
 
 /*
@@ -111,10 +150,9 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * stretch is often one epoch, which the skip would take whole: the
  * module learned nothing on a quiet package.  An idle epoch that starts
  * a stretch and is VR_LEARN_SKIP_NS or longer is therefore learned from
- * whole, less the tail the skip stands for: @lag_ns (the counter's mean
- * lag behind a read) at the power the busy time ended with above the
- * estimate so far (@learn_busy_uw, vr_busy_power()).  For an exact
- * counter (@lag_ns 0) there is no tail.
+ * whole, less the tail the skip stands for: the busy time's last energy
+ * above the estimate so far, which the counter's lag carries into it
+ * (vr_busy_tail()).  For an exact counter (@lag_ns 0) there is no tail.
  *
  * Until the first sum is complete, the mean so far is the floor, once it
  * holds VR_LEARN_FIRST_NS: a few steps of error, where the alternatives
@@ -125,23 +163,24 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * down: the sums are unbiased, so their running mean is too.  (A minimum
  * that rose slowly, as before, settled about 2 % low on the sums' noise.)
  */
-void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle)
+void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 {
 	u64 uw;
 
 	if (!p->learn_static)
 		return;
-	if (!idle) {
-		if (dt > p->lag_ns && de)	/* not lost (0), nor too short */
+	if (lost || busy) {
+		if (!lost && dt > p->lag_ns && de) {	/* nor too short */
 			p->learn_busy_uw = vr_busy_power(p, de, dt);
+			p->learn_busy = busy;
+			p->learn_busy_dt = dt;
+			p->learn_tail = p->fold_tail;
+		}
 		p->learn_skip = 0;
 		return;
 	}
 	if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) {
-		u64 est = vr_idle_est_uw(p), rem = 0;
-		u64 tail = p->learn_busy_uw > est ?
-			   vr_energy_eu(p->learn_busy_uw - est, p->lag_ns,
-					&rem) : 0;
+		u64 tail = vr_busy_tail(p, vr_idle_est_uw(p));
 
 		p->learn_skip = VR_LEARN_SKIP_NS;
 		de = de > tail ? de - tail : 0;

@@ -120,11 +120,11 @@ u64 vr_isqrt(u64 x);
 
 /*
  * vr_static.c's side of a close, under close_lock: each closed epoch's
- * PKG energy @de over @dt, for the idle-run estimate (@idle: no CPU was
- * busy and the interval is known) and for the fit's blocks (@busy CPU-ns;
- * @lost: the interval is unknown).
+ * PKG energy @de over @dt with @busy CPU-ns, for the idle-run estimate
+ * (the epochs with none) and for the fit's blocks (those with some);
+ * @lost: the interval is unknown, and so is @de.
  */
-void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, bool idle);
+void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost);
 void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 		  s64 core_corr, bool core_ok, bool lost);
 

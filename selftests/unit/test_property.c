@@ -113,6 +113,7 @@ struct scpu {
 	int task;			/* -1 idle */
 	bool online;
 	u64 last;			/* truth folded up to here */
+	u64 ev_at;			/* its last vr_cpu_event() or online */
 	u64 next;			/* next event (or online time) */
 };
 
@@ -130,6 +131,7 @@ struct spkg {
 	u8 m_origin;
 	bool m_known;
 	u64 m_static, m_run_eu, m_run_ns, m_skip_ns, m_busy_uw;
+	u64 m_busy_ns, m_busy_dt, m_tail;	/* the last busy epoch's */
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
 	u64 quiet_until;		/* every CPU idles until then */
@@ -241,19 +243,25 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * (B == 0), non-lost epochs, but not the first 2 ms of epochs of a
  * stretch of them (a busy or a lost epoch ends a stretch), unless the
  * stretch's first epoch is 2 ms or longer: that one counts whole, less
- * lag x (the busy power before it - the estimate so far), the busy
- * power being a non-lost busy epoch's (de - lag x the power before it) /
- * (dt - lag) when dt > lag and de > 0 (the power before it: the
- * estimate after idle epochs, else the last busy power); their energy
+ * the busy tail: with P' the last non-lost busy epoch's power (de - lag x
+ * the power before it) / (dt - lag), taken when dt > lag and de > 0 (the
+ * power before it: the estimate after idle epochs, else the last busy
+ * power), B its busy ns and T its close's tail measure (read_pkg(): each
+ * CPU busy at the close (2 lag)^2, each idle one whose last event was a
+ * ns after max(the epoch's start, close - 2 lag), a^2), k = floor(floor(T
+ * / (4 lag)) x dt / B), at most dt / 2, and the tail is (P' - the
+ * estimate so far) x floor((dt - lag) x k / (dt - k)) in eu, floored
+ * (none if P' is not above the estimate); their energy
  * and time are summed; while nothing is known, their energy / time is
  * P_static from 5 ms on (provisional); at 100 ms or more it is taken if
  * nothing was known, else P_static moves by 1/16 of the difference, up
  * or down.  (1e15 >> 24 truncated, like the core: a 1.3e-8 relative
  * bias, harmless.)
  */
-static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
+static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
+			u64 T)
 {
-	u64 uw, est, before, lead, tail;
+	u64 uw, est, before, lead, tail, k, bdt;
 
 	if (!pk->learn)
 		return;
@@ -267,14 +275,27 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt)
 				(u64)((vt_u128)(de - lead) *
 				      (VT_FJ_PER_J >> VR_EU_SHIFT) /
 				      (dt - pk->lag));
+			pk->m_busy_ns = B;
+			pk->m_busy_dt = dt;
+			pk->m_tail = T;
 		}
 		pk->m_skip_ns = 0;
 		return;
 	}
 	if (!pk->m_skip_ns && dt >= 2 * VT_MS) {
-		tail = pk->m_busy_uw > est ?
-		       (u64)((vt_u128)((pk->m_busy_uw - est) << VR_EU_SHIFT) *
-			     pk->lag / VT_FJ_PER_J) : 0;
+		tail = 0;
+		bdt = pk->m_busy_dt;
+		if (pk->m_busy_uw > est && pk->lag && pk->m_busy_ns) {
+			k = mul_div_floor(mul_div_floor(pk->m_tail, 1,
+							4 * pk->lag),
+					  bdt, pk->m_busy_ns);
+			if (k > bdt / 2)
+				k = bdt / 2;
+			tail = (u64)((vt_u128)((pk->m_busy_uw - est) <<
+					       VR_EU_SHIFT) *
+				     mul_div_floor(bdt - pk->lag, k, bdt - k) /
+				     VT_FJ_PER_J);
+		}
 		de = de > tail ? de - tail : 0;
 		pk->m_skip_ns = 2 * VT_MS;
 	} else if (pk->m_skip_ns < 2 * VT_MS) {
@@ -345,7 +366,7 @@ static void check_lag_list(int pi)
 }
 
 static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
-			u64 debt_in)
+			u64 debt_in, u64 tail)
 {
 	struct spkg *pk = &S.pk[pi];
 	struct vr_pkg *p = &pk->p;
@@ -617,7 +638,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 				     "split", pi, d);
 		}
 	}
-	learn_model(pk, lost, B, dl[0].sampled, dt);
+	learn_model(pk, lost, B, dl[0].sampled, dt, tail);
 	if (p->p_static_uw != pk->m_static || p->static_origin != pk->m_origin)
 		fail(E_LEARN, "pkg %d: P_static %llu uW origin %u, model %llu "
 		     "uW origin %u (run %llu ns)", pi,
@@ -780,7 +801,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 struct close_read {
 	int pi;
 	u64 raw[VR_NDOM];
-	u64 B, dt, debt_in;
+	u64 B, dt, debt_in, tail;
 	u32 valid;
 };
 
@@ -789,11 +810,26 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
 	struct close_read *cr = ctx;
 	struct spkg *pk = &S.pk[cr->pi];
+	u64 win = 2 * pk->lag, lo = S.now - win, cut = S.now - dt, e;
 	unsigned int d;
 	int i;
 
-	for (i = 0; i < NCPU; i++)
+	if (cut < lo)
+		cut = lo;
+	cr->tail = 0;
+	for (i = 0; i < NCPU; i++) {
+		const struct scpu *sc = &S.cpu[cr->pi * NCPU + i];
+
 		truth_fold(cr->pi * NCPU + i);
+		if (!sc->online)
+			continue;
+		if (sc->task >= 0) {
+			cr->tail += win * win;
+		} else if (sc->ev_at > cut && sc->ev_at <= S.now) {
+			e = sc->ev_at - lo;
+			cr->tail += e * e;
+		}
+	}
 	for (d = 0; d < VR_NDOM; d++)
 		if (pk->doms & (1U << d))
 			raw[d] = vrm_read(&pk->ctr[d], S.now);
@@ -818,7 +854,8 @@ static void close_pkg(int pi)
 
 	if (vr_pkg_stale(&S.pk[pi].p, S.now) &&
 	    vr_pkg_try_close(&S.pk[pi].p, S.now, read_pkg, &cr))
-		check_close(pi, cr.B, cr.dt, cr.raw, cr.valid, cr.debt_in);
+		check_close(pi, cr.B, cr.dt, cr.raw, cr.valid, cr.debt_in,
+			    cr.tail);
 }
 
 static u64 next_interval(void)
@@ -864,9 +901,10 @@ static void sched_event(int g)
 
 	busy = nt >= 0;
 	a = busy && S.t[nt].vcpu ? &S.t[nt].acct[sc->pkg] : NULL;
-	if (vr_cpu_event_needed(c, busy, a))
+	if (vr_cpu_event_needed(c, busy, a)) {
 		vr_cpu_event(c, S.now, busy, a);
-	else if (c->busy != busy || c->cur || a)
+		sc->ev_at = S.now;
+	} else if (c->busy != busy || c->cur || a)
 		fail(E_NEEDED, "cpu %d", g);
 	S.events++;
 	sc->next = S.now + next_interval();
@@ -902,6 +940,7 @@ static void cpu_online(int g)
 
 	vr_lock(&pk->p.close_lock);
 	vr_cpu_online(&pk->cpu[g % NCPU], S.now, false);
+	sc->ev_at = S.now;
 	vr_pkg_rebaseline(&pk->p);
 	vr_unlock(&pk->p.close_lock);
 	pk->rebase_pending = true;
