@@ -78,6 +78,12 @@ core-mean-of-blocks @@ vr_static.c @@ t = vr_mul_div(f->blk_dt, 1, 1000); @@ t =
 learn-first-epoch-skipped @@ vr_static.c @@ if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) { @@ if (0) {
 learn-first-epoch-no-tail @@ vr_static.c @@ de = de > tail ? de - tail : 0; @@ de = de + 0 * tail;
 busy-power-no-lead @@ vr_static.c @@ lead = vr_energy_eu(before, p->lag_ns, &rem); @@ lead = 0 * vr_energy_eu(before, p->lag_ns, &rem);
+tail-busy-not-whole @@ vr_cpu.c @@ tail += win * win; @@ tail += 0 * win;
+tail-idle-not-counted @@ vr_cpu.c @@ tail += e * e; @@ tail += 0 * e;
+tail-idle-linear @@ vr_cpu.c @@ tail += e * e; @@ tail += e * win;
+tail-mean-power @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ p->lag_ns + 0 * k, &rem);
+tail-no-resolve @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ k, &rem);
+tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;
 host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {
 host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (!p->host_floor_uw && (p->idle_known || p->idle_prov)) {
 host-floor-under-prov @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (p->idle_known || p->idle_prov) {
