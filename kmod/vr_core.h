@@ -306,9 +306,8 @@ struct vr_core_src {
  *	CPU before its first sample, or whose counter could not be read).
  * @fold_core_corr: the CPUs' per-core corrections folded into that epoch
  *	(vr_cpu.core_corr), eu.
- * @fold_tail: how much of that epoch's end the CPUs idle at its close
- *	had been busy for, over the counter's lag window (vr_pkg_close_fold()),
- *	ns^2.
+ * @fold_tail: how long that epoch's CPUs were busy in the counter's lag
+ *	window before its close, weighted (vr_pkg_close_fold()), ns^2.
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *

@@ -108,9 +108,9 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * at the close counts lag_ns (if the next epoch is all idle, it went
  * idle as the close ended), one that went idle a ns before it (a < 2
  * lag_ns) (2 lag_ns - a)^2 / (4 lag_ns).  Call that T; the tail is
- * (P - @est) k, with k = T dt / B.  That is lag_ns when the CPUs' number
- * at the end is the epoch's mean, and less when CPUs went idle one by
- * one: the power the busy time ended with was lower than its mean.
+ * (P - @est) k, with k = T dt / B.  k is lag_ns when as many CPUs were
+ * busy at the end as on average over the epoch, and less when they went
+ * idle one by one: the busy time then ended below its mean power.
  *
  * P itself was measured by vr_busy_power() as if the read had missed
  * lag_ns of it (@learn_busy_uw, P'); it missed lag_ns of @est and k of
