@@ -111,6 +111,9 @@ struct vr_pkg;
  * @pkg: package of the CPU.
  * @cur: account charged for the running task, NULL for host or idle time.
  * @since: start of the interval not yet folded into @busy_ns / @cur.
+ * @turn: when the CPU last went from idle to busy or back (or came
+ *	online); @last_run: how long the run before it lasted, 0 after
+ *	online.  The closer's busy tail reads them (vr_pkg_close_fold()).
  * @busy_ns: busy ns in the open epoch of @pkg.
  * @seq: the epoch of @pkg that the CPU is accruing into.
  * @busy: the CPU runs something other than its idle task.
@@ -153,6 +156,8 @@ struct vr_cpu {
 	struct vr_pkg *pkg;
 	struct vr_acct *cur;
 	u64 since;
+	u64 turn;
+	u64 last_run;
 	u64 busy_ns;
 	u32 seq;
 	bool busy;
@@ -281,11 +286,12 @@ struct vr_core_src {
  * @learn_eu, @learn_ns: idle epochs summed so far, to learn from.
  * @learn_skip: idle ns of the current stretch of idle epochs, up to
  *	VR_LEARN_SKIP_NS (its first ones are not learned from).
- * @learn_busy_uw, @learn_busy, @learn_busy_dt, @learn_tail: mean power
- *	(vr_busy_power()), busy CPU-ns, length and @fold_tail of the last
- *	closed epoch with busy time: a stretch's first idle epoch is learned
- *	less the tail of it that the counter's lag carries in
- *	(vr_busy_tail()).
+ * @learn_busy_uw, @learn_busy, @learn_busy_dt: mean power
+ *	(vr_busy_power()), busy CPU-ns and length of the last closed epoch
+ *	with busy time whose power could be measured; @learn_tail: the
+ *	@fold_tail of the last closed epoch with busy time, measured or not.
+ *	A stretch's first idle epoch is learned less the tail of it that the
+ *	counter's lag carries in (vr_busy_tail()).
  * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @idle_prov: @idle_uw is provisional: the mean of fewer than
  *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.
@@ -307,7 +313,7 @@ struct vr_core_src {
  * @fold_core_corr: the CPUs' per-core corrections folded into that epoch
  *	(vr_cpu.core_corr), eu.
  * @fold_tail: how long that epoch's CPUs were busy in the counter's lag
- *	window before its close, weighted (vr_pkg_close_fold()), ns^2.
+ *	window before its close, weighted (vr_cpu_tail()), ns^2.
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *

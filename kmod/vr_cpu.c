@@ -144,6 +144,21 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 	c->core_have = true;
 }
 
+/*
+ * Under c->lock: from @now the CPU runs @next, or the host (NULL), when
+ * @busy, else idles.  Going from idle to busy or back starts a run.
+ */
+static inline void vr_cpu_set(struct vr_cpu *c, u64 now, bool busy,
+			      struct vr_acct *next)
+{
+	if (busy != c->busy) {
+		c->last_run = now - c->turn;
+		c->turn = now;
+	}
+	c->busy = busy;
+	c->cur = busy ? next : NULL;
+}
+
 /* vr_cpu_event() when the closer asked for a per-core sample. */
 static vr_noinline void vr_cpu_event_core(struct vr_cpu *c, u64 now,
 					  bool busy, struct vr_acct *next)
@@ -154,8 +169,7 @@ static vr_noinline void vr_cpu_event_core(struct vr_cpu *c, u64 now,
 		if (c->core_due)
 			vr_cpu_core_sample(c, now);
 	}
-	c->busy = busy;
-	c->cur = busy ? next : NULL;
+	vr_cpu_set(c, now, busy, next);
 	vr_unlock(&c->lock);
 }
 
@@ -182,8 +196,7 @@ void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
 	vr_lock(&c->lock);
 	if (c->online)
 		vr_cpu_fold(c, now);
-	c->busy = busy;
-	c->cur = busy ? next : NULL;
+	vr_cpu_set(c, now, busy, next);
 	vr_unlock(&c->lock);
 }
 
@@ -255,6 +268,8 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 
 	vr_lock(&c->lock);
 	c->since = now;
+	c->turn = now;
+	c->last_run = 0;
 	c->busy_ns = 0;
 	c->busy = busy;
 	c->cur = NULL;
@@ -305,6 +320,34 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 	p->nr_online--;
 }
 
+/*
+ * Under c->lock: how long @c was busy in the counter's lag window before
+ * @now, of width @win (2 lag_ns), weighted as the read at @now misses it.
+ * The counter lags the read by l, uniform over [0, @win): a run of d ns
+ * that ended a ns before @now (a = 0: still running) loses
+ * min(max(l - a, 0), d) of its time to the next read, on average
+ * e^2 / (2 @win) for e = @win - a if d >= e, else d (2 e - d) / (2 @win).
+ * Returned times 2 @win (ns^2): @win^2 for a CPU busy all along, 0 for
+ * one that has just woken (the close of its wake: nothing of its run
+ * can be missed yet) or went idle before the window.
+ */
+static u64 vr_cpu_tail(const struct vr_cpu *c, u64 now, u64 win)
+{
+	u64 e, d;
+
+	if (c->busy) {
+		e = win;
+		d = (s64)(now - c->turn) > 0 ? now - c->turn : 0;
+	} else if ((s64)(c->turn - (now - win)) > 0 &&
+		   (s64)(now - c->turn) >= 0) {
+		e = c->turn - (now - win);
+		d = c->last_run;
+	} else {
+		return 0;
+	}
+	return d >= e ? e * e : d * (2 * e - d);
+}
+
 /**
  * vr_pkg_close_fold() - end the open epoch on every CPU of @p
  * @p: the package.
@@ -312,9 +355,8 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
  *
  * Also sums the CPUs' per-core energy weight (@p->fold_busy_e) and their
  * samples' corrections (@p->fold_core_corr), measures how long they were
- * busy in the counter's lag window before @now (@p->fold_tail: a CPU
- * busy now counts (2 lag_ns)^2, one that went idle a ns ago, in this
- * epoch, (2 lag_ns - a)^2; vr_busy_tail() takes it from there), and asks
+ * busy in the counter's lag window before @now (@p->fold_tail,
+ * vr_cpu_tail(); vr_busy_tail() takes it from there), and asks
  * each CPU whose per-core sample is VR_CORE_WINDOW_NS old to take a new
  * one at its next event: the closer never reads another CPU's counter.
  *
@@ -325,7 +367,6 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 {
 	u64 busy = p->fold_busy, busy_e = p->fold_busy_e;
 	u64 busy_nw = p->fold_busy_nw, e, tail = 0, win = 2 * p->lag_ns;
-	u64 lo = now - win, cut = (s64)(p->t_last - lo) > 0 ? p->t_last : lo;
 	s64 corr = p->fold_core_corr;
 	bool core = p->core.read;
 	unsigned int i;
@@ -337,13 +378,7 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 			continue;
 		vr_lock(&c->lock);
 		if (c->online) {
-			if (c->busy) {
-				tail += win * win;
-			} else if ((s64)(c->since - cut) > 0 &&
-				   (s64)(now - c->since) >= 0) {
-				e = c->since - lo;	/* went idle at since */
-				tail += e * e;
-			}
+			tail += vr_cpu_tail(c, now, win);
 			vr_cpu_fold(c, now);
 			busy += c->busy_ns;
 			if (core) {

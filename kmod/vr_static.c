@@ -104,13 +104,27 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * read holds.  Take the power above @est as c per busy CPU (the mean over
  * the busy epoch: (P - @est) dt / B, for B busy CPU-ns over dt).  Then
  * the missed part above @est is c times the busy CPU time in the last l,
- * whose mean over l the fold measured (@learn_tail): each CPU still busy
- * at the close counts lag_ns (if the next epoch is all idle, it went
- * idle as the close ended), one that went idle a ns before it (a < 2
- * lag_ns) (2 lag_ns - a)^2 / (4 lag_ns).  Call that T; the tail is
- * (P - @est) k, with k = T dt / B.  k is lag_ns when as many CPUs were
- * busy at the end as on average over the epoch, and less when they went
- * idle one by one: the busy time then ended below its mean power.
+ * whose mean over l the fold measured (@learn_tail / (4 lag_ns),
+ * vr_cpu_tail()): lag_ns for each CPU busy for 2 lag_ns or more up to the
+ * close (if the next epoch is all idle, it went idle as the close ended),
+ * less for one that went idle before it or had run for less, nothing for
+ * one that woke at the close.  Call that T; the tail is (P - @est) k,
+ * with k = T dt / B.  k is lag_ns when as many CPUs were busy at the end
+ * as on average over the epoch, and less when they went idle one by one:
+ * the busy time then ended below its mean power.  When the last busy
+ * epoch was too short for its power to be measured, P, dt and B are
+ * those of the last one that was, and T is its own.
+ *
+ * With no estimate yet, the caller passes the idle epoch's own mean
+ * power as @est: it is the floor plus the tail spread over the epoch, so
+ * the tail over it is at most the true one.  Over 0 W, the excess would
+ * be the floor itself, magnified dt / B times: with a CPU still busy at
+ * the close of a long epoch that ran little (a kernel thread on a quiet
+ * package) it took the idle epoch after it whole, and the estimate, held
+ * at 0 by that, took every later tail at the whole floor too (the rig's
+ * idle package read 1.45 W for 8 W).  With no tail at all, the first
+ * estimate is high by the whole tail, and the later ones, taken over it,
+ * stay high (the simulator's turbo packages: 19.3 W for 18.4 W).
  *
  * P itself was measured by vr_busy_power() as if the read had missed
  * lag_ns of it (@learn_busy_uw, P'); it missed lag_ns of @est and k of
@@ -151,8 +165,9 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
  * module learned nothing on a quiet package.  An idle epoch that starts
  * a stretch and is VR_LEARN_SKIP_NS or longer is therefore learned from
  * whole, less the tail the skip stands for: the busy time's last energy
- * above the estimate so far, which the counter's lag carries into it
- * (vr_busy_tail()).  For an exact counter (@lag_ns 0) there is no tail.
+ * above the estimate so far (before the first, the epoch's own power),
+ * which the counter's lag carries into it (vr_busy_tail()).  For an
+ * exact counter (@lag_ns 0) there is no tail.
  *
  * Until the first sum is complete, the mean so far is the floor, once it
  * holds VR_LEARN_FIRST_NS: a few steps of error, where the alternatives
@@ -174,13 +189,23 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 			p->learn_busy_uw = vr_busy_power(p, de, dt);
 			p->learn_busy = busy;
 			p->learn_busy_dt = dt;
-			p->learn_tail = p->fold_tail;
 		}
+		/*
+		 * The tail is this epoch's, at the power of the last one that
+		 * could be measured: an older epoch's tail (a CPU still busy
+		 * at its close) is not what lags into the idle time after
+		 * this one.
+		 */
+		p->learn_tail = lost ? 0 : p->fold_tail;
 		p->learn_skip = 0;
 		return;
 	}
 	if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) {
-		u64 tail = vr_busy_tail(p, vr_idle_est_uw(p));
+		u64 est = vr_idle_est_uw(p), tail;
+
+		if (!est)
+			est = vr_mul_div(de, VR_FJ_PER_J >> VR_EU_SHIFT, dt);
+		tail = vr_busy_tail(p, est);
 
 		p->learn_skip = VR_LEARN_SKIP_NS;
 		de = de > tail ? de - tail : 0;

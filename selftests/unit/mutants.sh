@@ -78,9 +78,16 @@ core-mean-of-blocks @@ vr_static.c @@ t = vr_mul_div(f->blk_dt, 1, 1000); @@ t =
 learn-first-epoch-skipped @@ vr_static.c @@ if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) { @@ if (0) {
 learn-first-epoch-no-tail @@ vr_static.c @@ de = de > tail ? de - tail : 0; @@ de = de + 0 * tail;
 busy-power-no-lead @@ vr_static.c @@ lead = vr_energy_eu(before, p->lag_ns, &rem); @@ lead = 0 * vr_energy_eu(before, p->lag_ns, &rem);
-tail-busy-not-whole @@ vr_cpu.c @@ tail += win * win; @@ tail += 0 * win;
-tail-idle-not-counted @@ vr_cpu.c @@ tail += e * e; @@ tail += 0 * e;
-tail-idle-linear @@ vr_cpu.c @@ tail += e * e; @@ tail += e * win;
+tail-busy-whole @@ vr_cpu.c @@ d = (s64)(now - c->turn) > 0 ? now - c->turn : 0; @@ d = win + 0 * c->turn;
+tail-busy-not-counted @@ vr_cpu.c @@ 		e = win;\n @@ 		e = 0;\n
+tail-idle-not-counted @@ vr_cpu.c @@ e = c->turn - (now - win); @@ e = 0 * c->turn;
+tail-idle-linear @@ vr_cpu.c @@ return d >= e ? e * e : d * (2 * e - d); @@ return d >= e ? e * win : d * (2 * e - d);
+tail-run-ignored @@ vr_cpu.c @@ return d >= e ? e * e : d * (2 * e - d); @@ return e * e + 0 * d;
+tail-turn-not-moved @@ vr_cpu.c @@ c->turn = now;\n	}\n @@ c->turn = c->turn + 0 * now;\n	}\n
+tail-last-run-kept @@ vr_cpu.c @@ c->last_run = now - c->turn; @@ c->last_run = c->last_run + 0 * now;
+tail-old-record @@ vr_static.c @@ p->learn_tail = lost ? 0 : p->fold_tail; @@ p->learn_tail = lost || !de || dt <= p->lag_ns ? p->learn_tail : p->fold_tail;
+tail-over-no-estimate @@ vr_static.c @@ 		if (!est)\n @@ 		if (0 && !est)\n
+tail-none-without-estimate @@ vr_static.c @@ dt);\n		tail = vr_busy_tail(p, est); @@ dt);\n		tail = vr_idle_est_uw(p) ? vr_busy_tail(p, est) : 0;
 tail-mean-power @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ p->lag_ns + 0 * k, &rem);
 tail-no-resolve @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ k, &rem);
 tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;

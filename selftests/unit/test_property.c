@@ -113,7 +113,8 @@ struct scpu {
 	int task;			/* -1 idle */
 	bool online;
 	u64 last;			/* truth folded up to here */
-	u64 ev_at;			/* its last vr_cpu_event() or online */
+	u64 turn;			/* its last idle <-> busy change, online */
+	u64 run;			/* the run before @turn, 0 after online */
 	u64 next;			/* next event (or online time) */
 };
 
@@ -243,18 +244,23 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * (B == 0), non-lost epochs, but not the first 2 ms of epochs of a
  * stretch of them (a busy or a lost epoch ends a stretch), unless the
  * stretch's first epoch is 2 ms or longer: that one counts whole, less
- * the busy tail: with P' the last non-lost busy epoch's power (de - lag x
+ * the busy tail.  P' is the last non-lost busy epoch's power (de - lag x
  * the power before it) / (dt - lag), taken when dt > lag and de > 0 (the
  * power before it: the estimate after idle epochs, else the last busy
- * power), B its busy ns and T its close's tail measure (read_pkg(): each
- * CPU busy at the close (2 lag)^2, each idle one whose last event was a
- * ns after max(the epoch's start, close - 2 lag), a^2), k = floor(floor(T
- * / (4 lag)) x dt / B), at most dt / 2, and the tail is (P' - the
- * estimate so far) x floor((dt - lag) x k / (dt - k)) in eu, floored
- * (none if P' is not above the estimate); their energy
- * and time are summed; while nothing is known, their energy / time is
- * P_static from 5 ms on (provisional); at 100 ms or more it is taken if
- * nothing was known, else P_static moves by 1/16 of the difference, up
+ * power), with B its busy ns and dt its length; T is the
+ * tail measure of the last non-lost busy epoch's close, measured or not
+ * (read_pkg(): for each CPU, with win = 2 lag, e = win and d its run so
+ * far if busy at the close, e = its change to idle - (close - win) and d
+ * its run before that if the change came after close - win, else
+ * nothing; e^2 if d >= e, else d (2 e - d)).  k = floor(floor(T / (4
+ * lag)) x dt / B), at most dt / 2, and the tail is (P' - the estimate so
+ * far) x floor((dt - lag) x k / (dt - k)) in eu, floored (none if P' is
+ * not above the estimate; with no estimate yet, the epoch's own power,
+ * floor(de x (1e15 >> 24) / dt), stands for it).  Their energy and time
+ * are summed; while
+ * nothing is known, their energy / time is P_static from 5 ms on
+ * (provisional); at 100 ms or more it is taken if nothing was known,
+ * else P_static moves by 1/16 of the difference, up
  * or down.  (1e15 >> 24 truncated, like the core: a 1.3e-8 relative
  * bias, harmless.)
  */
@@ -277,14 +283,17 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 				      (dt - pk->lag));
 			pk->m_busy_ns = B;
 			pk->m_busy_dt = dt;
-			pk->m_tail = T;
 		}
+		pk->m_tail = lost ? 0 : T;
 		pk->m_skip_ns = 0;
 		return;
 	}
 	if (!pk->m_skip_ns && dt >= 2 * VT_MS) {
 		tail = 0;
 		bdt = pk->m_busy_dt;
+		if (!est)
+			est = (u64)((vt_u128)de * (VT_FJ_PER_J >> VR_EU_SHIFT) /
+				    dt);
 		if (pk->m_busy_uw > est && pk->lag && pk->m_busy_ns) {
 			k = mul_div_floor(mul_div_floor(pk->m_tail, 1,
 							4 * pk->lag),
@@ -810,12 +819,10 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 {
 	struct close_read *cr = ctx;
 	struct spkg *pk = &S.pk[cr->pi];
-	u64 win = 2 * pk->lag, lo = S.now - win, cut = S.now - dt, e;
+	u64 win = 2 * pk->lag, lo = S.now - win, e, r;
 	unsigned int d;
 	int i;
 
-	if (cut < lo)
-		cut = lo;
 	cr->tail = 0;
 	for (i = 0; i < NCPU; i++) {
 		const struct scpu *sc = &S.cpu[cr->pi * NCPU + i];
@@ -824,11 +831,15 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 		if (!sc->online)
 			continue;
 		if (sc->task >= 0) {
-			cr->tail += win * win;
-		} else if (sc->ev_at > cut && sc->ev_at <= S.now) {
-			e = sc->ev_at - lo;
-			cr->tail += e * e;
+			e = win;
+			r = S.now - sc->turn;
+		} else if ((int64_t)(sc->turn - lo) > 0 && sc->turn <= S.now) {
+			e = sc->turn - lo;
+			r = sc->run;
+		} else {
+			continue;
 		}
+		cr->tail += r >= e ? e * e : r * (2 * e - r);
 	}
 	for (d = 0; d < VR_NDOM; d++)
 		if (pk->doms & (1U << d))
@@ -877,7 +888,7 @@ static void sched_event(int g)
 	struct vr_cpu *c = &pk->cpu[g % NCPU];
 	struct vr_acct *a;
 	int nt = -1;
-	bool busy;
+	bool busy, was_busy = sc->task >= 0;
 	u64 x = vt_below(100);
 
 	truth_fold(g);
@@ -903,7 +914,10 @@ static void sched_event(int g)
 	a = busy && S.t[nt].vcpu ? &S.t[nt].acct[sc->pkg] : NULL;
 	if (vr_cpu_event_needed(c, busy, a)) {
 		vr_cpu_event(c, S.now, busy, a);
-		sc->ev_at = S.now;
+		if (busy != was_busy) {
+			sc->run = S.now - sc->turn;
+			sc->turn = S.now;
+		}
 	} else if (c->busy != busy || c->cur || a)
 		fail(E_NEEDED, "cpu %d", g);
 	S.events++;
@@ -940,7 +954,8 @@ static void cpu_online(int g)
 
 	vr_lock(&pk->p.close_lock);
 	vr_cpu_online(&pk->cpu[g % NCPU], S.now, false);
-	sc->ev_at = S.now;
+	sc->turn = S.now;
+	sc->run = 0;
 	vr_pkg_rebaseline(&pk->p);
 	vr_unlock(&pk->p.close_lock);
 	pk->rebase_pending = true;
