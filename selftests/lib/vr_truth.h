@@ -14,7 +14,7 @@
 #define MAX_CORES	16
 
 struct truth {
-	uint64_t time_ns, start_pj;
+	uint64_t time_ns, ticks, start_pj;	/* ticks: the model's 1 ms updates */
 	unsigned int idle_mw, uncore_mw;
 	int npkgs, ncores;
 	uint64_t pkg_pj[MAX_PKGS], idle_pj[MAX_PKGS], uncore_pj[MAX_PKGS];

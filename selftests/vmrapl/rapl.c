@@ -704,10 +704,28 @@ TEST(heterogeneous_percore)
  * 100 ms sum's difference between the two packages' timers).  The floor
  * so learned is the other package's power with no task running, which
  * the model draws as its floor plus whatever its emulated cores spend in
- * the idle task (interrupts, page poisoning): it must lie between 90 %
- * of the model's floor and 105 % of that package's mean power over the
- * same 3 s (10.10 W was read for the 8 W floor, December 3).
+ * the idle task (interrupts, page poisoning; 10.10 W was read for the
+ * 8 W floor, December 3).  It must be at least 90 % of the model's floor,
+ * and at most what the package drew, task or not, taken through the same
+ * running mean: the model's power of that package over each 100 ms since
+ * the module was loaded, the first whole, then a 16th of each
+ * difference; 20 % above that, plus its largest step.  That package's
+ * 100 ms powers range over 8 to 14 W on this rig (the idle vCPUs'
+ * interrupts cost host CPU time, more or less as the machine is
+ * loaded), so its mean over the last 3 s is no bound for a mean whose
+ * weight lies on the last 1.6 s: 105 % of it failed once (10.51 W
+ * against 9.54 W).  Nor is the replica exact: the module learns from
+ * the package's idle epochs only, and a quiet package has few (5 of 27
+ * closes in 3 s), each between two wakes, each one sum of its own
+ * length, where the replica weighs every 100 ms alike.  Fifteen runs of
+ * December 3-4 read -16 % to +9.5 % against it.  What the bound is for:
+ * an estimate that took busy time's power in (that package's cores draw
+ * 12 W each, and its uncore 4 W while one is busy) or the busy
+ * package's reads well above 13 W.
  */
+#define SBP_SAMPLES	60
+#define SBP_SAMPLE_MS	100
+
 static void *spin_toggle(void *arg)
 {
 	vr_pin_self((int)(long)arg);
@@ -721,16 +739,34 @@ static void *spin_toggle(void *arg)
 	return NULL;
 }
 
+/* Every package's stats and static power, as GET_PKG_STATS gives them. */
+static int pkg_stats(int fd, struct vmrapl_pkg_stats *ps,
+		     struct vmrapl_pkg_static *st, struct vmrapl_pkg_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	memset(ps, 0, MAX_PKGS * sizeof(*ps));
+	memset(st, 0, MAX_PKGS * sizeof(*st));
+	l->size = sizeof(*l);
+	l->nr_pkgs = MAX_PKGS;
+	l->pkgs_ptr = (uintptr_t)ps;
+	l->static_ptr = (uintptr_t)st;
+	l->static_size = sizeof(st[0]);
+	return ioctl(fd, VMRAPL_GET_PKG_STATS, l);
+}
+
 TEST(static_busy_package)
 {
-	struct vmrapl_pkg_stats ps[MAX_PKGS];
-	struct vmrapl_pkg_static st[MAX_PKGS];
+	struct vmrapl_pkg_stats ps[MAX_PKGS], ps0[MAX_PKGS];
+	struct vmrapl_pkg_static st[MAX_PKGS], st0[MAX_PKGS];
 	int cpus[2] = { -1, -1 }, i, k = 0, pkg, fd, ret;
 	struct vmrapl_pkg_list l;
 	struct vmrapl_info info;
 	struct truth t, t0, t1;
 	double core, want, nominal, floor, used, other_floor, other_mean;
-	int other;
+	double other_busy, tick_ms, run_mean = 0, pw, pw_min = 1e9, pw_max = 0;
+	double step, max_step = 0;
+	static struct truth ts[SBP_SAMPLES + 1];
+	int other, n;
 	pthread_t on, tog;
 
 	if (read_truth(&t))
@@ -740,6 +776,9 @@ TEST(static_busy_package)
 		if (t.core_pkg[i] == pkg)
 			cpus[k++] = i;
 	ASSERT_EQ(2, k);
+	other = !pkg;		/* the rig has two packages */
+	/* Our own reads of the truth stay off the idle package. */
+	vr_pin_self(cpus[1]);
 	ASSERT_EQ(0, vr_reload("source=auto"));
 	fd = vr_open_dev();
 	ASSERT_LE(0, fd);
@@ -755,27 +794,42 @@ TEST(static_busy_package)
 				    (void *)(long)cpus[1]));
 	/*
 	 * The fit's ring: 128 blocks of 20 ms of busy epochs, about the last
-	 * 2.6 s of the 6; the model's truth over the last 3 s.
+	 * 2.6 s of the 6; the model's truth over the last 3 s, and the idle
+	 * package's every 100 ms since the module was loaded.
 	 */
-	vr_sleep_ms(3000);
-	ret = read_truth(&t0);
-	vr_sleep_ms(3000);
-	ret = ret ?: read_truth(&t1);
-	memset(&l, 0, sizeof(l));
-	memset(st, 0, sizeof(st));
-	l.size = sizeof(l);
-	l.nr_pkgs = MAX_PKGS;
-	l.pkgs_ptr = (uintptr_t)ps;
-	l.static_ptr = (uintptr_t)st;
-	l.static_size = sizeof(st[0]);
-	ret = ret ?: ioctl(fd, VMRAPL_GET_PKG_STATS, &l);
+	ret = read_truth(&ts[0]);
+	for (n = 1; !ret && n <= SBP_SAMPLES; n++) {
+		vr_sleep_ms(SBP_SAMPLE_MS);
+		ret = read_truth(&ts[n]);
+		if (!ret && n == SBP_SAMPLES / 2)
+			ret = pkg_stats(fd, ps0, st0, &l);
+	}
+	ret = ret ?: pkg_stats(fd, ps, st, &l);
 	atomic_store(&spin_stop, 1);
 	pthread_join(on, NULL);
 	pthread_join(tog, NULL);
 	close(fd);
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(pkg, (int)l.nr_pkgs);
+	t0 = ts[SBP_SAMPLES / 2];
+	t1 = ts[SBP_SAMPLES];
 	ASSERT_GT(t1.time_ns, t0.time_ns);
+	/*
+	 * What the idle package's estimate should read: its power over each
+	 * 100 ms, run through the same mean (the first sum whole, then a 16th
+	 * of each difference).  It idles (its busy CPU-ns are logged), so
+	 * its 100 ms of idle time are about 100 ms of the clock.
+	 */
+	for (n = 1; n <= SBP_SAMPLES; n++) {
+		ASSERT_GT(ts[n].time_ns, ts[n - 1].time_ns);
+		pw = (double)(ts[n].pkg_pj[other] - ts[n - 1].pkg_pj[other]) /
+		     (ts[n].time_ns - ts[n - 1].time_ns) / 1e3;
+		step = n == 1 ? 0 : (pw - run_mean) / 16;
+		run_mean = n == 1 ? pw : run_mean + step;
+		max_step = fabs(step) > max_step ? fabs(step) : max_step;
+		pw_min = pw < pw_min ? pw : pw_min;
+		pw_max = pw > pw_max ? pw : pw_max;
+	}
 
 	core = st[pkg].core_static_uw / 1e6;
 	/* pJ per ns is mW */
@@ -786,7 +840,6 @@ TEST(static_busy_package)
 	floor = (double)(t1.idle_pj[pkg] - t0.idle_pj[pkg]) /
 		(t1.time_ns - t0.time_ns) / 1e3;
 	used = ps[pkg].p_static_uw / 1e6;
-	other = !pkg;		/* the rig has two packages */
 	other_floor = st[other].idle_static_uw / 1e6;
 	other_mean = (double)(t1.pkg_pj[other] - t0.pkg_pj[other]) /
 		     (t1.time_ns - t0.time_ns) / 1e3;
@@ -802,9 +855,17 @@ TEST(static_busy_package)
 	       st[pkg].origin == VMRAPL_ORIGIN_FIT ? "fit" :
 	       st[pkg].origin == VMRAPL_ORIGIN_HOST ? "the other package's floor" :
 	       "other");
-	TH_LOG("the model's floor there over the last 3 s %.2f W (nominal %.2f W): P_static in use %+.1f %%; package %d's idle estimate %.2f W, its mean power %.2f W",
+	other_busy = (double)(ps[other].busy_ns - ps0[other].busy_ns) /
+		     (t1.time_ns - t0.time_ns);
+	tick_ms = t1.ticks > t0.ticks ?
+		  (t1.time_ns - t0.time_ns) / 1e6 / (t1.ticks - t0.ticks) : 0;
+	TH_LOG("the model's floor there over the last 3 s %.2f W (nominal %.2f W): P_static in use %+.1f %%; package %d's idle estimate %.2f W (%.2f W 3 s before), its mean power %.2f W, its busy CPU-ns %.3f of the time; the model's tick %.3f ms on average",
 	       floor, t.idle_mw / 1e3, floor ? 100 * (used - floor) / floor : 0,
-	       other, other_floor, other_mean);
+	       other, other_floor, st0[other].idle_static_uw / 1e6, other_mean,
+	       other_busy, tick_ms);
+	TH_LOG("package %d's power over %d x %d ms: %.2f to %.2f W, their running mean %.2f W (the estimate %+.1f %%), its largest step %.2f W",
+	       other, SBP_SAMPLES, SBP_SAMPLE_MS, pw_min, pw_max, run_mean,
+	       100 * (other_floor - run_mean) / run_mean, max_step);
 	EXPECT_GE(st[pkg].core_blocks, 32);
 	EXPECT_GT(want, 0.5 * nominal);
 	EXPECT_LE(fabs(core - want), 0.10 * want);
@@ -812,7 +873,7 @@ TEST(static_busy_package)
 	EXPECT_EQ(VMRAPL_ORIGIN_HOST, st[pkg].origin);
 	EXPECT_LE(fabs(used - other_floor), 0.02 * other_floor);
 	EXPECT_GE(other_floor, 0.9 * t.idle_mw / 1e3);
-	EXPECT_LE(other_floor, 1.05 * other_mean);
+	EXPECT_LE(other_floor, 1.2 * run_mean + max_step);
 }
 
 /*
