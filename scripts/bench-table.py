@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# README.md's accuracy table from bench/results.json: per workload, the
+# 60 s mean error (occupied truth) over the seeds, with the seeds' min-max
+# for vmrapl's two main rows.  Rewrites the table's rows in README.md in
+# place (the header line starting "| workload | vmrapl, learned static"
+# and its separator stay), or prints them with --print.
+#
+# Usage: scripts/bench-table.py [--print] [results.json] [README.md]
+import json
+import sys
+
+args = [a for a in sys.argv[1:] if a != "--print"]
+results = args[0] if args else "bench/results.json"
+readme = args[1] if len(args) > 1 else "README.md"
+
+
+def fmt(v):
+    return "%.2f" % v if v < 10 else "%.1f" % v
+
+
+def rows(path):
+    out = []
+    for r in json.load(open(path))["results"]:
+        a = r["algorithms"]
+
+        def occ(k):
+            return a[k]["occupied"]["60s"]
+
+        def spread(k):
+            x = occ(k)
+            return "%s (%s–%s)" % (fmt(x["mean"]), fmt(x["min"]),
+                                   fmt(x["max"]))
+        cols = [r["workload"], spread("vmrapl"), spread("vmrapl_percore")]
+        cols += [fmt(occ(k)["mean"]) for k in
+                 ("vmrapl_static_hi", "vmrapl_static_lo", "qemu_vmsr",
+                  "scaphandre", "scaphandre_units_fixed", "kepler")]
+        out.append("| " + " | ".join(cols) + " |")
+    return out
+
+
+new = rows(results)
+if "--print" in sys.argv:
+    print("\n".join(new))
+    sys.exit(0)
+lines = open(readme).read().split("\n")
+head = [i for i, l in enumerate(lines)
+        if l.startswith("| workload | vmrapl, learned static")]
+if len(head) != 1:
+    sys.exit("%s: no single accuracy table header" % readme)
+start = head[0] + 2
+end = start
+while end < len(lines) and lines[end].startswith("| "):
+    end += 1
+lines[start:end] = new
+open(readme, "w").write("\n".join(lines))
