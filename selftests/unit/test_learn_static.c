@@ -61,7 +61,7 @@
  *    an unmeasured epoch is its own (19.6 mJ, not 41.5); a kthread's
  *    epoch, closed as another CPU wakes, then 100 ms idle at 40 W learn
  *    40 W (the old rule: 26.8 W), and so they do with the kthread still
- *    busy at that close (26.8 W over 0 W); four CPUs busy through a
+ *    busy at that close (28.0 W over 0 W); four CPUs busy through a
  *    close, then 10 ms idle, give a first estimate of 40 W (44.0 W with
  *    no tail before the first estimate, a rule tried on the way).  And a
  *    guard, which the old rules passed too: CPU 1 wakes every 20-60 ms for
@@ -424,7 +424,7 @@ int main(void)
 	 * 10 W more, going idle just after the close: a real tail (10 W x
 	 * about 0.1 ms).  With no estimate yet, the excess over 0 W would
 	 * be the whole floor and k is held at 15 ms: the tail would take
-	 * 29.5 ms of floor (that rule: 26.8 W).  The idle epoch's own power
+	 * 29.5 ms of floor (that rule: 28.0 W).  The idle epoch's own power
 	 * stands for the estimate instead: 40 W +- 1 % (39.8 W: the busy
 	 * epoch's power is measured 0.7 W high, as its lead is taken at
 	 * the 0 W estimate too, and the tail takes that excess).
@@ -441,7 +441,8 @@ int main(void)
 	close_at(&h, 131 * VT_MS, bh_read_ctr);
 	vt_near((double)h.p.p_static_uw / 1e6, 40.0, 0.4,
 		"no estimate yet, a CPU busy at the close: the tail over the "
-		"idle epoch's own power, 40 W +- 1%% (got %.3f W)", (double)h.p.p_static_uw / 1e6);
+		"idle epoch's own power, 40 W +- 1%% (got %.3f W)",
+		(double)h.p.p_static_uw / 1e6);
 
 	/*
 	 * 6: and where the busy time was real, the first estimate still

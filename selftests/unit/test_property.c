@@ -247,8 +247,8 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * the busy tail.  P' is the last non-lost busy epoch's power (de - lag x
  * the power before it) / (dt - lag), taken when dt > lag and de > 0 (the
  * power before it: the estimate after idle epochs, else the last busy
- * power), with B its busy ns and dt its length; T is the
- * tail measure of the last non-lost busy epoch's close, measured or not
+ * power), with B its busy ns and dt its length; T is the tail measure
+ * of the last non-lost busy epoch's close, measured or not
  * (read_pkg(): for each CPU, with win = 2 lag, e = win and d its run so
  * far if busy at the close, e = its change to idle - (close - win) and d
  * its run before that if the change came after close - win, else
@@ -257,12 +257,11 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * far) x floor((dt - lag) x k / (dt - k)) in eu, floored (none if P' is
  * not above the estimate; with no estimate yet, the epoch's own power,
  * floor(de x (1e15 >> 24) / dt), stands for it).  Their energy and time
- * are summed; while
- * nothing is known, their energy / time is P_static from 5 ms on
- * (provisional); at 100 ms or more it is taken if nothing was known,
- * else P_static moves by 1/16 of the difference, up
- * or down.  (1e15 >> 24 truncated, like the core: a 1.3e-8 relative
- * bias, harmless.)
+ * are summed; while nothing is known, their energy / time is P_static
+ * from 5 ms on (provisional); at 100 ms or more it is taken if nothing
+ * was known, else P_static moves by 1/16 of the difference, up or down.
+ * (1e15 >> 24 truncated, like the core: a 1.3e-8 relative bias,
+ * harmless.)
  */
 static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 			u64 T)
