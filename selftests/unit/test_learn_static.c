@@ -198,6 +198,39 @@ static double first_after4(struct bh *h, int trials)
 	return sum / trials;
 }
 
+/*
+ * 6: an exact counter, nothing known, the first close at 1 ms, the
+ * floor @uw from there.
+ */
+static void exact_unknown(struct bh *h, u64 uw)
+{
+	bh_init(h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,
+		VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED);
+	close_at(h, VT_MS, bh_read_ctr);
+	vrm_set_power(&h->ctr, VT_MS, uw);
+}
+
+/* 6: CPU 1 busy from @t, the package drawing @uw. */
+static void cpu1_busy(struct bh *h, u64 t, u64 uw)
+{
+	vrm_set_power(&h->ctr, t, uw);
+	vr_cpu_event(&h->cpu[1], t, true, NULL);
+}
+
+/*
+ * 6: a close at 31 ms, after which CPU @cpu goes idle and the package
+ * stays all idle at 40 W, closed again at 131 ms: returns the static
+ * power then learned, W.
+ */
+static double idle_from_31ms(struct bh *h, int cpu)
+{
+	close_at(h, 31 * VT_MS, bh_read_ctr);
+	vr_cpu_event(&h->cpu[cpu], 31 * VT_MS, false, NULL);
+	vrm_set_power(&h->ctr, 31 * VT_MS, 40000000);
+	close_at(h, 131 * VT_MS, bh_read_ctr);
+	return (double)h->p.p_static_uw / 1e6;
+}
+
 /* 6: the fold's tail measure of CPU 0 alone, closed at @now. */
 static u64 fold_tail_at(struct bh *h, u64 now)
 {
@@ -401,23 +434,15 @@ int main(void)
 	 * before.  The old rule took a tail of 44 W (the excess over the
 	 * estimate, 0 W) x 29.5 ms off the idle epoch and learned 27 W.
 	 */
-	bh_init(&h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,
-		VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED);
-	close_at(&h, VT_MS, bh_read_ctr);
-	vrm_set_power(&h.ctr, VT_MS, 44000000);
-	vrm_set_power(&h.ctr, 2 * VT_MS, 54000000);
-	vr_cpu_event(&h.cpu[1], 2 * VT_MS, true, NULL);
+	exact_unknown(&h, 44000000);
+	cpu1_busy(&h, 2 * VT_MS, 54000000);
 	vrm_set_power(&h.ctr, 2 * VT_MS + 100000, 44000000);
 	vr_cpu_event(&h.cpu[1], 2 * VT_MS + 100000, false, NULL);
 	vr_cpu_event(&h.cpu[0], 31 * VT_MS, true, NULL);
-	close_at(&h, 31 * VT_MS, bh_read_ctr);
-	vr_cpu_event(&h.cpu[0], 31 * VT_MS, false, NULL);
-	vrm_set_power(&h.ctr, 31 * VT_MS, 40000000);
-	close_at(&h, 131 * VT_MS, bh_read_ctr);
-	vt_near((double)h.p.p_static_uw / 1e6, 40.0, 0.2,
+	w = idle_from_31ms(&h, 0);
+	vt_near(w, 40.0, 0.2,
 		"a kthread's epoch closed at a wake: the idle epoch after it "
-		"learns 40 W +- 0.5%% (got %.3f W)",
-		(double)h.p.p_static_uw / 1e6);
+		"learns 40 W +- 0.5%% (got %.3f W)", w);
 
 	/*
 	 * 6: 30 ms at the 40 W floor, CPU 1 busy for its last 0.2 ms at
@@ -429,20 +454,12 @@ int main(void)
 	 * epoch's power is measured 0.7 W high, as its lead is taken at
 	 * the 0 W estimate too, and the tail takes that excess).
 	 */
-	bh_init(&h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,
-		VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED);
-	close_at(&h, VT_MS, bh_read_ctr);
-	vrm_set_power(&h.ctr, VT_MS, 40000000);
-	vrm_set_power(&h.ctr, 30 * VT_MS + 800000, 50000000);
-	vr_cpu_event(&h.cpu[1], 30 * VT_MS + 800000, true, NULL);
-	close_at(&h, 31 * VT_MS, bh_read_ctr);
-	vr_cpu_event(&h.cpu[1], 31 * VT_MS, false, NULL);
-	vrm_set_power(&h.ctr, 31 * VT_MS, 40000000);
-	close_at(&h, 131 * VT_MS, bh_read_ctr);
-	vt_near((double)h.p.p_static_uw / 1e6, 40.0, 0.4,
+	exact_unknown(&h, 40000000);
+	cpu1_busy(&h, 30 * VT_MS + 800000, 50000000);
+	w = idle_from_31ms(&h, 1);
+	vt_near(w, 40.0, 0.4,
 		"no estimate yet, a CPU busy at the close: the tail over the "
-		"idle epoch's own power, 40 W +- 1%% (got %.3f W)",
-		(double)h.p.p_static_uw / 1e6);
+		"idle epoch's own power, 40 W +- 1%% (got %.3f W)", w);
 
 	/*
 	 * 6: and where the busy time was real, the first estimate still
