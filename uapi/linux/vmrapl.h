@@ -102,9 +102,9 @@
  */
 #define VMRAPL_INFO_F_STATIC_CORE	_BITULL(8)
 /*
- * A package with no idle time of its own may take the idle floor the
- * host's other packages learned (vmrapl_pkg_static.origin
- * VMRAPL_ORIGIN_HOST)
+ * A package with no final idle floor of its own (a provisional one
+ * included) may take the idle floor the host's other packages learned
+ * (vmrapl_pkg_static.origin VMRAPL_ORIGIN_HOST)
  */
 #define VMRAPL_INFO_F_STATIC_HOST	_BITULL(9)
 
