@@ -739,27 +739,12 @@ static void *spin_toggle(void *arg)
 	return NULL;
 }
 
-/* Every package's stats and static power, as GET_PKG_STATS gives them. */
-static int pkg_stats(int fd, struct vmrapl_pkg_stats *ps,
-		     struct vmrapl_pkg_static *st, struct vmrapl_pkg_list *l)
-{
-	memset(l, 0, sizeof(*l));
-	memset(ps, 0, MAX_PKGS * sizeof(*ps));
-	memset(st, 0, MAX_PKGS * sizeof(*st));
-	l->size = sizeof(*l);
-	l->nr_pkgs = MAX_PKGS;
-	l->pkgs_ptr = (uintptr_t)ps;
-	l->static_ptr = (uintptr_t)st;
-	l->static_size = sizeof(st[0]);
-	return ioctl(fd, VMRAPL_GET_PKG_STATS, l);
-}
-
 TEST(static_busy_package)
 {
-	struct vmrapl_pkg_stats ps[MAX_PKGS], ps0[MAX_PKGS];
-	struct vmrapl_pkg_static st[MAX_PKGS], st0[MAX_PKGS];
-	int cpus[2] = { -1, -1 }, i, k = 0, pkg, fd, ret;
-	struct vmrapl_pkg_list l;
+	struct vmrapl_pkg_stats *ps = NULL, *ps0 = NULL;
+	struct vmrapl_pkg_static *st = NULL, *st0 = NULL;
+	int cpus[2] = { -1, -1 }, i, k = 0, pkg, fd, ret, npkgs = 0;
+	int npkgs0 = 0;
 	struct vmrapl_info info;
 	struct truth t, t0, t1;
 	double core, want, nominal, floor, used, other_floor, other_mean;
@@ -802,15 +787,18 @@ TEST(static_busy_package)
 		vr_sleep_ms(SBP_SAMPLE_MS);
 		ret = read_truth(&ts[n]);
 		if (!ret && n == SBP_SAMPLES / 2)
-			ret = pkg_stats(fd, ps0, st0, &l);
+			npkgs0 = vmrapl_host_pkg_static(fd, &ps0, &st0);
 	}
-	ret = ret ?: pkg_stats(fd, ps, st, &l);
+	if (!ret)
+		npkgs = vmrapl_host_pkg_static(fd, &ps, &st);
 	atomic_store(&spin_stop, 1);
 	pthread_join(on, NULL);
 	pthread_join(tog, NULL);
 	close(fd);
 	ASSERT_EQ(0, ret);
-	ASSERT_LT(pkg, (int)l.nr_pkgs);
+	ASSERT_EQ(2, npkgs0);
+	ASSERT_EQ(2, npkgs);
+	ASSERT_TRUE(st0 && st);
 	t0 = ts[SBP_SAMPLES / 2];
 	t1 = ts[SBP_SAMPLES];
 	ASSERT_GT(t1.time_ns, t0.time_ns);
@@ -869,11 +857,14 @@ TEST(static_busy_package)
 	EXPECT_GE(st[pkg].core_blocks, 32);
 	EXPECT_GT(want, 0.5 * nominal);
 	EXPECT_LE(fabs(core - want), 0.10 * want);
-	ASSERT_EQ(2, (int)l.nr_pkgs);
 	EXPECT_EQ(VMRAPL_ORIGIN_HOST, st[pkg].origin);
 	EXPECT_LE(fabs(used - other_floor), 0.02 * other_floor);
 	EXPECT_GE(other_floor, 0.9 * t.idle_mw / 1e3);
 	EXPECT_LE(other_floor, 1.2 * run_mean + max_step);
+	free(ps);
+	free(st);
+	free(ps0);
+	free(st0);
 }
 
 /*
