@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "libvmrapl-host.h"
 #include "vr_kvm.h"
 #include "vr_truth.h"
 
