@@ -26,7 +26,7 @@ int read_truth(struct truth *t)
 	buf[n] = 0;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a, b = 0, c, d, e;
+		unsigned long long a, b = 0, c = 0, d, e;
 		unsigned int mw;
 		int i, p;
 
@@ -34,9 +34,11 @@ int read_truth(struct truth *t)
 			   &a, &t->idle_mw, &t->uncore_mw) == 3) {
 			t->start_pj = a;
 			continue;
-		} else if (sscanf(line, "time_ns %llu ticks %llu", &a, &b) >= 1) {
+		} else if (sscanf(line, "time_ns %llu ticks %llu tick_max_ns %llu",
+				  &a, &b, &c) >= 1) {
 			t->time_ns = a;
 			t->ticks = b;
+			t->tick_max_ns = c;
 		} else if (sscanf(line, "pkg %d energy_pj %llu idle_pj %llu uncore_pj %llu",
 				  &i, &a, &b, &c) == 4 && i >= 0 && i < MAX_PKGS) {
 			t->pkg_pj[i] = a;

@@ -15,6 +15,7 @@
 
 struct truth {
 	uint64_t time_ns, ticks, start_pj;	/* ticks: the model's 1 ms updates */
+	uint64_t tick_max_ns;	/* the longest of the last 100 to 200 ticks */
 	unsigned int idle_mw, uncore_mw;
 	int npkgs, ncores;
 	uint64_t pkg_pj[MAX_PKGS], idle_pj[MAX_PKGS], uncore_pj[MAX_PKGS];
