@@ -304,7 +304,7 @@ TEST(powercap_matches_sampled)
 		if (round)
 			stop_spinners(th, n);
 		ASSERT_EQ(0, ret);
-		ASSERT_NE(0, te0.tick_max_ns * te1.tick_max_ns) {
+		ASSERT_TRUE(te0.tick_max_ns && te1.tick_max_ns) {
 			TH_LOG("the truth has no tick_max_ns: QEMU without the project's patch 0002");
 		}
 		for (p = 0; p < MAX_PKGS; p++) {
