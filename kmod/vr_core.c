@@ -193,9 +193,17 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
  *
  * The counter read at a close lags the close by up to one hardware step
  * (about 1 ms): part of its dynamic energy was spent in the previous
- * epoch.  A share lag_ns / dt of it goes to the previous epoch's busy time
- * (all of it when nothing is busy now), so a short burst is not billed to
- * whatever runs after it.
+ * epoch.  That lag share goes to the previous epoch's busy time (all of
+ * it when nothing is busy now), so a short burst is not billed to
+ * whatever runs after it.  It is lag_ns at the previous epoch's dynamic
+ * power, at most this epoch's dynamic energy: an epoch that is mostly
+ * idle after a burst would otherwise give the burst's last lag_ns to
+ * whoever still runs, as a share lag_ns / dt of its own energy assumes
+ * that energy spent evenly.  That power is the previous epoch's dynamic
+ * energy over its length, less lag_ns when the epoch before it was idle
+ * (its read then began lag_ns into the idle time).  With no such power
+ * (the previous epoch was idle, or its energy went by per-core weight),
+ * the share is lag_ns / dt of this epoch's.
  */
 static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
@@ -241,11 +249,24 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	dprev = 0;
 	if (p->prev_busy && busy) {
 		lag = p->lag_ns < dt ? p->lag_ns : dt;
-		dprev = dt ? vr_mul_div(dyn - sp->pc, lag, dt) : 0;
+		if (p->prev_dt && p->core.kind != VR_CORE_ENERGY) {
+			dprev = vr_mul_div(p->prev_dyn, lag, p->prev_dt);
+			if (dprev > dyn)
+				dprev = dyn;
+		} else {
+			dprev = dt ? vr_mul_div(dyn - sp->pc, lag, dt) : 0;
+		}
 	} else if (p->prev_busy) {
 		/* Nothing runs now: the dynamic energy is a burst's tail. */
 		dprev = dyn;
 	}
+	p->prev_dyn = busy ? dyn : 0;
+	if (!busy)
+		p->prev_dt = 0;
+	else if (p->prev_busy || dt <= 2 * p->lag_ns)
+		p->prev_dt = dt;
+	else
+		p->prev_dt = dt - p->lag_ns;
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
 	 * whole dynamic part of this epoch's busy time goes by it (and the

@@ -303,6 +303,9 @@ struct vr_core_src {
  *	epoch, which get the lag share of the next closes.
  * @prev_busy_e: its cycles weight, which then splits the lag share
  *	(VR_CORE_CYCLES; 0: by time).
+ * @prev_dyn, @prev_dt: the dynamic energy of the last epoch split (0 if
+ *	it had no busy time) and the time it was spent in, which size the
+ *	lag share of the next busy epoch (vr_split_policy()).
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
  * @core: the per-core energy source (vr_pkg_set_core()); set before the
@@ -361,6 +364,8 @@ struct vr_pkg {
 	struct vr_acct *prev;
 	u64 prev_busy;
 	u64 prev_busy_e;
+	u64 prev_dyn;
+	u64 prev_dt;
 	u64 prev_t;
 	unsigned int nr_cpus;
 	unsigned int nr_online;

@@ -4,13 +4,16 @@
  *
  * A 4-CPU package with an exact, injected counter (1 unit = 1 eu, 64-bit)
  * and P_static = 0, so that every eu is dynamic.  The default lag of
- * vr_pkg_init() is 0.5 ms and every epoch below lasts 1 ms, so a busy
- * epoch that follows a busy one gives half of its dynamic energy to the
- * accounts of that one, weighted by their busy ns in it; an idle epoch
- * gives all of it, while the list is kept (idle closes within 2 ms of the
- * busy close that made it).  Checked exactly, per account and per bucket:
- * the share, its weights, the DRAM domain following PKG, the window, a
- * lost epoch clearing the list, vr_pkg_forget(), and no lag at lag_ns 0.
+ * vr_pkg_init() is 0.5 ms and most epochs below last 1 ms, so a busy
+ * epoch that follows a busy one gives the accounts of that one 0.5 ms of
+ * its dynamic power (at most all of its own dynamic energy), weighted by
+ * their busy ns in it; an idle epoch gives all of it, while the list is
+ * kept (idle closes within 2 ms of the busy close that made it).
+ * Checked exactly, per account and per bucket: the share, its weights,
+ * the DRAM domain following PKG, the window, a lost epoch clearing the
+ * list, vr_pkg_forget(), no lag at lag_ns 0, and a burst's lagging end
+ * read in a mostly idle epoch, where a share of that epoch's own energy
+ * went mostly to the one account still running.
  *
  * Energies are chosen so that every share is a whole number of eu: the
  * result does not depend on the order of the lists.
@@ -139,8 +142,8 @@ int main(void)
 	ev(0, 2000, false, NULL);
 	ev(2, 2000, true, NULL);
 	close_ms(6000000, 600);
-	expect("busy after busy: lag/dt = 1/2 of it to the list, 2:1",
-	       2000000, 1000000, 3000000, 0, 0, 200, 100, 300);
+	expect("busy after busy: 0.5 ms at the last epoch's power to the "
+	       "list, 2:1", 1000000, 500000, 4500000, 0, 0, 100, 50, 450);
 
 	/* [3, 4) .. [6, 7) ms: idle; the list (host time only) is kept */
 	ev(2, 3000, false, NULL);
@@ -222,6 +225,32 @@ int main(void)
 	close_ms(2000000, 200);
 	expect("then A alone again, no lag share from before", 2000000, 0,
 	       0, 0, 0, 200, 0, 0);
+
+	/*
+	 * A and B on CPUs 0 and 1 from 2 ms, 1 eu/ns each, after an idle
+	 * epoch.  The 4 ms close reads them until 3.5 ms: 3e6 eu, spent in
+	 * the 1.5 ms of its 2 ms that were busy.  A stops at 4 ms, B at
+	 * 4.25 ms; the 5 ms close reads [3.5, 4.5) ms: their last 0.5 ms
+	 * (1e6 eu) and B's 0.25 ms alone (250000 eu).  A share lag / dt of
+	 * that epoch's energy gave B 937500 and A 312500.
+	 */
+	setup(true);
+	close_ms(0, 0);
+	close_ms(0, 0);
+	ev(0, 2000, true, &A);
+	ev(1, 2000, true, &B);
+	t_ms++;
+	close_ms(3000000, 300);
+	expect("a burst after an idle epoch, read 0.5 ms late", 1500000,
+	       1500000, 0, 0, 0, 150, 150, 0);
+	vt_ok(p.prev_dyn == 3000000 && p.prev_dt == 1500000,
+	      "its power: 3e6 eu over 1.5 ms (2 ms less the idle 0.5 ms)");
+	ev(0, 4000, false, NULL);
+	ev(1, 4250, false, NULL);
+	close_ms(1250000, 125);
+	expect("the burst's end, read in a mostly idle epoch: 0.5 ms of it "
+	       "to A and B, 1:1, B's own 0.25 ms to B", 500000, 750000, 0,
+	       0, 0, 50, 75, 0);
 
 	/* lag_ns 0: no list at all */
 	setup(false);

@@ -41,9 +41,13 @@
  *    time), summed until 100 ms (energy / time), taken at once when lower
  *    (or the first), else a rise of (uw - P_static) >> 4; a busy or lost
  *    epoch starts a new stretch, the sums go on;
- *  - the lag share (default-lag mode): a share lag_ns / dt of a busy
- *    epoch's dynamic energy goes to the accounts of the previous busy
- *    epoch, weighted by their busy ns in it; all of an idle epoch's
+ *  - the lag share (default-lag mode): lag_ns (at most dt) at the
+ *    dynamic power of the last epoch split, if it had busy time (its
+ *    dynamic energy over its dt, less lag_ns when the one before it had
+ *    no lag list and dt > 2 lag_ns), at most the busy epoch's dynamic
+ *    energy, else a share lag_ns / dt of that, goes to the accounts of
+ *    the previous busy epoch, weighted by their busy ns in it; all of an
+ *    idle epoch's
  *    dynamic energy goes there while that list is kept (idle closes
  *    within 2 ms of the busy close that made it); the test keeps its own
  *    copy of that list and compares it with the core's after every close.
@@ -135,6 +139,7 @@ struct spkg {
 	u64 m_busy_ns, m_busy_dt, m_tail;	/* the last busy epoch's */
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
+	u64 m_prev_dyn, m_prev_dt;	/* the last epoch split's, if busy */
 	u64 quiet_until;		/* every CPU idles until then */
 	unsigned int online;
 	bool rebase_pending;
@@ -607,7 +612,13 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			stat_busy = cap ? mul_div_floor(stat, B < cap ? B : cap,
 							cap) : 0;
 		/* the lag share, to the list of the previous busy epoch */
-		if (pk->m_prev_busy && B) {
+		if (pk->m_prev_busy && B && pk->m_prev_dt) {
+			dlag = mul_div_floor(pk->m_prev_dyn, pk->lag < dt ?
+					     pk->lag : dt, pk->m_prev_dt);
+			if (dlag > dyn)
+				dlag = dyn;
+			S.lag_busy += dlag != 0;
+		} else if (pk->m_prev_busy && B) {
 			dlag = dt ? mul_div_floor(dyn, pk->lag < dt ? pk->lag :
 						  dt, dt) : 0;
 			S.lag_busy += dlag != 0;
@@ -617,6 +628,9 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		}
 		cur[0] = stat_busy + (B ? dyn - dlag : 0);
 		scur[0] = stat_busy;
+		pk->m_prev_dyn = B ? dyn : 0;
+		pk->m_prev_dt = !B ? 0 : pk->m_prev_busy || dt <= 2 * pk->lag ?
+				dt : dt - pk->lag;
 		lag[0] = dlag;
 		if (to_busy[0] != cur[0] + lag[0])
 			fail(E_TO_BUSY, "pkg %d policy %u: to_busy %llu "
