@@ -11,7 +11,7 @@
  * previous busy epoch's accounts, and keeps that list through idle epochs
  * within 2 ms or while static debt is being repaid (vr_drain()).  This
  * took a vCPU running 2 ms every 20 ms at 12 W alone on its package from
- * -52 % to -3.6 % below; the simulator's bursty workload is at ~7 % mean
+ * -52 % to -3.6 % below; the simulator's bursty workload is at 6.05 % mean
  * error.  Expected: within 2 % of the truth (14.5 J over 10 s).
  */
 #include "vt_host.h"
