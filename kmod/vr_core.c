@@ -200,10 +200,11 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
  * idle after a burst would otherwise give the burst's last lag_ns to
  * whoever still runs, as a share lag_ns / dt of its own energy assumes
  * that energy spent evenly.  That power is the previous epoch's dynamic
- * energy over its length, less lag_ns when the epoch before it was idle
- * (its read then began lag_ns into the idle time).  With no such power
- * (the previous epoch was idle, or its energy went by per-core weight),
- * the share is lag_ns / dt of this epoch's.
+ * energy over its length, less lag_ns when it started with no lag list
+ * (after idle time: its read then began lag_ns into the idle time) and
+ * was longer than two lag_ns.  With no such power (the previous epoch
+ * was idle, or its energy went by per-core weight), the share is
+ * lag_ns / dt of this epoch's.
  */
 static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
