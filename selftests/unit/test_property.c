@@ -47,10 +47,10 @@
  *    no lag list and dt > 2 lag_ns), at most the busy epoch's dynamic
  *    energy, else a share lag_ns / dt of that, goes to the accounts of
  *    the previous busy epoch, weighted by their busy ns in it; all of an
- *    idle epoch's
- *    dynamic energy goes there while that list is kept (idle closes
- *    within 2 ms of the busy close that made it); the test keeps its own
- *    copy of that list and compares it with the core's after every close.
+ *    idle epoch's dynamic energy goes there while that list is kept
+ *    (idle closes within 2 ms of the busy close that made it); the test
+ *    keeps its own copy of that list and compares it with the core's
+ *    after every close.
  *
  * Packages go quiet now and then (every CPU idle for 1-6 ms or 150-500
  * ms), for idle tails and learning runs.  Two modes: lag_ns = 0 (the
