@@ -195,17 +195,48 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
  * (about 1 ms): part of its dynamic energy was spent in the previous
  * epoch.  That lag share goes to the previous epoch's busy time (all of
  * it when nothing is busy now), so a short burst is not billed to
- * whatever runs after it.  It is lag_ns at the previous epoch's dynamic
- * power, at most this epoch's dynamic energy: an epoch that is mostly
- * idle after a burst would otherwise give the burst's last lag_ns to
- * whoever still runs, as a share lag_ns / dt of its own energy assumes
- * that energy spent evenly.  That power is the previous epoch's dynamic
- * energy over its length, less lag_ns when it started with no lag list
- * (after idle time: its read then began lag_ns into the idle time) and
- * was longer than two lag_ns.  With no such power (the previous epoch
- * was idle, or its energy went by per-core weight), the share is
- * lag_ns / dt of this epoch's.
+ * whatever runs after it.  Its size is what the reads have not shown yet
+ * of that busy time: the busy CPU-ns of its lag window (@fold_tail, in
+ * vr_pkg_close_fold(): a CPU busy to the close misses lag_ns on average,
+ * one that went idle before it less, one that woke just before it about
+ * its whole run) at the dynamic power per busy CPU-ns of the time the
+ * read did show, at most this epoch's dynamic energy.  Measured per CPU,
+ * it follows a burst that starts or ends inside the epoch, which a share
+ * of the epoch's mean power does not.  An idle epoch between them gives
+ * the list all its dynamic energy and keeps the part of the window its
+ * own read has still not shown (vr_cpu_tail() at its close: a CPU idle
+ * for longer than two lag_ns has none left), for the next busy epoch.
+ * With per-core energy (VR_CORE_ENERGY), whose bursty row the measured
+ * share made worse in the simulator, the share is lag_ns / dt of this
+ * epoch's time-split rest.
  */
+/*
+ * After a split, what sizes the next lag share: the busy CPU-ns the
+ * closed epoch's reads have not shown yet (@fold_tail / (4 lag_ns), at
+ * most half its busy time), and the dynamic energy @own of the rest.  An
+ * idle epoch keeps the power of the busy one before it and what is still
+ * unseen of its window.
+ */
+static void vr_lag_note(struct vr_pkg *p, u64 busy, u64 own)
+{
+	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
+
+	if (busy) {
+		if (t > busy / 2)
+			t = busy / 2;
+		p->prev_dyn = own;
+		p->prev_seen = busy - t;
+		p->prev_tail = t;
+	} else if (p->prev_busy) {
+		if (t < p->prev_tail)
+			p->prev_tail = t;
+	} else {
+		p->prev_dyn = 0;
+		p->prev_seen = 0;
+		p->prev_tail = 0;
+	}
+}
+
 static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
 {
@@ -250,8 +281,9 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	dprev = 0;
 	if (p->prev_busy && busy) {
 		lag = p->lag_ns < dt ? p->lag_ns : dt;
-		if (p->prev_dt && p->core.kind != VR_CORE_ENERGY) {
-			dprev = vr_mul_div(p->prev_dyn, lag, p->prev_dt);
+		if (p->prev_seen && p->core.kind != VR_CORE_ENERGY) {
+			dprev = vr_mul_div(p->prev_dyn, p->prev_tail,
+					   p->prev_seen);
 			if (dprev > dyn)
 				dprev = dyn;
 		} else {
@@ -261,13 +293,7 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 		/* Nothing runs now: the dynamic energy is a burst's tail. */
 		dprev = dyn;
 	}
-	p->prev_dyn = busy ? dyn : 0;
-	if (!busy)
-		p->prev_dt = 0;
-	else if (p->prev_busy || dt <= 2 * p->lag_ns)
-		p->prev_dt = dt;
-	else
-		p->prev_dt = dt - p->lag_ns;
+	vr_lag_note(p, busy, p->prev_busy ? dyn - dprev : dyn);
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
 	 * whole dynamic part of this epoch's busy time goes by it (and the

@@ -303,9 +303,11 @@ struct vr_core_src {
  *	epoch, which get the lag share of the next closes.
  * @prev_busy_e: its cycles weight, which then splits the lag share
  *	(VR_CORE_CYCLES; 0: by time).
- * @prev_dyn, @prev_dt: the dynamic energy of the last epoch split (0 if
- *	it had no busy time) and the time it was spent in, which size the
- *	lag share of the next busy epoch (vr_split_policy()).
+ * @prev_dyn, @prev_seen, @prev_tail: of the last busy epoch split, the
+ *	dynamic energy its own reads showed, the busy CPU-ns they showed it
+ *	for, and the busy CPU-ns of its lag window not shown yet; they size
+ *	the lag share of the next busy epoch (vr_split_policy(),
+ *	vr_lag_note()).  0 once an epoch with no list was idle.
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
  * @core: the per-core energy source (vr_pkg_set_core()); set before the
@@ -365,7 +367,8 @@ struct vr_pkg {
 	u64 prev_busy;
 	u64 prev_busy_e;
 	u64 prev_dyn;
-	u64 prev_dt;
+	u64 prev_seen;
+	u64 prev_tail;
 	u64 prev_t;
 	unsigned int nr_cpus;
 	unsigned int nr_online;

@@ -5,15 +5,20 @@
  * A 4-CPU package with an exact, injected counter (1 unit = 1 eu, 64-bit)
  * and P_static = 0, so that every eu is dynamic.  The default lag of
  * vr_pkg_init() is 0.5 ms and most epochs below last 1 ms, so a busy
- * epoch that follows a busy one gives the accounts of that one 0.5 ms of
- * its dynamic power (at most all of its own dynamic energy), weighted by
- * their busy ns in it; an idle epoch gives all of it, while the list is
- * kept (idle closes within 2 ms of the busy close that made it).
- * Checked exactly, per account and per bucket: the share, its weights,
- * the DRAM domain following PKG, the window, a lost epoch clearing the
- * list, vr_pkg_forget(), no lag at lag_ns 0, and a burst's lagging end
- * read in a mostly idle epoch, where a share of that epoch's own energy
- * went mostly to the one account still running.
+ * epoch that follows a busy one gives the accounts of that one what its
+ * reads have not shown yet (the busy CPU-ns of its lag window, on average
+ * over a lag uniform in [0, 1) ms) at the dynamic power of what they did
+ * show (at most all of its own dynamic energy), weighted by their busy
+ * ns in it; an idle epoch gives all of it, while the list is kept (idle
+ * closes within 2 ms of the busy close that made it), and keeps what its
+ * own read has still not shown for the next busy epoch.  Checked
+ * exactly, per account and per bucket: the share, its weights, the DRAM
+ * domain following PKG, the window, a lost epoch clearing the list,
+ * vr_pkg_forget(), no lag at lag_ns 0, a burst's lagging end read in a
+ * mostly idle epoch, where a share of that epoch's own energy went
+ * mostly to the one account still running, and a burst's end still
+ * unseen after a short idle epoch, where a share of the next epoch's
+ * energy went mostly to the task that ran then.
  *
  * Energies are chosen so that every share is a whole number of eu: the
  * result does not depend on the order of the lists.
@@ -73,13 +78,27 @@ static u32 read_raw(void *ctx, u64 *out, u64 dt, u64 busy)
 	return *(u32 *)ctx;
 }
 
+/* Closes the epoch ending at @t_us, @valid domains read. */
+static void close_at(u64 t_us, u32 valid)
+{
+	vr_lock(&p.close_lock);
+	vr_pkg_close_locked(&p, t_us * 1000, read_raw, &valid);
+	vr_unlock(&p.close_lock);
+}
+
 /* Closes the epoch ending at the next ms, @valid domains read. */
 static void close_valid(u32 valid)
 {
 	t_ms++;
-	vr_lock(&p.close_lock);
-	vr_pkg_close_locked(&p, t_ms * VT_MS, read_raw, &valid);
-	vr_unlock(&p.close_lock);
+	close_at(t_ms * 1000, valid);
+}
+
+/* Closes the epoch ending at @t_us; the counters moved by @pkg, @dram. */
+static void close_us(u64 t_us, u64 pkg, u64 dram)
+{
+	raw[0] += pkg;
+	raw[2] += dram;
+	close_at(t_us, BIT(0) | BIT(2));
 }
 
 /* Closes the epoch ending at the next ms; the counters moved by @pkg, @dram. */
@@ -128,22 +147,31 @@ int main(void)
 	close_ms(0, 0);
 	expect("first sample: a baseline, lost", 0, 0, 0, 0, 0, 0, 0, 0);
 
-	/* [1, 2) ms: A runs 1 ms on CPU 0, B 0.5 ms on CPU 1 */
+	/*
+	 * [1, 2) ms: A runs 1 ms on CPU 0, to the close; B 0.5 ms on CPU 1,
+	 * idle from 1.5 ms.  Unseen at the close, on average over the lag
+	 * (uniform over [0, 1) ms): A's last 0.5 ms, and of B's run what a
+	 * lag over 0.5 ms reaches back, 0.125 ms: 0.625 ms.
+	 */
 	ev(0, 1000, true, &A);
 	ev(1, 1000, true, &B);
 	ev(1, 1500, false, NULL);
-	close_ms(3000000, 300);
+	close_ms(2100000, 210);
 	expect("busy epoch, no list yet: all to its accounts by ns",
-	       2000000, 1000000, 0, 0, 0, 200, 100, 0);
+	       1400000, 700000, 0, 0, 0, 140, 70, 0);
 	vt_ok(p.prev_busy == 1500000 && p.prev_t == 2 * VT_MS,
 	      "the lag list: 1.5 ms of busy time, closed at 2 ms");
+	vt_ok(p.prev_tail == 625000 && p.prev_seen == 875000 &&
+	      p.prev_dyn == 2100000,
+	      "its unseen busy time: 0.625 ms, the rest seen at 2.4 eu/ns");
 
 	/* [2, 3) ms: a host task on CPU 2, A and B idle */
 	ev(0, 2000, false, NULL);
 	ev(2, 2000, true, NULL);
 	close_ms(6000000, 600);
-	expect("busy after busy: 0.5 ms at the last epoch's power to the "
-	       "list, 2:1", 1000000, 500000, 4500000, 0, 0, 100, 50, 450);
+	expect("busy after busy: the 0.625 ms unseen at the last epoch's "
+	       "power to the list, 2:1", 1000000, 500000, 4500000, 0, 0,
+	       100, 50, 450);
 
 	/* [3, 4) .. [6, 7) ms: idle; the list (host time only) is kept */
 	ev(2, 3000, false, NULL);
@@ -243,14 +271,48 @@ int main(void)
 	close_ms(3000000, 300);
 	expect("a burst after an idle epoch, read 0.5 ms late", 1500000,
 	       1500000, 0, 0, 0, 150, 150, 0);
-	vt_ok(p.prev_dyn == 3000000 && p.prev_dt == 1500000,
-	      "its power: 3e6 eu over 1.5 ms (2 ms less the idle 0.5 ms)");
+	vt_ok(p.prev_dyn == 3000000 && p.prev_seen == 3000000 &&
+	      p.prev_tail == 1000000,
+	      "its power: 3e6 eu over 3 CPU-ms seen, 1 CPU-ms unseen");
 	ev(0, 4000, false, NULL);
 	ev(1, 4250, false, NULL);
 	close_ms(1250000, 125);
 	expect("the burst's end, read in a mostly idle epoch: 0.5 ms of it "
 	       "to A and B, 1:1, B's own 0.25 ms to B", 500000, 750000, 0,
 	       0, 0, 50, 75, 0);
+
+	/*
+	 * A short idle epoch between: A and B run [2, 4) ms at 1 eu/ns each,
+	 * read until 3.5 ms, so 1 CPU-ms is unseen at the 4 ms close.  The
+	 * 4.1 ms close reads [3.5, 3.6) ms, their 0.2e6 eu, all to them; of
+	 * the lag window, a lag over 0.1 ms still reaches back into their
+	 * runs: 0.81 ms unseen (2 x 0.9^2 / 2).  A host task then runs from
+	 * 4.1 ms; the 8.1 ms close reads [3.6, 7.6) ms: A's and B's last
+	 * 0.4 ms (0.8e6) and the host's 3.5 ms.  The list gets the 0.81 ms
+	 * at 1 eu/ns; a share lag_ns / dt of that epoch's energy gave it
+	 * 537500 (A and B 268750 each, for 400000).
+	 */
+	setup(true);
+	close_ms(0, 0);
+	close_ms(0, 0);
+	ev(0, 2000, true, &A);
+	ev(1, 2000, true, &B);
+	t_ms++;
+	close_ms(3000000, 300);
+	expect("a burst after an idle epoch, read 0.5 ms late", 1500000,
+	       1500000, 0, 0, 0, 150, 150, 0);
+	ev(0, 4000, false, NULL);
+	ev(1, 4000, false, NULL);
+	close_us(4100, 200000, 40);
+	expect("its end, 0.1 ms of idle after it: all to A and B", 100000,
+	       100000, 0, 0, 0, 20, 20, 0);
+	vt_ok(p.prev_tail == 810000 && p.prev_seen == 3000000,
+	      "still unseen after the idle epoch: 0.81 ms");
+	ev(2, 4100, true, NULL);
+	close_us(8100, 4300000, 860);
+	expect("a host task's 4 ms after it: the 0.81 ms unseen to A and B, "
+	       "the rest to the host", 405000, 405000, 3490000, 0, 0, 81, 81,
+	       698);
 
 	/* lag_ns 0: no list at all */
 	setup(false);

@@ -41,13 +41,14 @@
  *    time), summed until 100 ms (energy / time), taken at once when lower
  *    (or the first), else a rise of (uw - P_static) >> 4; a busy or lost
  *    epoch starts a new stretch, the sums go on;
- *  - the lag share (default-lag mode): lag_ns (at most dt) at the
- *    dynamic power of the last epoch split, if it had busy time (its
- *    dynamic energy over its dt, less lag_ns when the one before it had
- *    no lag list and dt > 2 lag_ns), at most the busy epoch's dynamic
- *    energy, else a share lag_ns / dt of that, goes to the accounts of
- *    the previous busy epoch, weighted by their busy ns in it; all of an
- *    idle epoch's dynamic energy goes there while that list is kept
+ *  - the lag share (default-lag mode): the last busy epoch's unseen
+ *    busy ns U (its tail measure T / (4 lag_ns), floored, at most half
+ *    its busy ns B; an idle epoch since, with the list kept, lowers it to
+ *    its own tail measure's) at the dynamic power of its seen busy time
+ *    (its dynamic energy less the lag share it gave, over B - U), at
+ *    most the busy epoch's dynamic energy, goes to the accounts
+ *    of the previous busy epoch, weighted by their busy ns in it; all of
+ *    an idle epoch's dynamic energy goes there while that list is kept
  *    (idle closes within 2 ms of the busy close that made it); the test
  *    keeps its own copy of that list and compares it with the core's
  *    after every close.
@@ -139,7 +140,8 @@ struct spkg {
 	u64 m_busy_ns, m_busy_dt, m_tail;	/* the last busy epoch's */
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
-	u64 m_prev_dyn, m_prev_dt;	/* the last epoch split's, if busy */
+	/* the last busy epoch split's: its seen energy, ns, unseen ns */
+	u64 m_prev_dyn, m_prev_seen, m_prev_tail;
 	u64 quiet_until;		/* every CPU idles until then */
 	unsigned int online;
 	bool rebase_pending;
@@ -572,7 +574,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			     (unsigned long long)p->static_debt);
 	} else {
 		u64 de = dl[0].sampled, want, stat, dyn, stat_busy, cap;
-		u64 dlag = 0;
+		u64 dlag = 0, ut;
 
 		/*
 		 * The debt carried in is read from the core (its cap is a
@@ -612,9 +614,9 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			stat_busy = cap ? mul_div_floor(stat, B < cap ? B : cap,
 							cap) : 0;
 		/* the lag share, to the list of the previous busy epoch */
-		if (pk->m_prev_busy && B && pk->m_prev_dt) {
-			dlag = mul_div_floor(pk->m_prev_dyn, pk->lag < dt ?
-					     pk->lag : dt, pk->m_prev_dt);
+		if (pk->m_prev_busy && B && pk->m_prev_seen) {
+			dlag = mul_div_floor(pk->m_prev_dyn, pk->m_prev_tail,
+					     pk->m_prev_seen);
 			if (dlag > dyn)
 				dlag = dyn;
 			S.lag_busy += dlag != 0;
@@ -628,9 +630,21 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		}
 		cur[0] = stat_busy + (B ? dyn - dlag : 0);
 		scur[0] = stat_busy;
-		pk->m_prev_dyn = B ? dyn : 0;
-		pk->m_prev_dt = !B ? 0 : pk->m_prev_busy || dt <= 2 * pk->lag ?
-				dt : dt - pk->lag;
+		ut = pk->lag ? tail / (4 * pk->lag) : 0;
+		if (B) {
+			if (ut > B / 2)
+				ut = B / 2;
+			pk->m_prev_dyn = pk->m_prev_busy ? dyn - dlag : dyn;
+			pk->m_prev_seen = B - ut;
+			pk->m_prev_tail = ut;
+		} else if (pk->m_prev_busy) {
+			if (ut < pk->m_prev_tail)
+				pk->m_prev_tail = ut;
+		} else {
+			pk->m_prev_dyn = 0;
+			pk->m_prev_seen = 0;
+			pk->m_prev_tail = 0;
+		}
 		lag[0] = dlag;
 		if (to_busy[0] != cur[0] + lag[0])
 			fail(E_TO_BUSY, "pkg %d policy %u: to_busy %llu "
