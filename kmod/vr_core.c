@@ -189,6 +189,41 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
 }
 
 /*
+ * After a split, what sizes the next lag share: the busy CPU-ns the
+ * closed epoch's read has not shown yet (@fold_tail / (4 lag_ns), at most
+ * half its busy time), and the power per busy CPU-ns of what the delta
+ * did show: its dynamic energy @dyn over the busy CPU-ns it covers (the
+ * tail carried in, then the epoch's own less its unseen part).  Taken
+ * from the whole delta, not from what is left after the lag share: the
+ * share then sizes the next one, and with 1 ms epochs (unseen = seen)
+ * an error would flip sides every epoch without ever dying out.  An idle
+ * epoch keeps the busy one's power and what is still unseen of its
+ * window.  Return: the closed epoch's busy CPU-ns that its read showed.
+ */
+static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
+{
+	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
+
+	if (busy) {
+		if (t > busy / 2)
+			t = busy / 2;
+		p->prev_dyn = dyn;
+		p->prev_seen = (p->prev_busy ? p->prev_tail : 0) + busy - t;
+		p->prev_tail = t;
+		return busy - t;
+	}
+	if (p->prev_busy) {
+		if (t < p->prev_tail)
+			p->prev_tail = t;
+	} else {
+		p->prev_dyn = 0;
+		p->prev_seen = 0;
+		p->prev_tail = 0;
+	}
+	return 0;
+}
+
+/*
  * Split the PKG delta by the static policy; other domains follow it.
  *
  * The counter read at a close lags the close by up to one hardware step
@@ -199,48 +234,26 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
  * of that busy time: the busy CPU-ns of its lag window (@fold_tail, in
  * vr_pkg_close_fold(): a CPU busy to the close misses lag_ns on average,
  * one that went idle before it less, one that woke just before it about
- * its whole run) at the dynamic power per busy CPU-ns of the time the
- * read did show, at most this epoch's dynamic energy.  Measured per CPU,
+ * its whole run) at the dynamic power per busy CPU-ns of what that
+ * epoch's delta showed (vr_lag_note()), at most this epoch's dynamic
+ * energy, split over its accounts by their busy time, or by their
+ * per-core weight where every CPU had one.  Measured per CPU,
  * it follows a burst that starts or ends inside the epoch, which a share
  * of the epoch's mean power does not.  An idle epoch between them gives
  * the list all its dynamic energy and keeps the part of the window its
  * own read has still not shown (vr_cpu_tail() at its close: a CPU idle
  * for longer than two lag_ns has none left), for the next busy epoch.
- * With per-core energy (VR_CORE_ENERGY), whose bursty row the measured
- * share made worse in the simulator, the share is lag_ns / dt of this
- * epoch's time-split rest.
+ * With per-core energy (VR_CORE_ENERGY), the share comes out of the
+ * whole dynamic energy too, and the per-core part of this epoch is the
+ * weight of its seen busy time only (below).  With no power measured
+ * (a guard: every busy epoch measures one), the share is lag_ns / dt of
+ * this epoch's.
  */
-/*
- * After a split, what sizes the next lag share: the busy CPU-ns the
- * closed epoch's reads have not shown yet (@fold_tail / (4 lag_ns), at
- * most half its busy time), and the dynamic energy @own of the rest.  An
- * idle epoch keeps the power of the busy one before it and what is still
- * unseen of its window.
- */
-static void vr_lag_note(struct vr_pkg *p, u64 busy, u64 own)
-{
-	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
-
-	if (busy) {
-		if (t > busy / 2)
-			t = busy / 2;
-		p->prev_dyn = own;
-		p->prev_seen = busy - t;
-		p->prev_tail = t;
-	} else if (p->prev_busy) {
-		if (t < p->prev_tail)
-			p->prev_tail = t;
-	} else {
-		p->prev_dyn = 0;
-		p->prev_seen = 0;
-		p->prev_tail = 0;
-	}
-}
-
 static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
 {
 	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, lag, dprev;
+	u64 seen;
 	unsigned int d;
 
 	stat = vr_static_part(p, de, dt);
@@ -259,41 +272,44 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 		stat_busy = cap ? vr_mul_div(stat, busy < cap ? busy : cap,
 					     cap) : 0;
 
-	/*
-	 * Per-core energy (VR_CORE_ENERGY): the busy time's per-core energy
-	 * (its weight) is charged by weight, out of the dynamic part; only
-	 * the rest (uncore, and whatever the cores' counters do not see) is
-	 * split by time.  More weight than dynamic energy (the counters'
-	 * steps, a P_static too high) is clamped to it: the weights then
-	 * only say who gets the dynamic part, and nothing is created.  The
-	 * weights are rates measured over windows of VR_CORE_WINDOW_NS or
-	 * more, so they do not lag the close: the lag share below is taken
-	 * from the time-split rest only.
-	 */
-	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY) {
-		sp->wsum = busy_e;
-		sp->pc = dyn;
-		if (busy_e <= dyn)
-			sp->pc = busy_e;
-		else
-			p->percore_clamps++;
-	}
 	dprev = 0;
 	if (p->prev_busy && busy) {
 		lag = p->lag_ns < dt ? p->lag_ns : dt;
-		if (p->prev_seen && p->core.kind != VR_CORE_ENERGY) {
+		if (p->prev_seen) {
 			dprev = vr_mul_div(p->prev_dyn, p->prev_tail,
 					   p->prev_seen);
 			if (dprev > dyn)
 				dprev = dyn;
 		} else {
-			dprev = dt ? vr_mul_div(dyn - sp->pc, lag, dt) : 0;
+			dprev = dt ? vr_mul_div(dyn, lag, dt) : 0;
 		}
 	} else if (p->prev_busy) {
 		/* Nothing runs now: the dynamic energy is a burst's tail. */
 		dprev = dyn;
 	}
-	vr_lag_note(p, busy, p->prev_busy ? dyn - dprev : dyn);
+	seen = vr_lag_note(p, busy, dyn);
+	/*
+	 * Per-core energy (VR_CORE_ENERGY): the busy time's per-core energy
+	 * (its weight) is charged by weight, out of the dynamic part left
+	 * after the lag share; only the rest (uncore, and whatever the
+	 * cores' counters do not see) is split by time.  The weights are
+	 * rates over windows of VR_CORE_WINDOW_NS or more and cover the
+	 * whole busy time, but the package's read did not show its unseen
+	 * part (the next close's lag share), so only the seen part's weight
+	 * is charged here.  More weight than that dynamic energy (the
+	 * counters' steps, a P_static too high) is clamped to it: the weights
+	 * then only say who gets the dynamic part, and nothing is created.
+	 */
+	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY) {
+		u64 seen_e = vr_mul_div(busy_e, seen, busy);
+
+		sp->wsum = busy_e;
+		sp->pc = dyn - dprev;
+		if (seen_e <= dyn - dprev)
+			sp->pc = seen_e;
+		else
+			p->percore_clamps++;
+	}
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
 	 * whole dynamic part of this epoch's busy time goes by it (and the
@@ -396,7 +412,7 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	struct vr_acct *a, *next, *prev = NULL;
 	u64 cum = 0, cum_e, total, r, e;
 
-	/* By time, or by cycles when they weighed that epoch. */
+	/* By time, or by weight: cycles, or energy if every CPU had one. */
 	total = p->prev_busy_e ? p->prev_busy_e : p->prev_busy;
 	for (a = p->prev; a; a = a->pprev) {
 		cum += p->prev_busy_e ? a->prev_e : a->prev_ns;
@@ -438,7 +454,9 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	if (busy && keep && p->lag_ns) {
 		p->prev = prev;
 		p->prev_busy = busy;
-		p->prev_busy_e = p->core.kind == VR_CORE_CYCLES ? sp->wsum : 0;
+		p->prev_busy_e = p->core.kind == VR_CORE_CYCLES ||
+				 (p->core.kind == VR_CORE_ENERGY &&
+				  !p->fold_busy_nw) ? sp->wsum : 0;
 		p->prev_t = now;
 	} else if (prev) {
 		/* No lag to share: the list is not kept. */

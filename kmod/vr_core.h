@@ -301,13 +301,15 @@ struct vr_core_src {
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
- * @prev_busy_e: its cycles weight, which then splits the lag share
- *	(VR_CORE_CYCLES; 0: by time).
+ * @prev_busy_e: its per-core weight, which then splits the lag share
+ *	(VR_CORE_CYCLES, or VR_CORE_ENERGY when every busy CPU of it had a
+ *	weight; 0: by time).
  * @prev_dyn, @prev_seen, @prev_tail: of the last busy epoch split, the
- *	dynamic energy its own reads showed, the busy CPU-ns they showed it
- *	for, and the busy CPU-ns of its lag window not shown yet; they size
- *	the lag share of the next busy epoch (vr_split_policy(),
- *	vr_lag_note()).  0 once an epoch with no list was idle.
+ *	dynamic energy of its delta, the busy CPU-ns that delta showed (the
+ *	unseen ones carried in, then its own seen ones), and its busy CPU-ns
+ *	not shown yet; they size the lag share of the next busy epoch
+ *	(vr_split_policy(), vr_lag_note()).  0 once an epoch with no list
+ *	was idle.
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
  * @core: the per-core energy source (vr_pkg_set_core()); set before the

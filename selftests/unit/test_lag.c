@@ -314,6 +314,43 @@ int main(void)
 	       "the rest to the host", 405000, 405000, 3490000, 0, 0, 81, 81,
 	       698);
 
+	/*
+	 * A steady load after a first read that was late by only 0.25 ms: A
+	 * and B on CPUs 0 and 1 from 2 ms, 1 eu/ns each; the 3 ms close
+	 * reads [.., 2.75) ms, the others lag 0.5 ms.  The first power is
+	 * 1.5 eu/ns (1.5e6 over the 1 CPU-ms it deems seen), so the 4 ms close
+	 * gives the list 1.5e6, all of its delta.  Priced from what was left
+	 * after the lag share, the next power would be 0, the one after 2,
+	 * and so on: with 1 ms epochs the unseen time equals the seen, and
+	 * that error flipped sides every epoch.  From the whole delta it is
+	 * 0.75, then 1.  A and B stop at 6 ms, a host task runs; the 7 ms
+	 * close reads their last 0.5 ms (1e6) and its first 0.5 ms.
+	 */
+	setup(true);
+	close_ms(0, 0);
+	close_ms(0, 0);
+	ev(0, 2000, true, &A);
+	ev(1, 2000, true, &B);
+	close_ms(1500000, 300);
+	expect("a late-read first epoch", 750000, 750000, 0, 0, 0, 150, 150,
+	       0);
+	close_ms(1500000, 300);
+	expect("its lag share takes the whole next delta", 750000, 750000,
+	       0, 0, 0, 150, 150, 0);
+	close_ms(2000000, 400);
+	expect("then 0.75 eu/ns x 1 CPU-ms to the list", 1000000, 1000000, 0,
+	       0, 0, 200, 200, 0);
+	vt_ok(p.prev_dyn == 2000000 && p.prev_seen == 2000000 &&
+	      p.prev_tail == 1000000, "the power is back to 1 eu/ns");
+	close_ms(2000000, 400);
+	expect("steady", 1000000, 1000000, 0, 0, 0, 200, 200, 0);
+	ev(0, 6000, false, NULL);
+	ev(1, 6000, false, NULL);
+	ev(2, 6000, true, NULL);
+	close_ms(1500000, 300);
+	expect("A and B stop, a host task runs: their last 0.5 ms to them",
+	       500000, 500000, 500000, 0, 0, 100, 100, 100);
+
 	/* lag_ns 0: no list at all */
 	setup(false);
 	close_ms(0, 0);

@@ -6,11 +6,12 @@
  * and below the package's dynamic energy, and the fallback to a time
  * split when the per-core counter cannot be read; APERF cycles as a
  * weight where there is no per-core energy; SMT siblings sharing a core's
- * counter.
+ * counter; bursts of two cores against a package counter that lags.
  *
  * The host: PC_NCPU CPUs of one package, exact counters (no steps) in a
  * 2^-16 J unit, 32 bits wide, integrated from each core's power while it
- * is busy plus a static power.  Every CPU has an event every 250 us and
+ * is busy plus a static power (the package counter read late by a few
+ * steps in test_bursts() only).  Every CPU has an event every 250 us and
  * the package closes every 1 ms.
  */
 #include "vr_test.h"
@@ -42,6 +43,10 @@ struct pc_host {
 	bool exits;		/* quiet, but vr_cpu_poll() each step */
 	u64 now;
 	struct vr_pkg_stats st0;	/* the books at pc_reset() */
+	/* the package counter shows the energy of @lag_steps steps ago */
+	unsigned int lag_steps;
+	u64 nstep;
+	vt_u128 pkg_hist[4];
 };
 
 static u64 pc_units(vt_u128 fj, u64 off)
@@ -69,7 +74,9 @@ static u32 pc_pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
 
 	(void)dt;
 	(void)busy;
-	raw[VR_DOM_PKG] = pc_units(h->pkg_fj, 12345);
+	raw[VR_DOM_PKG] = pc_units(h->lag_steps ?
+				   h->pkg_hist[(h->nstep - h->lag_steps) % 4] :
+				   h->pkg_fj, 12345);
 	return BIT(VR_DOM_PKG);
 }
 
@@ -135,6 +142,7 @@ static void pc_run(struct pc_host *h, u64 ns)
 			h->core_fj[h->core_of[i]] += (vt_u128)claim * PC_STEP;
 			h->cycles[i] += h->ghz[i] * PC_STEP;
 		}
+		h->pkg_hist[++h->nstep % 4] = h->pkg_fj;
 		for (i = 0; i < PC_NCPU; i++) {
 			struct vr_cpu *c = &h->cpu[i];
 			struct vr_acct *a = h->busy[i] && h->tracked[i] ?
@@ -252,6 +260,52 @@ static void test_hetero(bool percore)
 		vt_eq(h.p.percore_e, 0, "nothing charged by per-core weight");
 	}
 	pc_check_books(&h, what);
+}
+
+/*
+ * Bursts on a package counter that lags: a vCPU on the 10 W core runs
+ * 2 ms, one on the 2 W core the next 2 ms, then both idle 16 ms, and the
+ * package counter shows the energy of three steps (0.75 ms) ago: 0.5 ms
+ * before the events that account it, which this host runs at the end of
+ * each step.  The close after the first one stops reads its last 0.5 ms,
+ * which is the lag share of its epoch, at its own core's power; the
+ * second's weight covers only the part of its epoch that the read
+ * showed.  When the lag share came from the time-split rest only, the
+ * second vCPU's weight took a whole epoch of its core's energy out of a
+ * delta that held mostly the first one's tail: 10 W + 5 W against 2 W +
+ * 5 W read 13.5 and 8.5 W.
+ */
+static void test_bursts(void)
+{
+	static struct pc_host h;
+	double s = 2.0, a, b;
+	int k;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	h.lag_steps = 3;
+	h.tracked[0] = h.tracked[1] = true;
+	h.core_uw[0] = 10000000ULL;
+	h.core_uw[1] = 2000000ULL;
+	for (k = 0; k < 110; k++) {
+		if (k == 10)	/* warm up: weights, baseline */
+			pc_reset(&h);
+		h.busy[0] = true;
+		pc_run(&h, 2 * VT_MS);
+		h.busy[0] = false;
+		h.busy[1] = true;
+		pc_run(&h, 2 * VT_MS);
+		h.busy[1] = false;
+		pc_run(&h, 16 * VT_MS);
+	}
+	/* 10 % of the time at 10 W + 5 W, and at 2 W + 5 W */
+	a = pc_w(&h, 0, s);
+	b = pc_w(&h, 1, s);
+	vt_diag("bursts: 10 W core %.4f W, 2 W core %.4f W (of 15 / 7 W "
+		"while busy)", 10 * a, 10 * b);
+	vt_near(a, 1.5, 0.03, "bursts, lagging counter: the 10 W core's "
+		"vCPU gets 10 W + 5 W within 2%%");
+	vt_near(b, 0.7, 0.014, "bursts: the 2 W core's 2 W + 5 W within 2%%");
+	pc_check_books(&h, "bursts");
 }
 
 /*
@@ -647,6 +701,7 @@ int main(void)
 	test_decode();
 	test_hetero(false);
 	test_hetero(true);
+	test_bursts();
 	test_exits(false);
 	test_exits(true);
 	test_clamp();

@@ -44,9 +44,10 @@
  *  - the lag share (default-lag mode): the last busy epoch's unseen
  *    busy ns U (its tail measure T / (4 lag_ns), floored, at most half
  *    its busy ns B; an idle epoch since, with the list kept, lowers it to
- *    its own tail measure's) at the dynamic power of its seen busy time
- *    (its dynamic energy less the lag share it gave, over B - U), at
- *    most the busy epoch's dynamic energy, goes to the accounts
+ *    its own tail measure's) at the dynamic power of what its delta
+ *    showed (its dynamic energy over the unseen ns carried into it, if
+ *    it had a list, plus B - U), at most the busy epoch's dynamic
+ *    energy, goes to the accounts
  *    of the previous busy epoch, weighted by their busy ns in it; all of
  *    an idle epoch's dynamic energy goes there while that list is kept
  *    (idle closes within 2 ms of the busy close that made it); the test
@@ -140,7 +141,7 @@ struct spkg {
 	u64 m_busy_ns, m_busy_dt, m_tail;	/* the last busy epoch's */
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
-	/* the last busy epoch split's: its seen energy, ns, unseen ns */
+	/* the last busy epoch split's: dynamic energy, ns shown, unseen */
 	u64 m_prev_dyn, m_prev_seen, m_prev_tail;
 	u64 quiet_until;		/* every CPU idles until then */
 	unsigned int online;
@@ -634,8 +635,9 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		if (B) {
 			if (ut > B / 2)
 				ut = B / 2;
-			pk->m_prev_dyn = pk->m_prev_busy ? dyn - dlag : dyn;
-			pk->m_prev_seen = B - ut;
+			pk->m_prev_dyn = dyn;
+			pk->m_prev_seen = (pk->m_prev_busy ? pk->m_prev_tail :
+					   0) + B - ut;
 			pk->m_prev_tail = ut;
 		} else if (pk->m_prev_busy) {
 			if (ut < pk->m_prev_tail)
