@@ -237,9 +237,9 @@ static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
  * its whole run) at the dynamic power per busy CPU-ns of what that
  * epoch's delta showed (vr_lag_note()), at most this epoch's dynamic
  * energy, split over its accounts by their busy time, or by their
- * per-core weight where every CPU had one.  Measured per CPU,
- * it follows a burst that starts or ends inside the epoch, which a share
- * of the epoch's mean power does not.  An idle epoch between them gives
+ * per-core weight where every CPU had one.  Measured per CPU, it follows
+ * a burst that starts or ends inside the epoch, which a share of the
+ * epoch's mean power does not.  An idle epoch between them gives
  * the list all its dynamic energy and keeps the part of the window its
  * own read has still not shown (vr_cpu_tail() at its close: a CPU idle
  * for longer than two lag_ns has none left), for the next busy epoch.

@@ -328,8 +328,9 @@ struct vr_core_src {
  * @st, @samples, @epochs_idle, @wraps, @resets, @overruns, @over_max,
  * @busy_ns, @percore_e, @percore_clamps.  @percore_e is the PKG energy
  * charged by per-core weight (part of st[PKG].dynamic); @percore_clamps
- * counts the epochs whose per-core weight exceeded the dynamic energy
- * there was to give.  @over_max counts the deltas larger than @max_power_uw allows
+ * counts the epochs whose per-core weight (of the busy time their read
+ * showed) exceeded the dynamic energy there was to give after the lag
+ * share.  @over_max counts the deltas larger than @max_power_uw allows
  * (charged all the same): the bound is set too low.
  */
 struct vr_pkg {
