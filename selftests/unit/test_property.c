@@ -47,12 +47,11 @@
  *    its own tail measure's) at the dynamic power of what its delta
  *    showed (its dynamic energy over the unseen ns carried into it, if
  *    it had a list, plus B - U), at most the busy epoch's dynamic
- *    energy, goes to the accounts
- *    of the previous busy epoch, weighted by their busy ns in it; all of
- *    an idle epoch's dynamic energy goes there while that list is kept
- *    (idle closes within 2 ms of the busy close that made it); the test
- *    keeps its own copy of that list and compares it with the core's
- *    after every close.
+ *    energy, goes to the accounts of the previous busy epoch, weighted
+ *    by their busy ns in it; all of an idle epoch's dynamic energy goes
+ *    there while that list is kept (idle closes within 2 ms of the busy
+ *    close that made it); the test keeps its own copy of that list and
+ *    compares it with the core's after every close.
  *
  * Packages go quiet now and then (every CPU idle for 1-6 ms or 150-500
  * ms), for idle tails and learning runs.  Two modes: lag_ns = 0 (the
