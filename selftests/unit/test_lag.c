@@ -7,18 +7,20 @@
  * vr_pkg_init() is 0.5 ms and most epochs below last 1 ms, so a busy
  * epoch that follows a busy one gives the accounts of that one what its
  * reads have not shown yet (the busy CPU-ns of its lag window, on average
- * over a lag uniform in [0, 1) ms) at the dynamic power of what they did
- * show (at most all of its own dynamic energy), weighted by their busy
- * ns in it; an idle epoch gives all of it, while the list is kept (idle
- * closes within 2 ms of the busy close that made it), and keeps what its
- * own read has still not shown for the next busy epoch.  Checked
- * exactly, per account and per bucket: the share, its weights, the DRAM
- * domain following PKG, the window, a lost epoch clearing the list,
+ * over a lag uniform in [0, 1) ms) at the dynamic power of what its
+ * delta showed (at most all of the new epoch's dynamic energy), weighted
+ * by their busy ns in it; an idle epoch gives all of it, while the list
+ * is kept (idle closes within 2 ms of the busy close that made it), and
+ * keeps what its own read has still not shown for the next busy epoch.
+ * Checked exactly, per account and per bucket: the share, its weights, the
+ * DRAM domain following PKG, the window, a lost epoch clearing the list,
  * vr_pkg_forget(), no lag at lag_ns 0, a burst's lagging end read in a
- * mostly idle epoch, where a share of that epoch's own energy went
- * mostly to the one account still running, and a burst's end still
- * unseen after a short idle epoch, where a share of the next epoch's
- * energy went mostly to the task that ran then.
+ * mostly idle epoch, where a share of that epoch's own energy went mostly
+ * to the one account still running, a burst's end still unseen after a
+ * short idle epoch, where a share of the next epoch's energy went mostly
+ * to the task that ran then, and a steady load after a late first read,
+ * where a power taken from what the last share left made the error flip
+ * sides every epoch.
  *
  * Energies are chosen so that every share is a whole number of eu: the
  * result does not depend on the order of the lists.
