@@ -7,8 +7,7 @@
  * Documentation/design.rst for the reasoning.
  */
 #include "vr_core.h"
-
-#define VR_HW_STEP_NS	1000000ULL		/* RAPL update interval */
+#include "vr_lag.h"
 
 const char *const vr_dom_names[VR_NDOM] = { "pkg", "core", "dram" };
 const char *const vr_policy_names[VR_STATIC_NR] = {
@@ -189,41 +188,6 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
 }
 
 /*
- * After a split, what sizes the next lag share: the busy CPU-ns the
- * closed epoch's read has not shown yet (@fold_tail / (4 lag_ns), at most
- * half its busy time), and the power per busy CPU-ns of what the delta
- * did show: its dynamic energy @dyn over the busy CPU-ns it covers (the
- * tail carried in, then the epoch's own less its unseen part).  Taken
- * from the whole delta, not from what is left after the lag share: the
- * share then sizes the next one, and with 1 ms epochs (unseen = seen)
- * an error would flip sides every epoch without ever dying out.  An idle
- * epoch keeps the busy one's power and what is still unseen of its
- * window.  Return: the closed epoch's busy CPU-ns that its read showed.
- */
-static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
-{
-	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
-
-	if (busy) {
-		if (t > busy / 2)
-			t = busy / 2;
-		p->prev_dyn = dyn;
-		p->prev_seen = (p->prev_busy ? p->prev_tail : 0) + busy - t;
-		p->prev_tail = t;
-		return busy - t;
-	}
-	if (p->prev_busy) {
-		if (t < p->prev_tail)
-			p->prev_tail = t;
-	} else {
-		p->prev_dyn = 0;
-		p->prev_seen = 0;
-		p->prev_tail = 0;
-	}
-	return 0;
-}
-
-/*
  * Split the PKG delta by the static policy; other domains follow it.
  *
  * The counter read at a close lags the close by up to one hardware step
@@ -235,7 +199,7 @@ static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
  * vr_pkg_close_fold(): a CPU busy to the close misses lag_ns on average,
  * one that went idle before it less, one that woke just before it about
  * its whole run) at the dynamic power per busy CPU-ns of what that
- * epoch's delta showed (vr_lag_note()), at most this epoch's dynamic
+ * epoch's delta showed (vr_lag.c), at most this epoch's dynamic
  * energy, split over its accounts by their busy time, or by their
  * per-core weight where every CPU had one.  Measured per CPU, it follows
  * a burst that starts or ends inside the epoch, which a share of the
@@ -245,14 +209,12 @@ static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
  * for longer than two lag_ns has none left), for the next busy epoch.
  * With per-core energy (VR_CORE_ENERGY), the share comes out of the
  * whole dynamic energy too, and the per-core part of this epoch is the
- * weight of its seen busy time only (below).  With no power measured
- * (a guard: every busy epoch measures one), the share is lag_ns / dt of
- * this epoch's.
+ * weight of its seen busy time only (below).
  */
 static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
 {
-	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, lag, dprev;
+	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, dprev;
 	u64 seen;
 	unsigned int d;
 
@@ -272,22 +234,7 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 		stat_busy = cap ? vr_mul_div(stat, busy < cap ? busy : cap,
 					     cap) : 0;
 
-	dprev = 0;
-	if (p->prev_busy && busy) {
-		lag = p->lag_ns < dt ? p->lag_ns : dt;
-		if (p->prev_seen) {
-			dprev = vr_mul_div(p->prev_dyn, p->prev_tail,
-					   p->prev_seen);
-			if (dprev > dyn)
-				dprev = dyn;
-		} else {
-			dprev = dt ? vr_mul_div(dyn, lag, dt) : 0;
-		}
-	} else if (p->prev_busy) {
-		/* Nothing runs now: the dynamic energy is a burst's tail. */
-		dprev = dyn;
-	}
-	seen = vr_lag_note(p, busy, dyn);
+	dprev = vr_lag_share(p, busy, dyn, &seen);
 	/*
 	 * Per-core energy (VR_CORE_ENERGY): the busy time's per-core energy
 	 * (its weight) is charged by weight, out of the dynamic part left
@@ -313,7 +260,7 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
 	 * whole dynamic part of this epoch's busy time goes by it (and the
-	 * lag share by the previous epoch's, vr_drain()).
+	 * lag share by the previous epoch's, vr_lag_give()).
 	 */
 	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES) {
 		sp->wsum = busy_e;
@@ -330,23 +277,6 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 		sp->scur[d] = de ? vr_mul_div(sp->de[d], stat_busy, de) : 0;
 		sp->prev[d] = de ? vr_mul_div(sp->de[d], sp->prev[VR_DOM_PKG],
 					      de) : 0;
-	}
-}
-
-/* Charge @a its cumulative-rounded share of @amount for @cum of @total. */
-static void vr_give(struct vr_acct *a, const u64 *amount, u64 *given,
-		    u64 cum, u64 total)
-{
-	unsigned int d;
-	u64 s;
-
-	for (d = 0; d < VR_NDOM; d++) {
-		if (!amount[d])
-			continue;
-		/* Cumulative rounding: the shares add up exactly. */
-		s = vr_mul_div(amount[d], cum, total);
-		WRITE_ONCE(a->energy[d], a->energy[d] + s - given[d]);
-		given[d] = s;
 	}
 }
 
@@ -382,47 +312,17 @@ static void vr_give_cur(struct vr_acct *a, struct vr_split *sp, u64 cum,
 	}
 }
 
-/* Empty the lag list. */
-static void vr_prev_clear(struct vr_pkg *p)
-{
-	struct vr_acct *a, *next;
-
-	for (a = p->prev; a; a = next) {
-		next = a->pprev;
-		a->pprev = NULL;
-		a->prev_ns = 0;
-		a->prev_e = 0;
-	}
-	p->prev = NULL;
-	p->prev_busy = 0;
-	p->prev_busy_e = 0;
-}
-
 /*
- * Resolve the accounts of the last busy epoch (the lag share), then those
- * that accrued in the closed epoch, which become the lag list.  Idle
- * epochs within two hardware steps of a busy one keep its list: a step the
- * counter skipped shows the tail of a burst one epoch later.  So do idle
- * epochs that are still repaying static debt: the counter lags the static
- * part too, and a burst's tail first repays it.
+ * Resolve the accounts of the last busy epoch (the lag share, vr_lag.c),
+ * then those that accrued in the closed epoch, which become the lag list.
  */
 static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 		     u64 busy, bool keep, u64 now)
 {
 	struct vr_acct *a, *next, *prev = NULL;
-	u64 cum = 0, cum_e, total, r, e;
+	u64 cum, cum_e, r, e;
 
-	/* By time, or by weight: cycles, or energy if every CPU had one. */
-	total = p->prev_busy_e ? p->prev_busy_e : p->prev_busy;
-	for (a = p->prev; a; a = a->pprev) {
-		cum += p->prev_busy_e ? a->prev_e : a->prev_ns;
-		if (cum > total)
-			cum = total;
-		vr_give(a, sp->prev, sp->given_prev, cum, total);
-	}
-	if (busy || !keep || !p->lag_ns ||
-	    (now - p->prev_t > 2 * VR_HW_STEP_NS && !p->static_debt))
-		vr_prev_clear(p);
+	vr_lag_give(p, sp->prev, sp->given_prev, busy, keep, now);
 
 	/*
 	 * Every CPU of the package accrues into the other slot since the
@@ -451,45 +351,7 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 			prev = a;
 		}
 	}
-	if (busy && keep && p->lag_ns) {
-		p->prev = prev;
-		p->prev_busy = busy;
-		p->prev_busy_e = p->core.kind == VR_CORE_CYCLES ||
-				 (p->core.kind == VR_CORE_ENERGY &&
-				  !p->fold_busy_nw) ? sp->wsum : 0;
-		p->prev_t = now;
-	} else if (prev) {
-		/* No lag to share: the list is not kept. */
-		p->prev = prev;
-		p->prev_busy = busy;
-		vr_prev_clear(p);
-	}
-}
-
-/**
- * vr_pkg_forget() - drop accounts in [@lo, @hi) from the lag list
- * @p: the package.
- * @lo: first account of the range.
- * @hi: end of the range.
- *
- * Before such accounts are freed.  Their lag share goes to the host.
- * Context: close_lock held.
- */
-void vr_pkg_forget(struct vr_pkg *p, const struct vr_acct *lo,
-		   const struct vr_acct *hi)
-{
-	struct vr_acct **pp = &p->prev, *a;
-
-	while ((a = *pp)) {
-		if (a >= lo && a < hi) {
-			*pp = a->pprev;
-			a->pprev = NULL;
-			a->prev_ns = 0;
-			a->prev_e = 0;
-		} else {
-			pp = &a->pprev;
-		}
-	}
+	vr_lag_keep(p, prev, busy, sp->wsum, keep, now);
 }
 
 /**

@@ -308,8 +308,7 @@ struct vr_core_src {
  *	dynamic energy of its delta, the busy CPU-ns that delta showed (the
  *	unseen ones carried in, then its own seen ones), and its busy CPU-ns
  *	not shown yet; they size the lag share of the next busy epoch
- *	(vr_split_policy(), vr_lag_note()).  0 once an epoch with no list
- *	was idle.
+ *	(vr_lag.c).  0 once an epoch with no list was idle.
  * @policy: enum vr_static_policy.
  * @nr_online: CPUs taking part.
  * @core: the per-core energy source (vr_pkg_set_core()); set before the

@@ -9,7 +9,7 @@
  * a millisecond earlier, so the tail of every burst lands in later epochs.
  * The core gives a lag share of each epoch's dynamic energy to the
  * previous busy epoch's accounts, and keeps that list through idle epochs
- * within 2 ms or while static debt is being repaid (vr_drain()).  This
+ * within 2 ms or while static debt is being repaid (vr_lag_give()).  This
  * took a vCPU running 2 ms every 20 ms at 12 W alone on its package from
  * -52 % to -3.6 % below; the simulator's bursty workload is at 1.95 % mean
  * error.  Expected: within 2 % of the truth (14.5 J over 10 s).
