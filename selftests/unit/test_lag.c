@@ -140,6 +140,23 @@ static void expect(const char *what, u64 a, u64 b, u64 host, u64 idle,
 	memcpy(prev_b, B.energy, sizeof(prev_b));
 }
 
+/*
+ * A fresh package; after an idle epoch, A and B run on CPUs 0 and 1 from
+ * 2 ms at 1 eu/ns each, and the 4 ms close reads them until 3.5 ms.
+ */
+static void burst_after_idle(void)
+{
+	setup(true);
+	close_ms(0, 0);
+	close_ms(0, 0);
+	ev(0, 2000, true, &A);
+	ev(1, 2000, true, &B);
+	t_ms++;
+	close_ms(3000000, 300);
+	expect("a burst after an idle epoch, read 0.5 ms late", 1500000,
+	       1500000, 0, 0, 0, 150, 150, 0);
+}
+
 int main(void)
 {
 	vt_start("vmrapl core: the counter-lag share, exact");
@@ -264,15 +281,7 @@ int main(void)
 	 * (1e6 eu) and B's 0.25 ms alone (250000 eu).  A share lag / dt of
 	 * that epoch's energy gave B 937500 and A 312500.
 	 */
-	setup(true);
-	close_ms(0, 0);
-	close_ms(0, 0);
-	ev(0, 2000, true, &A);
-	ev(1, 2000, true, &B);
-	t_ms++;
-	close_ms(3000000, 300);
-	expect("a burst after an idle epoch, read 0.5 ms late", 1500000,
-	       1500000, 0, 0, 0, 150, 150, 0);
+	burst_after_idle();
 	vt_ok(p.prev_dyn == 3000000 && p.prev_seen == 3000000 &&
 	      p.prev_tail == 1000000,
 	      "its power: 3e6 eu over 3 CPU-ms seen, 1 CPU-ms unseen");
@@ -294,15 +303,7 @@ int main(void)
 	 * at 1 eu/ns; a share lag_ns / dt of that epoch's energy gave it
 	 * 537500 (A and B 268750 each, for 400000).
 	 */
-	setup(true);
-	close_ms(0, 0);
-	close_ms(0, 0);
-	ev(0, 2000, true, &A);
-	ev(1, 2000, true, &B);
-	t_ms++;
-	close_ms(3000000, 300);
-	expect("a burst after an idle epoch, read 0.5 ms late", 1500000,
-	       1500000, 0, 0, 0, 150, 150, 0);
+	burst_after_idle();
 	ev(0, 4000, false, NULL);
 	ev(1, 4000, false, NULL);
 	close_us(4100, 200000, 40);
