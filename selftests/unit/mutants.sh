@@ -27,7 +27,7 @@ eu-to-units-shift @@ vr_units.c @@ return eu << (esu - VR_EU_SHIFT); @@ return e
 uj-coarse @@ vr_units.c @@ return vr_mul_div(eu, 1000000, 1ULL << VR_EU_SHIFT); @@ return (eu >> VR_EU_SHIFT) * 1000000;
 energy-rem-dropped @@ vr_units.c @@ *rem += r; @@ *rem = r;
 energy-rem-no-carry @@ vr_units.c @@ 		q++; @@ 		q += 0;
-drain-divisor @@ vr_core.c @@ s = vr_mul_div(amount[d], cum, total); @@ s = vr_mul_div(amount[d], cum, total + 1);
+drain-divisor @@ vr_lag.c @@ s = vr_mul_div(amount[d], cum, total); @@ s = vr_mul_div(amount[d], cum, total + 1);
 drain-ns @@ vr_core.c @@ WRITE_ONCE(a->ns, a->ns + r); @@ WRITE_ONCE(a->ns, a->ns + r + (r > 1000));
 idle-from-given @@ vr_core.c @@ st[d].idle = sp.de[d] - sp.cur[d] - sp.prev[d]; @@ st[d].idle = sp.de[d] - sp.given_cur[d] - sp.given_prev[d];
 occupied-all-cpus @@ vr_core.c @@ cap = (u64)p->nr_online * dt; @@ cap = (u64)p->nr_cpus * dt;
@@ -54,20 +54,22 @@ learn-run-kept @@ vr_core.c @@ if (!idle) {\n		p->learn_eu = 0;\n		p->learn_ns =
 learn-from-lost @@ vr_core.c @@ dt, !lost && !busy); @@ dt, !busy);
 learn-rise-fast @@ vr_core.c @@ (uw - p->p_static_uw) >> 6; @@ (uw - p->p_static_uw) >> 2;
 learn-no-min @@ vr_core.c @@ VR_STATIC_UNKNOWN || uw < p->p_static_uw) { @@ VR_STATIC_UNKNOWN || uw < p->p_static_uw / 2) {
-lag-dropped @@ vr_core.c @@ dprev = dt ? vr_mul_div(dyn, lag, dt) : 0; @@ dprev = dt ? 0 * vr_mul_div(dyn, lag, dt) : 0;
-lag-share-double @@ vr_core.c @@ dprev = dt ? vr_mul_div(dyn, lag, dt) : 0; @@ dprev = dt ? vr_mul_div(dyn, 2 * lag, dt) : 0;
-lag-tail-dropped @@ vr_core.c @@ dprev = dyn; @@ dprev = 0;
+lag-dropped @@ vr_lag.c @@ dprev = vr_mul_div(p->prev_dyn, p->prev_tail, @@ dprev = 0 * vr_mul_div(p->prev_dyn, p->prev_tail,
+lag-tail-as-lag @@ vr_lag.c @@ vr_mul_div(p->prev_dyn, p->prev_tail, @@ vr_mul_div(p->prev_dyn, p->lag_ns + 0 * p->prev_tail,
+lag-seen-own-only @@ vr_lag.c @@ p->prev_seen = (p->prev_busy ? p->prev_tail : 0) + busy - t; @@ p->prev_seen = busy - t;
+lag-idle-tail-kept @@ vr_lag.c @@ if (t < p->prev_tail)\n			p->prev_tail = t; @@ if (0)\n			p->prev_tail = t;
+lag-tail-dropped @@ vr_lag.c @@ dprev = dyn; @@ dprev = 0;
 lag-cur-not-reduced @@ vr_core.c @@ (busy ? dyn - dprev : 0); @@ (busy ? dyn : 0);
-lag-weights-total-ns @@ vr_core.c @@ cum += a->prev_ns; @@ cum += a->ns;
-lag-divisor @@ vr_core.c @@ cum, p->prev_busy); @@ cum, p->prev_busy + 1);
-lag-list-not-cleared @@ vr_core.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev_busy = 0;
-lag-busy-not-cleared @@ vr_core.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev = NULL;
-lag-window-long @@ vr_core.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 20 * VR_HW_STEP_NS
-lag-window-short @@ vr_core.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 1 * VR_HW_STEP_NS
-lag-lost-keeps @@ vr_core.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || !p->lag_ns ||
-lag-lost-relists @@ vr_core.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && p->lag_ns) {
+lag-weights-total-ns @@ vr_lag.c @@ a->prev_e : a->prev_ns; @@ a->prev_e : a->ns;
+lag-divisor @@ vr_lag.c @@ p->prev_busy_e : p->prev_busy; @@ p->prev_busy_e : p->prev_busy + 1;
+lag-list-not-cleared @@ vr_lag.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev_busy = 0;
+lag-busy-not-cleared @@ vr_lag.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev = NULL;
+lag-window-long @@ vr_lag.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 20 * VR_HW_STEP_NS
+lag-window-short @@ vr_lag.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 1 * VR_HW_STEP_NS
+lag-lost-keeps @@ vr_lag.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || (!keep && 0) || !p->lag_ns ||
+lag-lost-relists @@ vr_lag.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && (keep || 1) && p->lag_ns) {
 lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
-forget-noop @@ vr_core.c @@ *pp = a->pprev; @@ pp = &a->pprev;
+forget-noop @@ vr_lag.c @@ *pp = a->pprev; @@ pp = &a->pprev;
 needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next; @@ return c->busy != busy || next;
 core-corr-dropped @@ vr_cpu.c @@ c->core_corr += (s64)(eu - cred); @@ (void)cred;
 core-corr-unshared @@ vr_cpu.c @@ eu = busy ? vr_mul_div(eu, own, busy) : eu / 2; @@ (void)own;
