@@ -295,6 +295,8 @@ struct vr_core_src {
  * @idle_uw, @idle_known: P_static learned from idle epochs.
  * @idle_prov: @idle_uw is provisional: the mean of fewer than
  *	VR_LEARN_NS of idle epochs, at least VR_LEARN_FIRST_NS.
+ * @idle_mem_ns: the idle time @idle_uw is the mean of, at most
+ *	VR_LEARN_MEM_NS (vr_learn_static()).
  * @host_floor_uw: the mean idle floor the host's other packages learned,
  *	0 if none (vr_pkg_set_host_floor()), for a package never all idle.
  * @fit: the online fit of P_static.
@@ -361,6 +363,7 @@ struct vr_pkg {
 	u64 learn_busy_dt;
 	u64 learn_tail;
 	u64 idle_uw;
+	u64 idle_mem_ns;
 	bool idle_known;
 	bool idle_prov;
 	u64 host_floor_uw;

@@ -12,6 +12,7 @@
 #define VR_LEARN_NS	(100 * 1000000ULL)	/* idle time to learn from */
 #define VR_LEARN_SKIP_NS	(2 * 1000000ULL)	/* after busy time */
 #define VR_LEARN_FIRST_NS	(5 * 1000000ULL)	/* a provisional floor */
+#define VR_LEARN_MEM_NS	(128 * VR_LEARN_NS)	/* the floor's memory */
 
 /*
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
@@ -69,6 +70,8 @@ void vr_pkg_set_static(struct vr_pkg *p, u64 uw, enum vr_static_origin origin)
 	p->idle_known = origin == VR_STATIC_LEARNED;
 	p->idle_prov = false;
 	p->idle_uw = p->idle_known ? uw : 0;
+	/* A value handed in (a restart) stands for a whole memory. */
+	p->idle_mem_ns = p->idle_known ? VR_LEARN_MEM_NS : 0;
 	vr_static_resolve(p);
 }
 
@@ -174,13 +177,24 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
  * (the package less its cores, the fit) hold the uncore besides the floor
  * (the simulator's turbo packages gathered 100 ms of idle stretches only
  * after two to three minutes, and their fit read 53 W for an 18 W floor).
- * Each complete sum then moves the floor by 1/16 of the difference, up or
- * down: the sums are unbiased, so their running mean is too.  (A minimum
- * that rose slowly, as before, settled about 2 % low on the sums' noise.)
+ * The complete sums are unbiased, so their running mean is too, weighted
+ * by their idle time: a sum of t moves the floor by t / T of the
+ * difference, up or down, T the idle time learned from so far, with
+ * this sum, until it reaches VR_LEARN_MEM_NS (12.8 s), and that after:
+ * an exponential mean with a memory of 12.8 s of idle time, which follows
+ * a floor that drifts with temperature.  A sum's own error is what its
+ * stretches' reads lag by at both ends, and the busy tail taken off each
+ * one: a few % where the stretches are a few tens of ms, and a VM's
+ * short bursts carry the floor's error times each stretch they end (the
+ * simulator's mostly-idle: 1 ms bursts, 50 ms apart).  Moved by 1/16 of
+ * the difference, the floor kept the noise of its last 16 sums, about
+ * 1.6 s (mostly-idle 2.05 %, seeds up to 3.33 %; 6.55 % over 1 s).  (A
+ * minimum that rose slowly, before that, settled about 2 % low on the
+ * sums' noise.)
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 {
-	u64 uw;
+	u64 uw, t;
 
 	if (!p->learn_static)
 		return;
@@ -226,14 +240,18 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		return;
 	}
 	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
+	if (!p->idle_known)
+		p->idle_mem_ns = 0;
+	p->idle_mem_ns += p->learn_ns;
+	if (p->idle_mem_ns > VR_LEARN_MEM_NS)
+		p->idle_mem_ns = VR_LEARN_MEM_NS;
+	t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns;
+	if (uw >= p->idle_uw)
+		p->idle_uw += vr_mul_div(uw - p->idle_uw, t, p->idle_mem_ns);
+	else
+		p->idle_uw -= vr_mul_div(p->idle_uw - uw, t, p->idle_mem_ns);
 	p->learn_eu = 0;
 	p->learn_ns = 0;
-	if (!p->idle_known)
-		p->idle_uw = uw;
-	else if (uw >= p->idle_uw)
-		p->idle_uw += (uw - p->idle_uw) >> 4;
-	else
-		p->idle_uw -= (p->idle_uw - uw) >> 4;
 	p->idle_known = true;
 	p->idle_prov = false;
 	vr_static_resolve(p);

@@ -38,8 +38,9 @@
  *    tracked_static + host_static <= static (PKG);
  *  - P_static, when learned: only from idle, non-lost epochs, each
  *    stretch of them less its first 2 ms (the counter's lag after busy
- *    time), summed until 100 ms (energy / time), taken at once when lower
- *    (or the first), else a rise of (uw - P_static) >> 4; a busy or lost
+ *    time), summed until 100 ms (energy / time), each moving it by
+ *    (uw - P_static) x t / T, for t ns of idle time in the sum and T the
+ *    time summed so far, at most 12.8 s (the first: taken); a busy or lost
  *    epoch starts a new stretch, the sums go on;
  *  - the lag share (default-lag mode): the last busy epoch's unseen
  *    busy ns U (its tail measure T / (4 lag_ns), floored, at most half
@@ -136,6 +137,7 @@ struct spkg {
 	bool learn;
 	u8 m_origin;
 	bool m_known;
+	u64 m_mem_ns;		/* the idle time m_static is the mean of */
 	u64 m_static, m_run_eu, m_run_ns, m_skip_ns, m_busy_uw;
 	u64 m_busy_ns, m_busy_dt, m_tail;	/* the last busy epoch's */
 	/* model of the lag list (accounts in task.lag_ns) */
@@ -266,7 +268,9 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * floor(de x (1e15 >> 24) / dt), stands for it).  Their energy and time
  * are summed; while nothing is known, their energy / time is P_static
  * from 5 ms on (provisional); at 100 ms or more it is taken if nothing
- * was known, else P_static moves by 1/16 of the difference, up or down.
+ * was known, else P_static moves by floor(difference x t / T), up or
+ * down, for t ns in the sum and T the ns summed so far with it, at most
+ * 12.8 s (a value handed in counts as 12.8 s; t at most T).
  * (1e15 >> 24 truncated, like the core: a 1.3e-8 relative bias,
  * harmless.)
  */
@@ -328,14 +332,20 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 		pk->m_origin = VR_STATIC_LEARNED;
 		return;
 	}
+	if (!pk->m_known)
+		pk->m_mem_ns = 0;
+	pk->m_mem_ns += pk->m_run_ns;
+	if (pk->m_mem_ns > 128 * 100 * VT_MS)
+		pk->m_mem_ns = 128 * 100 * VT_MS;
+	k = pk->m_run_ns < pk->m_mem_ns ? pk->m_run_ns : pk->m_mem_ns;
+	if (uw >= pk->m_static)
+		pk->m_static += mul_div_floor(uw - pk->m_static, k,
+					      pk->m_mem_ns);
+	else
+		pk->m_static -= mul_div_floor(pk->m_static - uw, k,
+					      pk->m_mem_ns);
 	pk->m_run_eu = 0;
 	pk->m_run_ns = 0;
-	if (!pk->m_known)
-		pk->m_static = uw;
-	else if (uw >= pk->m_static)
-		pk->m_static += (uw - pk->m_static) >> 4;
-	else
-		pk->m_static -= (pk->m_static - uw) >> 4;
 	pk->m_known = true;
 	pk->m_origin = VR_STATIC_LEARNED;
 	S.learns++;
@@ -1100,6 +1110,7 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 			pk->m_origin = VR_STATIC_LEARNED;
 			pk->m_static = pk->static_uw / 100 * vt_range(50, 150);
 			pk->m_known = true;
+			pk->m_mem_ns = 128 * 100 * VT_MS;
 			break;
 		}
 		pk->learn = pk->m_origin != VR_STATIC_PARAM;
