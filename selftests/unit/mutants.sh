@@ -93,6 +93,9 @@ tail-none-without-estimate @@ vr_static.c @@ dt);\n		tail = vr_busy_tail(p, est)
 tail-mean-power @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ p->lag_ns + 0 * k, &rem);
 tail-no-resolve @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ k, &rem);
 tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;
+floor-sixteenth @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = p->idle_mem_ns / 16;
+floor-no-forgetting @@ vr_static.c @@ p->idle_mem_ns = VR_LEARN_MEM_NS;\n	t = @@ p->idle_mem_ns = p->idle_mem_ns;\n	t =
+floor-seed-no-memory @@ vr_static.c @@ p->idle_mem_ns = p->idle_known ? VR_LEARN_MEM_NS : 0; @@ p->idle_mem_ns = 0;
 host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {
 host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (!p->host_floor_uw && (p->idle_known || p->idle_prov)) {
 host-floor-under-prov @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (p->idle_known || p->idle_prov) {

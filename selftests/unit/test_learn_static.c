@@ -85,7 +85,9 @@
  *    after the n-th and 0.02 W once n is 128; sums uniform in 40 +- 2 W:
  *    the floor is within 0.1 W on average over the 1000 after the first
  *    200 (0.058 W; the old rule 0.165 W); a floor that moves to 44 W is
- *    followed to within 0.1 W in 600 sums (60 s of idle time).
+ *    followed to within 0.1 W in 600 sums (60 s of idle time); a floor
+ *    handed in counts as 12.8 s of sums, so one more of 48 W moves 40 W
+ *    to 40.0625 W.
  *
  * 2. Nothing learned, and no static debt added, by a baseline.  After a
  *    close that could not read the counter (valid = 0, e.g. the glue's
@@ -301,6 +303,14 @@ static void sums_mean(struct bh *h)
 	vt_near(w, 44.0, 0.1,
 		"a floor moved to 44 W is followed within 0.1 W in 600 sums "
 		"(got %.3f W)", w);
+
+	/* a floor handed in (a restart) counts as a whole memory */
+	bh_init(h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,
+		VR_STATIC_LEARNED, VR_STATIC_OCCUPIED);
+	w = sum_of(h, 48000000);
+	vt_near(w, 40.0625, 1e-4,
+		"40 W handed in, then a sum of 48 W: 40 + 8 x 0.1 / 12.8 W "
+		"(got %.4f W)", w);
 }
 
 /* 6: the fold's tail measure of CPU 0 alone, closed at @now. */
@@ -402,10 +412,15 @@ int main(void)
 	}
 	vt_diag("quiet package, no tail taken off: %.3f W",
 		(double)h.p.idle_uw / 1e6);
-	vt_ok(h.p.idle_uw > 40200000,
-	      "quiet package: without the tail it learns high (%.3f W): "
-	      "the correction is what holds it to 1 %%",
-	      (double)h.p.idle_uw / 1e6);
+	/*
+	 * 20 W x 0.5 ms of tail on stretches of 50 ms on average: 0.5 %
+	 * high.  Seeds 1-20 read 40.16 to 40.24 W (39.91 to 40.05 W with the
+	 * tail); the bound was 40.2 W, the expected value itself, until
+	 * December 4, and half the seeds failed it.
+	 */
+	vt_ok(h.p.idle_uw > 40100000,
+	      "quiet package: without the tail it learns about 0.5 %% high "
+	      "(%.3f W > 40.1 W)", (double)h.p.idle_uw / 1e6);
 
 	/*
 	 * 5: several CPUs busy, going idle one by one or together.  The
