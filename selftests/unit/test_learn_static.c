@@ -79,12 +79,14 @@
  *    stretches' reads at both ends and the busy tail taken off each, a
  *    few % where stretches are a few tens of ms; a VM of short bursts
  *    gets the floor's error times every stretch its bursts end (the
- *    simulator's mostly-idle: 2.05 % over 60 s, 6.55 % over 1 s).  The
- *    n-th sum now moves it by 1/n, n up to 128.  Sums of 38 and 42 W in
- *    turn: 40 W after the second (the old rule: 38.25 W), within 2 / n W
- *    after the n-th and 0.02 W once n is 128; sums uniform in 40 +- 2 W:
- *    the floor is within 0.1 W on average over the 1000 after the first
- *    200 (0.058 W; the old rule 0.165 W); a floor that moves to 44 W is
+ *    simulator's mostly-idle: 2.05 % over 60 s, 6.55 % over 1 s).  A
+ *    sum of t now moves it by t / T of the difference, T the idle time
+ *    summed so far, at most 12.8 s: with 100 ms sums, the n-th by 1/n, n
+ *    up to 128.  Sums of 38 and 42 W in turn: 40 W after the second (the
+ *    old rule: 38.25 W), within 2 / n W after the n-th and 0.02 W once n
+ *    is 128; sums uniform in 40 +- 2 W: the floor is within 0.1 W on
+ *    average over the 1000 after the first 200 (expected 0.058 W, the
+ *    old rule's 0.165 W); a floor that moves to 44 W is
  *    followed to within 0.1 W in 600 sums (60 s of idle time); a floor
  *    handed in counts as 12.8 s of sums, so one more of 48 W moves 40 W
  *    to 40.0625 W.
