@@ -12,7 +12,7 @@
 #define VR_LEARN_NS	(100 * 1000000ULL)	/* idle time to learn from */
 #define VR_LEARN_SKIP_NS	(2 * 1000000ULL)	/* after busy time */
 #define VR_LEARN_FIRST_NS	(5 * 1000000ULL)	/* a provisional floor */
-#define VR_LEARN_MEM_NS	(128 * VR_LEARN_NS)	/* the floor's memory */
+#define VR_LEARN_MEM_NS	(16 * VR_LEARN_NS)	/* the floor's memory */
 
 /*
  * The static power in use, by precedence: a fixed value (PARAM, MODEL)
@@ -180,17 +180,20 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
  * The complete sums are unbiased, so their running mean is too, weighted
  * by their idle time: a sum of t moves the floor by t / T of the
  * difference, up or down, T the idle time learned from so far, with
- * this sum, until it reaches VR_LEARN_MEM_NS (12.8 s), and that after:
- * an exponential mean with a memory of 12.8 s of idle time, which follows
- * a floor that drifts with temperature.  A sum's own error is what its
- * stretches' reads lag by at both ends, and the busy tail taken off each
- * one: a few % where the stretches are a few tens of ms, and a VM's
- * short bursts carry the floor's error times each stretch they end (the
- * simulator's mostly-idle: 1 ms bursts, 50 ms apart).  Moved by 1/16 of
- * the difference, the floor kept the noise of its last 16 sums, about
- * 1.6 s (mostly-idle 2.05 %, seeds up to 3.33 %; 6.55 % over 1 s).  (A
- * minimum that rose slowly, before that, settled about 2 % low on the
- * sums' noise.)
+ * this sum, until it reaches VR_LEARN_MEM_NS (1.6 s), and that after:
+ * an exponential mean with a memory of 1.6 s of idle time.  Until
+ * December 4 each sum moved it by 1/16 whatever its length, and the
+ * first sum stood for all the sums before the 16th: one long idle epoch
+ * (one sum of a second or more) weighed as much as 100 ms of it, and
+ * the first sum's error stayed for 16 more (the simulator's spread: 0.93
+ * %, seeds up to 1.96 %; now 0.57 and 0.91 %).  A longer memory would
+ * average the sums' noise further on a floor that never changes, but a
+ * real floor drifts with temperature: in the simulator, with each
+ * floor swinging +-5 % over two minutes, a memory of 12.8 s read 27.4 %
+ * on mostly-idle (1 ms bursts, which carry the floor's error times each
+ * stretch they end), 3.2 s 8.05 %, 1.6 s 3.02 % and the old rule 4.03 %
+ * (bench/RESULTS.md).  (A minimum that rose slowly, before the running
+ * mean, settled about 2 % low on the sums' noise.)
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 {

@@ -94,6 +94,7 @@ tail-mean-power @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); 
 tail-no-resolve @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ k, &rem);
 tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;
 floor-sixteenth @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = p->idle_mem_ns / 16;
+floor-by-count @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = VR_LEARN_NS < p->idle_mem_ns ? VR_LEARN_NS : p->idle_mem_ns;
 floor-no-forgetting @@ vr_static.c @@ p->idle_mem_ns = VR_LEARN_MEM_NS;\n	t = @@ p->idle_mem_ns = p->idle_mem_ns;\n	t =
 floor-seed-no-memory @@ vr_static.c @@ p->idle_mem_ns = p->idle_known ? VR_LEARN_MEM_NS : 0; @@ p->idle_mem_ns = 0;
 host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {

@@ -73,23 +73,25 @@
  *    second, so 1 % was about one standard error of that average, and
  *    the running mean of case 7 read 39.38 W on this seed.)
  *
- * 7. The sums' noise (December 4).  Each complete sum moved the floor by
- *    1/16 of the difference, so the floor kept the noise of its last 16
- *    sums, about 1.6 s of idle time.  A sum's error is the lag of its
- *    stretches' reads at both ends and the busy tail taken off each, a
- *    few % where stretches are a few tens of ms; a VM of short bursts
- *    gets the floor's error times every stretch its bursts end (the
- *    simulator's mostly-idle: 2.05 % over 60 s, 6.55 % over 1 s).  A
- *    sum of t now moves it by t / T of the difference, T the idle time
- *    summed so far, at most 12.8 s: with 100 ms sums, the n-th by 1/n, n
- *    up to 128.  Sums of 38 and 42 W in turn: 40 W after the second (the
- *    old rule: 38.25 W), within 2 / n W after the n-th and 0.02 W once n
- *    is 128; sums uniform in 40 +- 2 W: the floor is within 0.1 W on
- *    average over the 1000 after the first 200 (expected 0.058 W, the
- *    old rule's 0.165 W); a floor that moves to 44 W is
- *    followed to within 0.1 W in 600 sums (60 s of idle time); a floor
- *    handed in counts as 12.8 s of sums, so one more of 48 W moves 40 W
- *    to 40.0625 W.
+ * 7. The sums' weights (December 4).  Each complete sum moved the floor
+ *    by 1/16 of the difference, whatever its length, and the first sum
+ *    stood for all those before the 16th: a single long idle epoch (one
+ *    sum of a second or more) weighed as much as 100 ms of it, and the
+ *    first sum's error stayed (the simulator's spread: 0.93 %, seeds up
+ *    to 1.96 %; 0.57 and 0.91 % now).  A sum of t now moves it by t / T
+ *    of the difference, T the idle time summed so far, at most 1.6 s:
+ *    with 100 ms sums, the n-th by 1/n up to the 16th, then by 1/16.
+ *    Sums of 38 and 42 W in turn: 40 W after the second (the old rule:
+ *    38.25 W), within 2 / n W after the n-th up to the 16th, and 0.13 W
+ *    (2 / 15.5) after that; sums uniform in 40 +- 2 W: within 0.25 W on
+ *    average (expected 0.165 W); a floor that moves to 44 W is followed
+ *    to within 0.1 W in 100 sums (10 s of idle time); one idle epoch of
+ *    1.6 s at 44 W after 40 W takes the floor to 44 W (the old rule:
+ *    40.25 W); a floor handed in counts as 1.6 s of sums, so one more of
+ *    48 W moves 40 W to 40.5 W.  (A memory of 12.8 s, tried on the way,
+ *    averaged more noise away on the simulator's constant floors but
+ *    read 27.4 % on mostly-idle with floors that drift +-5 % over two
+ *    minutes: bench/RESULTS.md.)
  *
  * 2. Nothing learned, and no static debt added, by a baseline.  After a
  *    close that could not read the counter (valid = 0, e.g. the glue's
@@ -253,18 +255,24 @@ static double idle_from_31ms(struct bh *h, int cpu)
 }
 
 /*
- * 7: one complete sum of @uw: a 100 ms idle epoch, straight into the
- * learning (no tail: nothing was busy).  Returns P_static then, W.
+ * 7: one complete sum of @uw: an idle epoch of @ns (100 ms or more),
+ * straight into the learning (no tail: nothing was busy).  Returns
+ * P_static then, W.
  */
-static double sum_of(struct bh *h, u64 uw)
+static double long_sum(struct bh *h, u64 uw, u64 ns)
 {
 	u64 rem = 0;
 
 	vr_lock(&h->p.close_lock);
-	vr_learn_static(&h->p, vr_energy_eu(uw, 100 * VT_MS, &rem),
-			100 * VT_MS, 0, false);
+	vr_learn_static(&h->p, vr_energy_eu(uw, ns, &rem), ns, 0, false);
 	vr_unlock(&h->p.close_lock);
 	return (double)h->p.p_static_uw / 1e6;
+}
+
+/* 7: a sum of 100 ms. */
+static double sum_of(struct bh *h, u64 uw)
+{
+	return long_sum(h, uw, 100 * VT_MS);
 }
 
 /* 7: the sums' running mean. */
@@ -281,13 +289,14 @@ static void sums_mean(struct bh *h)
 			vt_near(w, 40.0, 1e-6,
 				"sums of 38 and 42 W: 40 W after the second "
 				"(got %.4f W)", w);
-		if (n >= 2 && fabs(w - 40.0) - (n < 128 ? 2.0 / n : 0.02) >
+		if (n >= 2 && fabs(w - 40.0) - (n <= 16 ? 2.0 / n : 0.13) >
 		    worst)
-			worst = fabs(w - 40.0) - (n < 128 ? 2.0 / n : 0.02);
+			worst = fabs(w - 40.0) - (n <= 16 ? 2.0 / n : 0.13);
 	}
 	vt_ok(worst <= 1e-5,
 	      "sums of 38 and 42 W in turn: within 2 / n W of 40 W after the "
-	      "n-th, 0.02 W from the 128th on (worst excess %.4f W)", worst);
+	      "n-th up to the 16th, 0.13 W after (worst excess %.4f W)",
+	      worst);
 
 	bh_init(h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,
 		VR_STATIC_UNKNOWN, VR_STATIC_OCCUPIED);
@@ -297,21 +306,29 @@ static void sums_mean(struct bh *h)
 			err += fabs(w - 40.0);
 	}
 	err /= 1000;
-	vt_ok(err <= 0.1,
-	      "sums uniform in 40 +- 2 W: within 0.1 W on average after the "
+	vt_ok(err <= 0.25,
+	      "sums uniform in 40 +- 2 W: within 0.25 W on average after the "
 	      "first 200 (got %.4f W)", err);
-	for (n = 1; n <= 600; n++)
+	for (n = 1; n <= 100; n++)
 		w = sum_of(h, 44000000);
 	vt_near(w, 44.0, 0.1,
-		"a floor moved to 44 W is followed within 0.1 W in 600 sums "
+		"a floor moved to 44 W is followed within 0.1 W in 100 sums "
 		"(got %.3f W)", w);
+
+	/* one long idle epoch weighs its time */
+	for (n = 1; n <= 100; n++)
+		w = sum_of(h, 40000000);
+	w = long_sum(h, 44000000, 1600 * VT_MS);
+	vt_near(w, 44.0, 1e-3,
+		"after 40 W, one idle epoch of 1.6 s at 44 W: 44 W (got %.3f W)",
+		w);
 
 	/* a floor handed in (a restart) counts as a whole memory */
 	bh_init(h, 0, 24, 64, 1000, 0, VT_MS, 500000000ULL, 40000000ULL,
 		VR_STATIC_LEARNED, VR_STATIC_OCCUPIED);
 	w = sum_of(h, 48000000);
-	vt_near(w, 40.0625, 1e-4,
-		"40 W handed in, then a sum of 48 W: 40 + 8 x 0.1 / 12.8 W "
+	vt_near(w, 40.5, 1e-4,
+		"40 W handed in, then a sum of 48 W: 40 + 8 x 0.1 / 1.6 W "
 		"(got %.4f W)", w);
 }
 

@@ -40,7 +40,7 @@
  *    stretch of them less its first 2 ms (the counter's lag after busy
  *    time), summed until 100 ms (energy / time), each moving it by
  *    (uw - P_static) x t / T, for t ns of idle time in the sum and T the
- *    time summed so far, at most 12.8 s (the first: taken); a busy or lost
+ *    time summed so far, at most 1.6 s (the first: taken); a busy or lost
  *    epoch starts a new stretch, the sums go on;
  *  - the lag share (default-lag mode): the last busy epoch's unseen
  *    busy ns U (its tail measure T / (4 lag_ns), floored, at most half
@@ -270,7 +270,7 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * from 5 ms on (provisional); at 100 ms or more it is taken if nothing
  * was known, else P_static moves by floor(difference x t / T), up or
  * down, for t ns in the sum and T the ns summed so far with it, at most
- * 12.8 s (a value handed in counts as 12.8 s; t at most T).
+ * 1.6 s (a value handed in counts as 1.6 s; t at most T).
  * (1e15 >> 24 truncated, like the core: a 1.3e-8 relative bias,
  * harmless.)
  */
@@ -335,8 +335,8 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 	if (!pk->m_known)
 		pk->m_mem_ns = 0;
 	pk->m_mem_ns += pk->m_run_ns;
-	if (pk->m_mem_ns > 128 * 100 * VT_MS)
-		pk->m_mem_ns = 128 * 100 * VT_MS;
+	if (pk->m_mem_ns > 16 * 100 * VT_MS)
+		pk->m_mem_ns = 16 * 100 * VT_MS;
 	k = pk->m_run_ns < pk->m_mem_ns ? pk->m_run_ns : pk->m_mem_ns;
 	if (uw >= pk->m_static)
 		pk->m_static += mul_div_floor(uw - pk->m_static, k,
@@ -1110,7 +1110,7 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 			pk->m_origin = VR_STATIC_LEARNED;
 			pk->m_static = pk->static_uw / 100 * vt_range(50, 150);
 			pk->m_known = true;
-			pk->m_mem_ns = 128 * 100 * VT_MS;
+			pk->m_mem_ns = 16 * 100 * VT_MS;
 			break;
 		}
 		pk->learn = pk->m_origin != VR_STATIC_PARAM;
