@@ -16,7 +16,10 @@
  * only reached when every core is idle; while any core runs, the uncore
  * adds its uplift.  The packages of a host are one model, not one part:
  * each one's floor is the workload's times 1 + u, u uniform in
- * +-floor_spread % (pkg_floor_uw()), from a stream of its own.
+ * +-floor_spread % (pkg_floor_uw()), from a stream of its own.  The floor
+ * is constant, unless --floor-drift swings it by +-floor_drift % over
+ * DRIFT_PERIOD_S, a sine at a phase of each package's own, as a floor
+ * drifts with temperature (a comparison run, not the tables' model).
  *
  * The truths, integrated exactly between scheduling events (the state is
  * constant in between), for a task running on a core while n are active:
@@ -57,16 +60,30 @@
  * +-floor_spread %, from splitmix64 of (seed, package) rather than the
  * schedule's stream, which it leaves as it was.
  */
-u64 pkg_floor_uw(u64 nominal, u64 seed, int p)
+static double pkg_uniform(u64 seed, u64 k)
 {
-	u64 h = seed * 0x9e3779b97f4a7c15ULL + (u64)p + 1;
-	double u;
+	u64 h = seed * 0x9e3779b97f4a7c15ULL + k;
 
 	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
 	h ^= h >> 31;
-	u = (double)(h >> 11) / 9007199254740992.0;	/* [0, 1) */
+	return (double)(h >> 11) / 9007199254740992.0;	/* [0, 1) */
+}
+
+u64 pkg_floor_uw(u64 nominal, u64 seed, int p)
+{
+	double u = pkg_uniform(seed, (u64)p + 1);
+
 	return (u64)llround(nominal * (1 + floor_spread / 100 * (2 * u - 1)));
+}
+
+/*
+ * With --floor-drift: package @p's phase in its floor's swing, uniform
+ * over the period, from the same stream as its floor (another key).
+ */
+double pkg_drift_phase(u64 seed, int p)
+{
+	return 2 * M_PI * pkg_uniform(seed, (u64)p + 1 + 4096);
 }
 
 /* xorshift64*: one stream for the schedule and the counters' jitter. */
@@ -227,8 +244,23 @@ u64 ctr_range(const struct ctr *c)
 
 /* ------------------------------------------------------ power model */
 
+/*
+ * --floor-drift: the floor swings as with temperature, changing at the
+ * package's scheduling events (the truths, integrated between them,
+ * follow the same steps).
+ */
+static void pkg_floor_now(struct pkg *pk)
+{
+	if (floor_drift)
+		pk->m.floor_uw = (u64)llround(pk->floor0_uw *
+			(1 + floor_drift / 100 *
+			 sin(2 * M_PI * (double)S.now / (DRIFT_PERIOD_S * SEC) +
+			     pk->drift_phase)));
+}
+
 void pkg_model_init(struct pkg *pk)
 {
+	pkg_floor_now(pk);
 	pk->nbusy = 0;
 	pk->fscale = 1;
 	pk->t_truth = 0;
@@ -306,6 +338,7 @@ void pkg_retune(int pi)
 	else
 		f = pk->m.f_one_mhz;
 	pk->fscale = (f / pk->m.f_all_mhz) * (f / pk->m.f_all_mhz);
+	pkg_floor_now(pk);
 	uw = pk->m.floor_uw + (n ? pk->m.uncore_uw : 0);
 	for (i = 0; i < pk->ncpu; i++) {
 		struct cpu *c = &S.cpu[pk->first + i];

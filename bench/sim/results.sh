@@ -3,7 +3,8 @@
 #
 # Assembles bench/RESULTS.md-ready markdown from the outputs of
 # "make full" in DIR (vrsim.md, bursty-instant.md, hetero-switches.md,
-# packed-no-host.md, hotpath.txt, callgrind.txt).
+# packed-no-host.md, drift-mostly-idle.md, drift-spread.md, hotpath.txt,
+# callgrind.txt).
 #
 # Instruction targets per event (issue 12): an untracked switch
 # (event_needed() false) <= 10, a tracked (vCPU) switch in or out <= 60.
@@ -47,6 +48,8 @@ make -C bench/sim full
   #   ./vrsim --only bursty --latch-us 1 --lag-us 0 > out/bursty-instant.md
   #   ./vrsim --only heterogeneous --switches-only > out/hetero-switches.md
   #   ./vrsim --only packed --no-host-floor > out/packed-no-host.md
+  #   ./vrsim --only mostly-idle --floor-drift 5 > out/drift-mostly-idle.md
+  #   ./vrsim --only spread --floor-drift 5 > out/drift-spread.md
   #   ./hotpath > out/hotpath.txt
   #   ./callgrind.sh > out/callgrind.txt
   #   ./results.sh out > out/RESULTS.md
@@ -236,6 +239,20 @@ if [ -s "$dir/packed-no-host.md" ]; then
 	echo "$(occ packed "$dir/packed-no-host.md" "vmrapl per-core (core energy)") % (with it:"
 	echo "$(occ packed "$dir/vrsim.md" "vmrapl (learned static)") % and"
 	echo "$(occ packed "$dir/vrsim.md" "vmrapl per-core (core energy)") %)."
+fi
+if [ -s "$dir/drift-mostly-idle.md" ] && [ -s "$dir/drift-spread.md" ]; then
+	echo
+	echo "**A floor that drifts, separately.**  The tables' floors are"
+	echo "constant; a real one drifts with temperature, which is what the"
+	echo "learned floor's memory (1.6 s of idle time, kmod/vr_static.c) is"
+	echo "weighed against.  The same traces with each package's floor swinging"
+	echo "+-5 % over two minutes, each at a phase of its own"
+	echo "(\`./vrsim --only mostly-idle --floor-drift 5\`, and spread;"
+	echo "bench/sim/out/drift-*.md), occupied truth, 60 s: vmrapl (learned"
+	echo "static) mostly-idle $(occ mostly-idle "$dir/drift-mostly-idle.md" "vmrapl (learned static)") %,"
+	echo "spread $(occ spread "$dir/drift-spread.md" "vmrapl (learned static)") % (constant floors:"
+	echo "$(occ mostly-idle "$dir/vrsim.md" "vmrapl (learned static)") % and"
+	echo "$(occ spread "$dir/vrsim.md" "vmrapl (learned static)") %)."
 fi
 echo
 echo "## Core hot path"

@@ -54,6 +54,9 @@
  *          package; 10)]
  *         [--no-host-floor (a comparison: no package takes the idle
  *          floor the others learned, as the module did before)]
+ *         [--floor-drift PCT (a comparison: each package's floor swings
+ *          +-PCT % over two minutes, as with temperature, each at its
+ *          own phase; 0)]
  *
  * The parts are listed in vrsim.h.
  */
@@ -67,6 +70,7 @@ long long lag_ns = -1;			/* -1: vr_pkg_init()'s default */
 u64 inject_fault_at;			/* s; 0: never */
 bool switches_only;			/* no per-core poll at exits */
 double floor_spread = 10;		/* +- % between packages */
+double floor_drift;			/* +- % over DRIFT_PERIOD, 0: none */
 bool no_host_floor;			/* no vr_pkg_set_host_floor() */
 u64 lag_used_ns;			/* what the packages ran with */
 
@@ -134,6 +138,8 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 
 		pk->m = w->m.floor_uw ? w->m : def;
 		pk->m.floor_uw = pkg_floor_uw(pk->m.floor_uw, seed, p);
+		pk->floor0_uw = pk->m.floor_uw;
+		pk->drift_phase = pkg_drift_phase(seed, p);
 		pk->ncpu = w->ncpu;
 		pk->first = p * w->ncpu;
 		if (w->start_near_wrap) {
@@ -318,6 +324,8 @@ int main(int argc, char **argv)
 			switches_only = true;
 		else if (!strcmp(argv[i], "--floor-spread") && i + 1 < argc)
 			floor_spread = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--floor-drift") && i + 1 < argc)
+			floor_drift = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--no-host-floor"))
 			no_host_floor = true;
 		else {
@@ -326,6 +334,7 @@ int main(int argc, char **argv)
 				"[--secs S] [--period-us US] [--latch-us US] "
 				"[--lag-us US] [--inject-fault-at S] "
 				"[--switches-only] [--floor-spread PCT] "
+				"[--floor-drift PCT] "
 				"[--no-host-floor]\n", argv[0]);
 			return 2;
 		}

@@ -30,6 +30,7 @@
 
 #define MS		1000000ULL
 #define SEC		1000000000ULL
+#define DRIFT_PERIOD_S	120	/* --floor-drift's period */
 #define FJ_PER_J	1e15
 #define MAXPKG		4
 #define MAXCPU		64
@@ -115,7 +116,9 @@ struct pmodel {
 };
 
 struct pkg {
-	struct pmodel m;
+	struct pmodel m;		/* m.floor_uw: the floor now */
+	u64 floor0_uw;			/* the floor drift swings around */
+	double drift_phase;		/* rad, per seed and package */
 	int ncpu, first, nbusy;
 	double fscale;			/* (f / f_all)^2 at nbusy */
 	u64 t_truth;			/* truths integrated up to here */
@@ -255,11 +258,13 @@ extern u64 lag_used_ns;
 extern u64 inject_fault_at;
 extern bool switches_only;
 extern double floor_spread;
+extern double floor_drift;
 extern bool no_host_floor;
 
 /* model.c */
 void rng_seed(u64 s);
 u64 pkg_floor_uw(u64 nominal, u64 seed, int p);
+double pkg_drift_phase(u64 seed, int p);
 u64 rnd(void);
 u64 below(u64 n);
 u64 expo(u64 m);
