@@ -189,9 +189,10 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
  * %, seeds up to 1.96 %; now 0.57 and 0.91 %).  A longer memory would
  * average the sums' noise further on a floor that never changes, but a
  * real floor drifts with temperature: in the simulator, with each
- * floor swinging +-5 % over two minutes, a memory of 12.8 s read 27.4 %
- * on mostly-idle (1 ms bursts, which carry the floor's error times each
- * stretch they end), 3.2 s 8.05 %, 1.6 s 3.02 % and the old rule 4.03 %
+ * floor swinging +-5 % over two minutes (vrsim --floor-drift 5), a
+ * memory of 12.8 s read 24.5 % on mostly-idle (1 ms bursts, which carry
+ * the floor's error times each stretch they end), 1.6 s 7.01 % and the
+ * old rule 8.12 %; on constant floors 1.65, 1.90 and 2.05 %
  * (bench/RESULTS.md).  (A minimum that rose slowly, before the running
  * mean, settled about 2 % low on the sums' noise.)
  */

@@ -90,8 +90,8 @@
  *    40.25 W); a floor handed in counts as 1.6 s of sums, so one more of
  *    48 W moves 40 W to 40.5 W.  (A memory of 12.8 s, tried on the way,
  *    averaged more noise away on the simulator's constant floors but
- *    read 27.4 % on mostly-idle with floors that drift +-5 % over two
- *    minutes: bench/RESULTS.md.)
+ *    read 24.5 % on mostly-idle with floors that drift +-5 % over two
+ *    minutes, against 7.01 % now: bench/RESULTS.md.)
  *
  * 2. Nothing learned, and no static debt added, by a baseline.  After a
  *    close that could not read the counter (valid = 0, e.g. the glue's
