@@ -49,11 +49,11 @@ fold-idle-busy @@ vr_cpu.c @@ 	if (!c->busy)\n		return;\n	c->busy_ns += d; @@ 	c
 lost-split @@ vr_core.c @@ if (!lost)\n		vr_split_policy @@ if (1)\n		vr_split_policy
 baseline-not-lost @@ vr_core.c @@ d == VR_DOM_PKG)\n			lost = true; @@ d == VR_DOM_PKG)\n			lost = lost;
 unread-pkg-not-lost @@ vr_core.c @@ if (d == VR_DOM_PKG)\n				lost = true; @@ if (d == VR_DOM_PKG)\n				lost = lost;
-learn-per-epoch @@ vr_core.c @@ if (p->learn_ns < VR_LEARN_NS) @@ if (p->learn_ns < VR_LEARN_NS / 100)
-learn-run-kept @@ vr_core.c @@ if (!idle) {\n		p->learn_eu = 0;\n		p->learn_ns = 0;\n		return; @@ if (!idle) {\n		return;
-learn-from-lost @@ vr_core.c @@ dt, !lost && !busy); @@ dt, !busy);
-learn-rise-fast @@ vr_core.c @@ (uw - p->p_static_uw) >> 6; @@ (uw - p->p_static_uw) >> 2;
-learn-no-min @@ vr_core.c @@ VR_STATIC_UNKNOWN || uw < p->p_static_uw) { @@ VR_STATIC_UNKNOWN || uw < p->p_static_uw / 2) {
+learn-per-epoch @@ vr_static.c @@ if (p->learn_ns < VR_LEARN_NS) { @@ if (p->learn_ns < VR_LEARN_NS / 100) {
+learn-sum-reset @@ vr_static.c @@ p->learn_skip = 0;\n		return; @@ p->learn_skip = 0;\n		p->learn_eu = 0;\n		p->learn_ns = 0;\n		return;
+learn-from-lost @@ vr_static.c @@ if (lost || busy) { @@ if (busy) {
+learn-prov-early @@ vr_static.c @@ p->learn_ns < VR_LEARN_FIRST_NS) @@ p->learn_ns < VR_LEARN_FIRST_NS / 5)
+learn-no-skip @@ vr_static.c @@ } else if (p->learn_skip < VR_LEARN_SKIP_NS) { @@ } else if (0) {
 lag-dropped @@ vr_lag.c @@ dprev = vr_mul_div(p->prev_dyn, p->prev_tail, @@ dprev = 0 * vr_mul_div(p->prev_dyn, p->prev_tail,
 lag-tail-as-lag @@ vr_lag.c @@ vr_mul_div(p->prev_dyn, p->prev_tail, @@ vr_mul_div(p->prev_dyn, p->lag_ns + 0 * p->prev_tail,
 lag-seen-own-only @@ vr_lag.c @@ p->prev_seen = (p->prev_busy ? p->prev_tail : 0) + busy - t; @@ p->prev_seen = busy - t;

@@ -716,8 +716,9 @@ TEST(heterogeneous_percore)
  * The static power in use is neither: the other package idles, learns
  * its floor from its all-idle time, and offers it to the busy one
  * (origin VMRAPL_ORIGIN_HOST), which must use it: within 2 % of what the
- * other package reports as its idle estimate (that moves by a 16th of a
- * 100 ms sum's difference between the two packages' timers).  The floor
+ * other package reports as its idle estimate (that moves between the
+ * two packages' timers, by each sum's share of the last 1.6 s of idle
+ * time, a 16th for a sum of 100 ms).  The floor
  * so learned is the other package's power with no task running, which
  * the model draws as its floor plus whatever its emulated cores spend in
  * the idle task (interrupts, page poisoning; 10.10 W was read for the
