@@ -14,6 +14,27 @@
  * warns about it, naming max_power_w).
  */
 #include "vt_host.h"
+#include "vr_lag.h"
+
+/* A register that reads @raw_now (PKG only). */
+static u64 raw_now;
+
+static u32 read_raw(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	(void)ctx;
+	(void)dt;
+	(void)busy;
+	raw[VR_DOM_PKG] = raw_now;
+	return BIT(VR_DOM_PKG);
+}
+
+static void close_raw(struct bh *h, u64 now, u64 raw)
+{
+	raw_now = raw;
+	vr_lock(&h->p.close_lock);
+	vr_pkg_close_locked(&h->p, now, read_raw, NULL);
+	vr_unlock(&h->p.close_lock);
+}
 
 int main(void)
 {
@@ -63,5 +84,30 @@ int main(void)
 	bh_run(&h, t0 + len / 2, t0 + len, false, 20000, 200000);
 	vt_eq(h.p.resets, 1, "a backward step is one reset");
 	vt_eq(h.p.over_max, 0, "and not an epoch above the bound");
+
+	/*
+	 * The bound's rounding: max_power_w over dt and two hardware steps,
+	 * plus two counter units.  A delta one unit (61 us of 500 W at ESU
+	 * 14) above the rest is at the bound, not above it: a counter read at
+	 * full power may round up that far.
+	 */
+	{
+		u64 rem = 0, unit = 1ULL << (VR_EU_SHIFT - 14), n;
+
+		bh_init(&h, t0, 14, 32, 976563, 50000, 10 * VT_MS,
+			500000000ULL, 100000000ULL, VR_STATIC_PARAM,
+			VR_STATIC_OCCUPIED);
+		n = vr_energy_eu(500000000ULL, 10 * VT_MS + 2 * VR_HW_STEP_NS,
+				 &rem) / unit + 1;
+		close_raw(&h, t0 + 10 * VT_MS, 1000);
+		close_raw(&h, t0 + 20 * VT_MS, 1000 + n);
+		vt_eq(h.p.over_max, 0,
+		      "a delta of %llu units, one above 500 W x (10 + 2) ms: "
+		      "within the bound's rounding", (unsigned long long)n);
+		close_raw(&h, t0 + 30 * VT_MS, 1000 + 2 * n + 2);
+		vt_eq(h.p.over_max, 1,
+		      "%llu units, three above it: over the bound",
+		      (unsigned long long)n + 2);
+	}
 	return vt_done();
 }
