@@ -56,8 +56,7 @@
 /* ---------------------------------------------------- random stream */
 
 /*
- * Package @p's idle floor for @seed: @nominal x (1 + u), u uniform in
- * +-floor_spread %, from splitmix64 of (seed, package) rather than the
+ * Uniform in [0, 1) for (@seed, @k), from splitmix64 rather than the
  * schedule's stream, which it leaves as it was.
  */
 static double pkg_uniform(u64 seed, u64 k)
@@ -70,6 +69,10 @@ static double pkg_uniform(u64 seed, u64 k)
 	return (double)(h >> 11) / 9007199254740992.0;	/* [0, 1) */
 }
 
+/*
+ * Package @p's idle floor for @seed: @nominal x (1 + u), u uniform in
+ * +-floor_spread %.
+ */
 u64 pkg_floor_uw(u64 nominal, u64 seed, int p)
 {
 	double u = pkg_uniform(seed, (u64)p + 1);

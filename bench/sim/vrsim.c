@@ -70,7 +70,7 @@ long long lag_ns = -1;			/* -1: vr_pkg_init()'s default */
 u64 inject_fault_at;			/* s; 0: never */
 bool switches_only;			/* no per-core poll at exits */
 double floor_spread = 10;		/* +- % between packages */
-double floor_drift;			/* +- % over DRIFT_PERIOD, 0: none */
+double floor_drift;			/* +- % over DRIFT_PERIOD_S, 0: none */
 bool no_host_floor;			/* no vr_pkg_set_host_floor() */
 u64 lag_used_ns;			/* what the packages ran with */
 
@@ -277,7 +277,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			if (pp->static_origin == VR_STATIC_HOST)
 				r->vr_host_floor++;
 		}
-		r->floor_w += (double)S.pk[p].m.floor_uw / 1e6 / S.npkg;
+		r->floor_w += (double)S.pk[p].floor0_uw / 1e6 / S.npkg;
 	}
 	r->qemu_wrap_zero = S.qemu_wrap_zero;
 	r->scaph_wrap_skip = S.scaph_wrap_skip;
