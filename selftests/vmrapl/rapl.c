@@ -729,15 +729,16 @@ TEST(heterogeneous_percore)
  * and at most what the package drew, task or not, taken through the same
  * running mean: the model's power of that package over each 100 ms since
  * the module was loaded, the n-th moving it by 1/n of the difference, up
- * to a 16th; 20 % above that, plus its largest step after the 16th.  That package's
- * 100 ms powers range over 8 to 14 W on this rig (the idle vCPUs'
- * interrupts cost host CPU time, more or less as the machine is
- * loaded), so its mean over the last 3 s is no bound for a mean whose
- * weight lies on the last 1.6 s: 105 % of it failed once (10.51 W
- * against 9.54 W).  Nor is the replica exact: the module learns from
- * the package's idle epochs only, and a quiet package has few (5 of 27
- * closes in 3 s), each between two wakes, each one sum of its own
- * length, where the replica weighs every 100 ms alike.  Fifteen runs of
+ * to a 16th; 20 % above that, plus its largest step after the 16th.
+ * That package's 100 ms powers range over 8 to 14 W on this rig (the
+ * idle vCPUs' interrupts cost host CPU time, more or less as the
+ * machine is loaded), so its mean over the last 3 s is no bound for a
+ * mean whose weight lies on the last 1.6 s: 105 % of it failed once
+ * (10.51 W against 9.54 W).  Nor is the replica exact: the module learns
+ * from the package's idle epochs only, and a quiet package has few (5
+ * of 27 closes in 3 s), each between two wakes, each one sum of its own
+ * length (weighed by it), where the replica takes every 100 ms of the
+ * clock, busy or not.  Fifteen runs of
  * December 3-4 read -16 % to +9.5 % against it.  What the bound is for:
  * an estimate that took busy time's power in (that package's cores draw
  * 12 W each, and its uncore 4 W while one is busy) or the busy
