@@ -70,7 +70,8 @@ lag-lost-keeps @@ vr_lag.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || 
 lag-lost-relists @@ vr_lag.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && (keep || 1) && p->lag_ns) {
 lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
 forget-noop @@ vr_lag.c @@ *pp = a->pprev; @@ pp = &a->pprev;
-needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next; @@ return c->busy != busy || next;
+needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next || @@ return c->busy != busy || next ||
+needed-misses-core-due @@ vr_core.h @@ c->cur || next || READ_ONCE(c->core_due); @@ c->cur || next;
 core-corr-dropped @@ vr_cpu.c @@ c->core_corr += (s64)(eu - cred); @@ (void)cred;
 core-corr-unshared @@ vr_cpu.c @@ eu = busy ? vr_mul_div(eu, own, busy) : eu / 2; @@ (void)own;
 core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)core_corr;
