@@ -465,6 +465,7 @@ void vr_pkg_close_locked(struct vr_pkg *p, u64 now, vr_read_fn read,
 	u64 raw[VR_NDOM] = {}, busy;
 	u32 valid;
 
+	vr_lock_held(&p->close_lock);
 	if ((s64)(now - p->t_last) < 0)
 		now = p->t_last;
 	busy = vr_pkg_close_fold(p, now);

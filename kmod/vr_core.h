@@ -21,6 +21,8 @@
  * vr_cpu.lock in turn.  Lock order: rq lock (probes) -> close_lock ->
  * vr_cpu.lock.  close_lock is only ever taken with trylock from the
  * scheduler probes, so a CPU never waits for another one to close an epoch.
+ * The entry points that need close_lock held assert it (vr_lock_held():
+ * lockdep_assert_held() in the kernel).
  */
 #ifndef _VMRAPL_CORE_H
 #define _VMRAPL_CORE_H

@@ -97,6 +97,7 @@ u64 vr_lag_share(struct vr_pkg *p, u64 busy, u64 dyn, u64 *seen)
 {
 	u64 dprev = 0;
 
+	vr_lock_held(&p->close_lock);
 	/* A list is made only by a busy epoch, which notes a seen time. */
 	if (p->prev_busy && busy) {
 		if (p->prev_seen)
@@ -134,6 +135,7 @@ void vr_lag_give(struct vr_pkg *p, const u64 *amount, u64 *given, u64 busy,
 	struct vr_acct *a;
 	u64 cum = 0, total;
 
+	vr_lock_held(&p->close_lock);
 	total = p->prev_busy_e ? p->prev_busy_e : p->prev_busy;
 	for (a = p->prev; a; a = a->pprev) {
 		cum += p->prev_busy_e ? a->prev_e : a->prev_ns;
@@ -160,6 +162,7 @@ void vr_lag_give(struct vr_pkg *p, const u64 *amount, u64 *given, u64 busy,
 void vr_lag_keep(struct vr_pkg *p, struct vr_acct *list, u64 busy, u64 wsum,
 		 bool keep, u64 now)
 {
+	vr_lock_held(&p->close_lock);
 	if (busy && keep && p->lag_ns) {
 		p->prev = list;
 		p->prev_busy = busy;
@@ -189,6 +192,7 @@ void vr_pkg_forget(struct vr_pkg *p, const struct vr_acct *lo,
 {
 	struct vr_acct **pp = &p->prev, *a;
 
+	vr_lock_held(&p->close_lock);
 	while ((a = *pp)) {
 		if (a >= lo && a < hi) {
 			*pp = a->pprev;

@@ -27,6 +27,7 @@
 #define vr_lock(l)		raw_spin_lock(l)
 #define vr_unlock(l)		raw_spin_unlock(l)
 #define vr_trylock(l)		raw_spin_trylock(l)
+#define vr_lock_held(l)		lockdep_assert_held(l)
 
 #define vr_seq_t		seqcount_t
 #define vr_seq_init(s)		seqcount_init(s)

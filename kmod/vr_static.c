@@ -200,6 +200,7 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 {
 	u64 uw, t;
 
+	vr_lock_held(&p->close_lock);
 	if (!p->learn_static)
 		return;
 	if (lost || busy) {
@@ -277,6 +278,7 @@ u64 vr_pkg_floor_uw(const struct vr_pkg *p)
  */
 void vr_pkg_set_host_floor(struct vr_pkg *p, u64 uw)
 {
+	vr_lock_held(&p->close_lock);
 	p->host_floor_uw = uw;
 	vr_static_resolve(p);
 }
@@ -499,6 +501,7 @@ void vr_pkg_fit_update(struct vr_pkg *p)
 {
 	struct vr_fit *f = &p->fit;
 
+	vr_lock_held(&p->close_lock);
 	f->solves++;
 	if (f->nr >= VR_FIT_MIN_BLOCKS) {
 		f->core_uw = vr_mul_div(f->sr, 1ULL << VR_FIT_Y_SHIFT, f->st);

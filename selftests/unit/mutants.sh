@@ -13,7 +13,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 CC=${CC:-gcc}
-CFLAGS="-O2 -g -Wall -Wextra -Werror -DVR_USERSPACE -DVR_TOP=\"$TOP\""
+CFLAGS="-O2 -g -Wall -Wextra -Werror -DVR_USERSPACE -DVR_LOCK_CHECK -DVR_TOP=\"$TOP\""
 WORK=$(mktemp -d /tmp/vr-mutants.XXXXXX)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
 FILTER=${1:-}

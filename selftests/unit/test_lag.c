@@ -216,7 +216,9 @@ int main(void)
 	       0, 200, 0, 0);
 	close_ms(1000000, 100);
 	expect("idle tail: to A", 1000000, 0, 0, 0, 0, 100, 0, 0);
+	vr_lock(&p.close_lock);
 	vr_pkg_forget(&p, &A, &A + 1);
+	vr_unlock(&p.close_lock);
 	vt_ok(!p.prev && !A.pprev && !A.prev_ns,
 	      "vr_pkg_forget(): A off the lag list");
 	close_ms(1000000, 100);
@@ -232,7 +234,9 @@ int main(void)
 	ev(1, 12000, false, NULL);
 	close_ms(4000000, 400);
 	expect("A and B 1 ms each", 2000000, 2000000, 0, 0, 0, 200, 200, 0);
+	vr_lock(&p.close_lock);
 	vr_pkg_forget(&p, &B, &B + 1);
+	vr_unlock(&p.close_lock);
 	vt_ok(p.prev == &A && !A.pprev && A.prev_ns == VT_MS &&
 	      !B.prev_ns && p.prev_busy == 2 * VT_MS,
 	      "vr_pkg_forget(B): A stays, with its ns and the busy total");
