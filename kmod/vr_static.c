@@ -119,8 +119,17 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * those of the last one that was, and T is its own.
  *
  * With no estimate yet, the caller passes the idle epoch's own mean
- * power as @est: it is the floor plus the tail spread over the epoch, so
- * the tail over it is at most the true one.  Over 0 W, the excess would
+ * power as @est and its length as @idle_dt (0 otherwise).  That power is
+ * the floor plus the tail spread over the epoch, so the tail over it is
+ * short of the true one, and the estimate it leaves high (the unit
+ * tests' four CPUs: 40.14 W for 40 W, over every counter phase).  The
+ * tail is linear in the power it is taken over: with the factor f below,
+ * it is (P - e) f, and the estimate e it leaves is (E - (P - e) f) /
+ * @idle_dt, E the idle epoch's energy.  Solved for e, that is the
+ * tail over the epoch's own power, @idle_dt / (@idle_dt - f) times
+ * larger (39.94 W there: the busy power's lead, below, is taken at 0 W
+ * too).  f is held to @idle_dt / 2 in that ratio, so a tail from a long
+ * epoch is at most doubled.  Over 0 W, the excess would
  * be the floor itself, magnified dt / B times: with a CPU still busy at
  * the close of a long epoch that ran little (a kernel thread on a quiet
  * package) it took the idle epoch after it whole, and the estimate, held
@@ -132,14 +141,14 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * P itself was measured by vr_busy_power() as if the read had missed
  * lag_ns of it (@learn_busy_uw, P'); it missed lag_ns of @est and k of
  * P - @est, so (P - @est) (dt - k) = (P' - @est) (dt - lag_ns), and the
- * tail is (P' - @est) (dt - lag_ns) k / (dt - k).  k is held to dt / 2:
- * it can only pass that with a CPU that became busy just before the
- * close, counted whole, after which the epoch is not idle anyway.
+ * tail is (P' - @est) f, f = (dt - lag_ns) k / (dt - k).  k is held to
+ * dt / 2: it can only pass that with a CPU that became busy just before
+ * the close, counted whole, after which the epoch is not idle anyway.
  * Context: close_lock held.
  */
-static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
+static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
 {
-	u64 dt = p->learn_busy_dt, rem = 0, k;
+	u64 dt = p->learn_busy_dt, rem = 0, k, f;
 
 	if (p->learn_busy_uw <= est || !p->lag_ns || !p->learn_busy)
 		return 0;
@@ -147,8 +156,11 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est)
 		       p->learn_busy);
 	if (k > dt / 2)
 		k = dt / 2;
-	return vr_energy_eu(p->learn_busy_uw - est,
-			    vr_mul_div(dt - p->lag_ns, k, dt - k), &rem);
+	f = vr_mul_div(dt - p->lag_ns, k, dt - k);
+	if (idle_dt)
+		f = vr_mul_div(f, idle_dt,
+			       idle_dt - (f < idle_dt / 2 ? f : idle_dt / 2));
+	return vr_energy_eu(p->learn_busy_uw - est, f, &rem);
 }
 
 /*
@@ -220,11 +232,13 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		return;
 	}
 	if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) {
-		u64 est = vr_idle_est_uw(p), tail;
+		u64 est = vr_idle_est_uw(p), idle_dt = 0, tail;
 
-		if (!est)
+		if (!est) {	/* the epoch's own power, the tail solved for */
 			est = vr_mul_div(de, VR_FJ_PER_J >> VR_EU_SHIFT, dt);
-		tail = vr_busy_tail(p, est);
+			idle_dt = dt;
+		}
+		tail = vr_busy_tail(p, est, idle_dt);
 
 		p->learn_skip = VR_LEARN_SKIP_NS;
 		de = de > tail ? de - tail : 0;

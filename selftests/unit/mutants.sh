@@ -89,10 +89,11 @@ tail-run-ignored @@ vr_cpu.c @@ return d >= e ? e * e : d * (2 * e - d); @@ retu
 tail-turn-not-moved @@ vr_cpu.c @@ c->turn = now;\n	}\n @@ c->turn = c->turn + 0 * now;\n	}\n
 tail-last-run-kept @@ vr_cpu.c @@ c->last_run = now - c->turn; @@ c->last_run = c->last_run + 0 * now;
 tail-old-record @@ vr_static.c @@ p->learn_tail = lost ? 0 : p->fold_tail; @@ p->learn_tail = lost || !de || dt <= p->lag_ns ? p->learn_tail : p->fold_tail;
-tail-over-no-estimate @@ vr_static.c @@ 		if (!est)\n @@ 		if (0 && !est)\n
-tail-none-without-estimate @@ vr_static.c @@ dt);\n		tail = vr_busy_tail(p, est); @@ dt);\n		tail = vr_idle_est_uw(p) ? vr_busy_tail(p, est) : 0;
-tail-mean-power @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ p->lag_ns + 0 * k, &rem);
-tail-no-resolve @@ vr_static.c @@ vr_mul_div(dt - p->lag_ns, k, dt - k), &rem); @@ k, &rem);
+tail-over-no-estimate @@ vr_static.c @@ est = vr_mul_div(de, VR_FJ_PER_J >> VR_EU_SHIFT, dt); @@ est = 0 * de;
+tail-none-without-estimate @@ vr_static.c @@ tail = vr_busy_tail(p, est, idle_dt); @@ tail = idle_dt ? 0 : vr_busy_tail(p, est, idle_dt);
+tail-first-unsolved @@ vr_static.c @@ idle_dt = dt; @@ idle_dt = 0 * dt;
+tail-mean-power @@ vr_static.c @@ f = vr_mul_div(dt - p->lag_ns, k, dt - k); @@ f = p->lag_ns + 0 * k;
+tail-no-resolve @@ vr_static.c @@ f = vr_mul_div(dt - p->lag_ns, k, dt - k); @@ f = k;
 tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;
 floor-sixteenth @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = p->idle_mem_ns / 16;
 floor-by-count @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = VR_LEARN_NS < p->idle_mem_ns ? VR_LEARN_NS : p->idle_mem_ns;

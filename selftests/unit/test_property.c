@@ -263,10 +263,12 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * its run before that if the change came after close - win, else
  * nothing; e^2 if d >= e, else d (2 e - d)).  k = floor(floor(T / (4
  * lag)) x dt / B), at most dt / 2, and the tail is (P' - the estimate so
- * far) x floor((dt - lag) x k / (dt - k)) in eu, floored (none if P' is
- * not above the estimate; with no estimate yet, the epoch's own power,
- * floor(de x (1e15 >> 24) / dt), stands for it).  Their energy and time
- * are summed; while nothing is known, their energy / time is P_static
+ * far) x f in eu, f = floor((dt - lag) x k / (dt - k)), floored (none
+ * if P' is not above the estimate; with no estimate yet, the epoch's own
+ * power, floor(de x (1e15 >> 24) / dt), stands for it, and f becomes
+ * floor(f x dt' / (dt' - min(f, floor(dt' / 2)))), dt' the idle epoch's
+ * length: the tail solved for the estimate it leaves).  Their energy and
+ * time are summed; while nothing is known, their energy / time is P_static
  * from 5 ms on (provisional); at 100 ms or more it is taken if nothing
  * was known, else P_static moves by floor(difference x t / T), up or
  * down, for t ns in the sum and T the ns summed so far with it, at most
@@ -277,7 +279,8 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
 static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 			u64 T)
 {
-	u64 uw, est, before, lead, tail, k, bdt;
+	u64 uw, est, before, lead, tail, k, f, bdt;
+	bool own;
 
 	if (!pk->learn)
 		return;
@@ -301,7 +304,8 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 	if (!pk->m_skip_ns && dt >= 2 * VT_MS) {
 		tail = 0;
 		bdt = pk->m_busy_dt;
-		if (!est)
+		own = !est;
+		if (own)
 			est = (u64)((vt_u128)de * (VT_FJ_PER_J >> VR_EU_SHIFT) /
 				    dt);
 		if (pk->m_busy_uw > est && pk->lag && pk->m_busy_ns) {
@@ -310,10 +314,12 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 					  bdt, pk->m_busy_ns);
 			if (k > bdt / 2)
 				k = bdt / 2;
+			f = mul_div_floor(bdt - pk->lag, k, bdt - k);
+			if (own)
+				f = mul_div_floor(f, dt, dt - (f < dt / 2 ?
+							       f : dt / 2));
 			tail = (u64)((vt_u128)((pk->m_busy_uw - est) <<
-					       VR_EU_SHIFT) *
-				     mul_div_floor(bdt - pk->lag, k, bdt - k) /
-				     VT_FJ_PER_J);
+					       VR_EU_SHIFT) * f / VT_FJ_PER_J);
 		}
 		de = de > tail ? de - tail : 0;
 		pk->m_skip_ns = 2 * VT_MS;
