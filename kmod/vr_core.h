@@ -291,7 +291,9 @@ struct vr_core_src {
  * @learn_busy_uw, @learn_busy, @learn_busy_dt: mean power
  *	(vr_busy_power()), busy CPU-ns and length of the last closed epoch
  *	with busy time whose power could be measured; @learn_tail: the
- *	@fold_tail of the last closed epoch with busy time, measured or not.
+ *	@fold_tail of the last closed epoch with busy time, measured or not;
+ *	@learn_lead0: @learn_busy_uw's lead was taken at 0 W, the power
+ *	before it being unknown then.
  *	A stretch's first idle epoch is learned less the tail of it that the
  *	counter's lag carries in (vr_busy_tail()).
  * @idle_uw, @idle_known: P_static learned from idle epochs.
@@ -364,6 +366,7 @@ struct vr_pkg {
 	u64 learn_busy;
 	u64 learn_busy_dt;
 	u64 learn_tail;
+	bool learn_lead0;
 	u64 idle_uw;
 	u64 idle_mem_ns;
 	bool idle_known;

@@ -82,15 +82,23 @@ static u64 vr_idle_est_uw(const struct vr_pkg *p)
 }
 
 /*
+ * The power of the epoch before a busy one, as far as it is known: the
+ * floor so far after idle time, else the last busy power; 0 if none.
+ */
+static u64 vr_busy_before(const struct vr_pkg *p)
+{
+	return p->learn_skip ? vr_idle_est_uw(p) : p->learn_busy_uw;
+}
+
+/*
  * The mean power of a busy epoch of @de over @dt: its reads lag by
  * @lag_ns on average, so @de holds that much of the epoch before it (at
- * the floor so far after idle time, else the last busy power) and misses
- * as much of its own end.  Context: close_lock held; @dt > @lag_ns.
+ * vr_busy_before()) and misses as much of its own end.  Context:
+ * close_lock held; @dt > @lag_ns.
  */
 static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
 {
-	u64 before = p->learn_skip ? vr_idle_est_uw(p) : p->learn_busy_uw;
-	u64 rem = 0, lead = vr_energy_eu(before, p->lag_ns, &rem);
+	u64 rem = 0, lead = vr_energy_eu(vr_busy_before(p), p->lag_ns, &rem);
 
 	if (de <= lead)
 		return 0;
@@ -124,12 +132,15 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  * short of the true one, and the estimate it leaves high (the unit
  * tests' four CPUs: 40.14 W for 40 W, over every counter phase).  The
  * tail is linear in the power it is taken over: with the factor f below,
- * it is (P - e) f, and the estimate e it leaves is (E - (P - e) f) /
- * @idle_dt, E the idle epoch's energy.  Solved for e, that is the
- * tail over the epoch's own power, @idle_dt / (@idle_dt - f) times
- * larger (39.94 W there: the busy power's lead, below, is taken at 0 W
- * too).  f is held to @idle_dt / 2 in that ratio, so a tail from a long
- * epoch is at most doubled.  Over 0 W, the excess would
+ * it is (P' - e) f, and the estimate e it leaves is (E - (P' - e) f) /
+ * @idle_dt, E the idle epoch's energy.  Solved for e, that is the tail
+ * over the epoch's own power, @idle_dt / (@idle_dt - f) times larger.
+ * Where P' was measured with its lead at 0 W, nothing being known then
+ * (@learn_lead0), its lead is taken at the same e too: P' is less
+ * e lag_ns / (dt - lag_ns), and f in that ratio is dt / (dt - lag_ns)
+ * times larger (39.99 W there; 39.94 W without the lead).  The ratio's
+ * f is held to @idle_dt / 2, so a tail from a long epoch is at most
+ * doubled.  Over 0 W, the excess would
  * be the floor itself, magnified dt / B times: with a CPU still busy at
  * the close of a long epoch that ran little (a kernel thread on a quiet
  * package) it took the idle epoch after it whole, and the estimate, held
@@ -148,19 +159,30 @@ static u64 vr_busy_power(const struct vr_pkg *p, u64 de, u64 dt)
  */
 static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
 {
-	u64 dt = p->learn_busy_dt, rem = 0, k, f;
+	u64 dt = p->learn_busy_dt, busy_uw = p->learn_busy_uw, rem = 0;
+	u64 k, f, h;
 
-	if (p->learn_busy_uw <= est || !p->lag_ns || !p->learn_busy)
+	if (!p->lag_ns || !p->learn_busy)
 		return 0;
 	k = vr_mul_div(vr_mul_div(p->learn_tail, 1, 4 * p->lag_ns), dt,
 		       p->learn_busy);
 	if (k > dt / 2)
 		k = dt / 2;
 	f = vr_mul_div(dt - p->lag_ns, k, dt - k);
-	if (idle_dt)
+	if (idle_dt) {
+		h = f;
+		if (p->learn_lead0) {
+			u64 lead = vr_mul_div(est, p->lag_ns, dt - p->lag_ns);
+
+			busy_uw = busy_uw > lead ? busy_uw - lead : 0;
+			h = vr_mul_div(f, dt, dt - p->lag_ns);
+		}
 		f = vr_mul_div(f, idle_dt,
-			       idle_dt - (f < idle_dt / 2 ? f : idle_dt / 2));
-	return vr_energy_eu(p->learn_busy_uw - est, f, &rem);
+			       idle_dt - (h < idle_dt / 2 ? h : idle_dt / 2));
+	}
+	if (busy_uw <= est)
+		return 0;
+	return vr_energy_eu(busy_uw - est, f, &rem);
 }
 
 /*
@@ -217,6 +239,7 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		return;
 	if (lost || busy) {
 		if (!lost && dt > p->lag_ns && de) {	/* nor too short */
+			p->learn_lead0 = !vr_busy_before(p);
 			p->learn_busy_uw = vr_busy_power(p, de, dt);
 			p->learn_busy = busy;
 			p->learn_busy_dt = dt;

@@ -92,6 +92,8 @@ tail-old-record @@ vr_static.c @@ p->learn_tail = lost ? 0 : p->fold_tail; @@ p-
 tail-over-no-estimate @@ vr_static.c @@ est = vr_mul_div(de, VR_FJ_PER_J >> VR_EU_SHIFT, dt); @@ est = 0 * de;
 tail-none-without-estimate @@ vr_static.c @@ tail = vr_busy_tail(p, est, idle_dt); @@ tail = idle_dt ? 0 : vr_busy_tail(p, est, idle_dt);
 tail-first-unsolved @@ vr_static.c @@ idle_dt = dt; @@ idle_dt = 0 * dt;
+tail-first-lead-kept @@ vr_static.c @@ busy_uw = busy_uw > lead ? busy_uw - lead : 0; @@ busy_uw = busy_uw + 0 * lead;
+tail-lead0-never @@ vr_static.c @@ p->learn_lead0 = !vr_busy_before(p); @@ p->learn_lead0 = 0 * vr_busy_before(p);
 tail-mean-power @@ vr_static.c @@ f = vr_mul_div(dt - p->lag_ns, k, dt - k); @@ f = p->lag_ns + 0 * k;
 tail-no-resolve @@ vr_static.c @@ f = vr_mul_div(dt - p->lag_ns, k, dt - k); @@ f = k;
 tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;

@@ -140,6 +140,7 @@ struct spkg {
 	u64 m_mem_ns;		/* the idle time m_static is the mean of */
 	u64 m_static, m_run_eu, m_run_ns, m_skip_ns, m_busy_uw;
 	u64 m_busy_ns, m_busy_dt, m_tail;	/* the last busy epoch's */
+	bool m_lead0;				/* its lead taken at 0 W */
 	/* model of the lag list (accounts in task.lag_ns) */
 	u64 lag, m_prev_busy, m_prev_t;
 	/* the last busy epoch split's: dynamic energy, ns shown, unseen */
@@ -266,9 +267,12 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
  * far) x f in eu, f = floor((dt - lag) x k / (dt - k)), floored (none
  * if P' is not above the estimate; with no estimate yet, the epoch's own
  * power, floor(de x (1e15 >> 24) / dt), stands for it, and f becomes
- * floor(f x dt' / (dt' - min(f, floor(dt' / 2)))), dt' the idle epoch's
- * length: the tail solved for the estimate it leaves).  Their energy and
- * time are summed; while nothing is known, their energy / time is P_static
+ * floor(f x dt' / (dt' - min(h, floor(dt' / 2)))), dt' the idle epoch's
+ * length, h = f: the tail solved for the estimate it leaves; where P'
+ * had its lead at 0 W (the power before it: 0), P' is less floor(the
+ * own power x lag / (dt - lag)) and h = floor(f x dt / (dt - lag))).
+ * Their energy and time are summed; while nothing is known, their
+ * energy / time is P_static
  * from 5 ms on (provisional); at 100 ms or more it is taken if nothing
  * was known, else P_static moves by floor(difference x t / T), up or
  * down, for t ns in the sum and T the ns summed so far with it, at most
@@ -279,7 +283,7 @@ static u64 share_floor(u64 A, u64 r, u64 T, u64 *hi)
 static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 			u64 T)
 {
-	u64 uw, est, before, lead, tail, k, f, bdt;
+	u64 uw, est, before, lead, tail, k, f, h, buw, bdt;
 	bool own;
 
 	if (!pk->learn)
@@ -288,6 +292,7 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 	if (lost || B) {
 		if (!lost && de && dt > pk->lag) {
 			before = pk->m_skip_ns ? est : pk->m_busy_uw;
+			pk->m_lead0 = !before;
 			lead = (u64)((vt_u128)(before << VR_EU_SHIFT) *
 				     pk->lag / VT_FJ_PER_J);
 			pk->m_busy_uw = de <= lead ? 0 :
@@ -308,18 +313,28 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 		if (own)
 			est = (u64)((vt_u128)de * (VT_FJ_PER_J >> VR_EU_SHIFT) /
 				    dt);
-		if (pk->m_busy_uw > est && pk->lag && pk->m_busy_ns) {
+		buw = pk->m_busy_uw;
+		if (buw > est && pk->lag && pk->m_busy_ns) {
 			k = mul_div_floor(mul_div_floor(pk->m_tail, 1,
 							4 * pk->lag),
 					  bdt, pk->m_busy_ns);
 			if (k > bdt / 2)
 				k = bdt / 2;
 			f = mul_div_floor(bdt - pk->lag, k, bdt - k);
+			h = f;
+			if (own && pk->m_lead0) {
+				lead = mul_div_floor(est, pk->lag,
+						     bdt - pk->lag);
+				buw = buw > lead ? buw - lead : 0;
+				h = mul_div_floor(f, bdt, bdt - pk->lag);
+			}
 			if (own)
-				f = mul_div_floor(f, dt, dt - (f < dt / 2 ?
-							       f : dt / 2));
-			tail = (u64)((vt_u128)((pk->m_busy_uw - est) <<
-					       VR_EU_SHIFT) * f / VT_FJ_PER_J);
+				f = mul_div_floor(f, dt, dt - (h < dt / 2 ?
+							       h : dt / 2));
+			if (buw > est)
+				tail = (u64)((vt_u128)((buw - est) <<
+						       VR_EU_SHIFT) * f /
+					     VT_FJ_PER_J);
 		}
 		de = de > tail ? de - tail : 0;
 		pk->m_skip_ns = 2 * VT_MS;
