@@ -360,6 +360,9 @@ int new_vm(int nvcpu, u64 base_uw, int pattern, u64 on, u64 off, int pkg,
 	memset(v, 0, sizeof(*v));
 	v->nvcpu = nvcpu;
 	v->first_task = S.ntask;
+	start += S.lead;		/* after --idle-lead's idle host */
+	if (stop)
+		stop += S.lead;
 	v->start = start;
 	v->stop = stop;
 	v->acct = xcalloc((size_t)NVR * (nvcpu + 1) * S.npkg,

@@ -38,7 +38,8 @@
  * core's conservation (tracked + host + idle + lost == sampled) is checked
  * after every close; a break fails the run.
  *
- *   vrsim [--quick] [--json FILE] [--only NAME] [--seeds N] [--seed0 N]
+ *   vrsim [--quick] [--json FILE] [--only NAME[,NAME...]] [--seeds N]
+ *         [--seed0 N]
  *         [--secs S] [--period-us US (vmrapl epoch, 1000)]
  *         [--latch-us US (the package counter's update interval, 976;
  *          the per-core counters keep CORE_LATCH_NS)]
@@ -57,6 +58,9 @@
  *         [--floor-drift PCT (a comparison: each package's floor swings
  *          +-PCT % over two minutes, as with temperature, each at its
  *          own phase; 0)]
+ *         [--idle-lead S (a comparison: the host idles S s, its own
+ *          tasks only, before the VMs start, as after a boot that loads
+ *          the module; the windows start with the VMs; 0)]
  *
  * The parts are listed in vrsim.h.
  */
@@ -72,6 +76,7 @@ bool switches_only;			/* no per-core poll at exits */
 double floor_spread = 10;		/* +- % between packages */
 double floor_drift;			/* +- % over DRIFT_PERIOD_S, 0: none */
 bool no_host_floor;			/* no vr_pkg_set_host_floor() */
+u64 idle_lead_s;			/* --idle-lead */
 u64 lag_used_ns;			/* what the packages ran with */
 
 /* Does a CPU of package @p run something? */
@@ -131,6 +136,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 	S.npkg = w->npkg;
 	S.ncpu_total = w->npkg * w->ncpu;
 	S.end = secs * SEC;
+	S.lead = idle_lead_s * SEC;
 	S.nsec = (int)secs;
 	for (p = 0; p < S.npkg; p++) {
 		struct pkg *pk = &S.pk[p];
@@ -162,6 +168,17 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		ev_push(4 * MS, EV_TICK, p, 0);
 	}
 	w->setup();
+	S.end += S.lead;
+	/*
+	 * --idle-lead: the module loads with the host (t = 0), and the
+	 * package timer's first expiry, 100 epochs later (engine_timer.c),
+	 * closes each package whether busy or not: the baseline.  The idle
+	 * time after it is then an epoch to learn from, also where no host
+	 * task wakes a CPU before the VMs start.
+	 */
+	if (S.lead)
+		for (p = 0; p < S.npkg; p++)
+			ev_push(100 * period_ns, EV_LOAD, p, 0);
 	for (vi = 0; vi < S.nvm; vi++) {
 		S.vm[vi].snap = xcalloc((size_t)(S.nsec + 1) * SNAPW,
 					sizeof(double));
@@ -170,10 +187,10 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 	for (i = 0; i < S.ntask; i++)
 		if (S.t[i].kind == T_HOST)
 			ev_push(below(20 * MS), EV_WAKE, i, S.t[i].wake_ver);
-	ev_push(0, EV_WIN, 0, 0);
+	ev_push(S.lead, EV_WIN, 0, 0);
 	/* the 5 s loops, at multiples of 5 s (the 5 s windows' edges) */
-	ev_push(0, EV_SCAPH, 0, 0);
-	ev_push(0, EV_KEPLER, 0, 0);
+	ev_push(S.lead, EV_SCAPH, 0, 0);
+	ev_push(S.lead, EV_KEPLER, 0, 0);
 
 	while (!ev_empty()) {
 		struct ev e = ev_pop();
@@ -232,6 +249,9 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			break;
 		case EV_VMSTOP:
 			vm_stop(e.id);
+			break;
+		case EV_LOAD:
+			vr_close(e.id);
 			break;
 		}
 	}
@@ -292,6 +312,22 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 	free(S.t);
 }
 
+/* @name is one of the comma-separated names of @list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (*list) {
+		if (!strncmp(list, name, n) && (list[n] == ',' || !list[n]))
+			return true;
+		list = strchr(list, ',');
+		if (!list)
+			break;
+		list++;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const char *json = NULL, *only = NULL;
@@ -328,16 +364,25 @@ int main(int argc, char **argv)
 			floor_drift = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--no-host-floor"))
 			no_host_floor = true;
+		else if (!strcmp(argv[i], "--idle-lead") && i + 1 < argc)
+			idle_lead_s = strtoull(argv[++i], NULL, 0);
 		else {
 			fprintf(stderr, "usage: %s [--quick] [--json FILE] "
-				"[--only WORKLOAD] [--seeds N] [--seed0 N] "
+				"[--only WORKLOAD[,WORKLOAD...]] [--seeds N] "
+				"[--seed0 N] "
 				"[--secs S] [--period-us US] [--latch-us US] "
 				"[--lag-us US] [--inject-fault-at S] "
 				"[--switches-only] [--floor-spread PCT] "
 				"[--floor-drift PCT] "
-				"[--no-host-floor]\n", argv[0]);
+				"[--no-host-floor] [--idle-lead S]\n", argv[0]);
 			return 2;
 		}
+	}
+	if (idle_lead_s % 5) {
+		/* the 5 s windows and loops are aligned to multiples of 5 s */
+		fprintf(stderr, "%s: --idle-lead must be a multiple of 5 s\n",
+			argv[0]);
+		return 2;
 	}
 	if (nseed <= 0)
 		nseed = quick ? 1 : NSEED_FULL;
@@ -349,7 +394,7 @@ int main(int argc, char **argv)
 		struct wres *wr = &res[n];
 		double wall = 0;
 
-		if (only && strcmp(only, w->name))
+		if (only && !in_list(only, w->name))
 			continue;
 		wr->wl = w->name;
 		wr->w = w;

@@ -186,6 +186,7 @@ struct sim {
 	int nvm;
 	size_t capvm;
 	u64 now, end;
+	u64 lead;			/* --idle-lead: VMs and windows start */
 	int nsec;			/* whole seconds simulated */
 	u64 host_busy_ns;		/* all tasks, exact */
 	double host_task_truth[NTRUTH];	/* host tasks' share */
@@ -207,7 +208,7 @@ struct sim {
 
 /* At equal times, the anchors' loops run before a window is read. */
 enum { EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
-       EV_VMSTART, EV_VMSTOP };
+       EV_VMSTART, EV_VMSTOP, EV_LOAD };
 
 struct ev {
 	u64 t;
@@ -260,6 +261,7 @@ extern bool switches_only;
 extern double floor_spread;
 extern double floor_drift;
 extern bool no_host_floor;
+extern u64 idle_lead_s;
 
 /* model.c */
 void rng_seed(u64 s);
