@@ -78,7 +78,7 @@ KSRC_STAMP := $(KSRC)/.stamp
 VERSION_STR := $(strip $(shell cat $(TOP)/VERSION))
 
 KMOD_SRCS := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)
-LINT_FILES := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
+LINT_FILES := $(wildcard kmod/*.c kmod/*.h kmod/user/*.h uapi/linux/*.h)
 
 KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 

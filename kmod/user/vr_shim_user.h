@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/cdefs.h>
 #include <linux/types.h>
 
 /* The kernel's names for the uapi's fixed-size types. */
@@ -68,9 +69,10 @@ struct vr_user_atomic64 {
 				       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
 	   __o; })
 
+/* One access each, never torn: relaxed atomics, plain moves on x86. */
 #ifndef READ_ONCE
-#define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #endif
 
 #ifndef likely
@@ -79,7 +81,7 @@ struct vr_user_atomic64 {
 #endif
 
 /* Out of line: a rare branch of a hot function (the kernel's noinline). */
-#define vr_noinline		__attribute__((__noinline__))
+#define vr_noinline		__attribute_noinline__	/* glibc's sys/cdefs.h */
 
 #ifndef BIT
 #define BIT(n)			(1U << (n))
