@@ -110,15 +110,25 @@ static bool vr_dom_delta(struct vr_pkg *p, unsigned int d, u64 raw, u64 dt,
 		*lost = true;
 	} else if (*eu > max_eu) {
 		/*
-		 * More than the package can draw.  A register that stepped
-		 * back (numerically, or by more than half its range, which
-		 * no epoch can cover: the timer reads well within a quarter
-		 * of it) was reset.  Forward, the bound is too low: the
-		 * energy is real, so it is charged, and the engine warns.
+		 * More than the package can draw: the bound is too low, or
+		 * the register was reset.  A step of half its range or more
+		 * is a reset (no epoch covers it: the timer reads well
+		 * within a quarter of it).  Below that, forward is real
+		 * energy: it is charged, and the engine warns.  Numerically
+		 * back is a wrap or a reset: a wrap within VR_OVER_MAX_WRAP
+		 * times the bound, since a reset lands anywhere in the
+		 * range; so what is charged for a reset taken for a wrap is
+		 * bounded by that power too.
 		 */
-		if (raw < p->raw[d] || delta >= 1ULL << (s->width - 1))
+		if (delta >= 1ULL << (s->width - 1))
+			goto reset;
+		if (raw < p->raw[d] &&
+		    (max_eu > ~0ULL / VR_OVER_MAX_WRAP ||
+		     *eu > max_eu * VR_OVER_MAX_WRAP))
 			goto reset;
 		p->over_max++;
+		if (raw < p->raw[d] && d == VR_DOM_PKG)
+			p->wraps++;
 	} else if (raw < p->raw[d] && d == VR_DOM_PKG) {
 		p->wraps++;
 	}

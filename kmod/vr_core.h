@@ -336,8 +336,12 @@ struct vr_core_src {
  * counts the epochs whose per-core weight (of the busy time their read
  * showed) exceeded the dynamic energy there was to give after the lag
  * share.  @over_max counts the deltas larger than @max_power_uw allows
- * (charged all the same): the bound is set too low.
+ * (charged all the same): the bound is set too low.  A counter that
+ * stepped back by such a delta wrapped if the delta is within
+ * VR_OVER_MAX_WRAP times the bound, and was reset otherwise.
  */
+#define VR_OVER_MAX_WRAP	4
+
 struct vr_pkg {
 	u64 last_close;
 	u64 period_ns;
@@ -501,6 +505,7 @@ bool vr_core_delta(u64 old, u64 cur, u32 width, u32 esu, u64 dt,
 u64 vr_core_weight(u64 eu, u64 busy_ns);
 u64 vr_units_to_eu(u64 units, u32 esu, u64 *carry);
 u64 vr_eu_to_units(u64 eu, u32 esu);
+u64 vr_gv_advance(u64 cur, u64 val);
 u64 vr_eu_to_uj(u64 eu);
 u64 vr_energy_eu(u64 uw, u64 ns, u64 *rem);
 

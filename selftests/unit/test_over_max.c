@@ -9,7 +9,8 @@
  * epoch.  With 100 ms epochs (a legal sample_period_us, and what the busy
  * timer gives an exit-less nohz_full CPU) and a 600 W package under the
  * default 500 W bound, 18 of 19 closes were "resets" and the vCPU got 0 J.
- * Only a backward step is a reset now; a forward delta above the bound is
+ * A step back by half the range, or past the top by more than
+ * VR_OVER_MAX_WRAP times the bound, is a reset; a delta above the bound is
  * split and charged like any other, and counted in over_max (the engine
  * warns about it, naming max_power_w).
  */
@@ -108,6 +109,44 @@ int main(void)
 		vt_eq(h.p.over_max, 1,
 		      "%llu units, three above it: over the bound",
 		      (unsigned long long)n + 2);
+	}
+
+	/*
+	 * Regression: a wrap in an epoch above the bound was a reset, and
+	 * everything the register counted in it went to lost.  A 32-bit
+	 * register 1000 units below its top, then 1.5 times the bound
+	 * later past it: a wrap above the bound, charged.  The same step
+	 * back by more than VR_OVER_MAX_WRAP times the bound is a reset.
+	 */
+	{
+		u64 rem = 0, unit = 1ULL << (VR_EU_SHIFT - 14), n, top;
+		struct vr_pkg_stats st2;
+
+		bh_init(&h, t0, 14, 32, 976563, 50000, 10 * VT_MS,
+			500000000ULL, 100000000ULL, VR_STATIC_PARAM,
+			VR_STATIC_OCCUPIED);
+		n = vr_energy_eu(500000000ULL, 10 * VT_MS + 2 * VR_HW_STEP_NS,
+				 &rem) / unit;
+		top = (1ULL << 32) - 1000;
+		close_raw(&h, t0 + 10 * VT_MS, top);
+		close_raw(&h, t0 + 20 * VT_MS, top + n * 3 / 2 - (1ULL << 32));
+		vr_pkg_read_stats(&h.p, &st2, 1);
+		vt_eq(h.p.resets, 0,
+		      "a wrap 1.5 times above the bound is not a reset");
+		vt_eq(h.p.over_max, 1, "it is counted above the bound");
+		vt_eq(h.p.wraps, 1, "and as a wrap");
+		vt_eq(st2.lost, 0, "nothing of it is lost");
+		vt_eq(st2.sampled, n * 3 / 2 * unit,
+		      "all %llu units of it are sampled",
+		      (unsigned long long)n * 3 / 2);
+		bh_init(&h, t0, 14, 32, 976563, 50000, 10 * VT_MS,
+			500000000ULL, 100000000ULL, VR_STATIC_PARAM,
+			VR_STATIC_OCCUPIED);
+		close_raw(&h, t0 + 10 * VT_MS, top);
+		close_raw(&h, t0 + 20 * VT_MS,
+			  (VR_OVER_MAX_WRAP + 1) * n);
+		vt_eq(h.p.resets, 1, "a step back %d times the bound past "
+		      "the top is a reset", VR_OVER_MAX_WRAP + 1);
 	}
 	return vt_done();
 }
