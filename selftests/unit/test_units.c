@@ -285,6 +285,40 @@ static void test_energy_eu(void)
 	      "energy_eu clamps the power at 2^39 uW");
 }
 
+/*
+ * Regression: above esu 24 a guest counter in units wraps at 2^64, and
+ * vr_gv_compute() kept the larger of the old and the new value: once a
+ * virtual package's energy reached 2^(64 - (esu - 24)) eu (2^57 eu,
+ * 2^33 J, at esu 31) the counter stopped for good.  It advances modulo
+ * 2^64, and the guest's low 32 bits go on by exactly the energy.
+ */
+static void test_gv_advance(void)
+{
+	const u64 eu0 = (1ULL << 57) - (1ULL << 20);
+	u64 cur, next, eu, stuck = 0, bad = 0;
+	unsigned int i;
+
+	cur = 1 + vr_eu_to_units(eu0, 31);
+	for (i = 1, eu = eu0; i <= 64; i++) {
+		u64 step = 1ULL << 15, val;
+
+		eu += step;
+		val = 1 + vr_eu_to_units(eu, 31);
+		next = vr_gv_advance(cur, val);
+		stuck += next == cur;
+		bad += ((next - cur) & 0xffffffffULL) != ((step << 7) &
+							  0xffffffffULL);
+		cur = next;
+	}
+	vt_ok(eu > 1ULL << 57, "the energy crossed 2^57 eu at esu 31");
+	vt_eq(stuck, 0, "the counter never stops");
+	vt_eq(bad, 0, "its low 32 bits move by the energy at every step");
+	vt_eq(vr_gv_advance(10, 5), 10, "it never steps back");
+	vt_eq(vr_gv_advance(5, 10), 10, "it steps forward");
+	vt_eq(vr_gv_advance(~0ULL - 3, 2), 2, "across 2^64 forward");
+	vt_eq(vr_gv_advance(2, ~0ULL - 3), 2, "across 2^64 back: held");
+}
+
 int main(void)
 {
 	vt_start("vmrapl core: unit helpers");
@@ -294,5 +328,6 @@ int main(void)
 	test_eu_to_units();
 	test_eu_to_uj();
 	test_energy_eu();
+	test_gv_advance();
 	return vt_done();
 }
