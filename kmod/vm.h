@@ -283,42 +283,16 @@ static inline u64 vr_vcpu_energy(struct vr_vm *vm, u32 i, unsigned int d)
 	return vr_row_energy(vm, i, d);
 }
 
-static inline u64 vr_vcpu_ns(struct vr_vm *vm, u32 i)
-{
-	return vr_row_ns(vm, i);
-}
-
 static inline u64 vr_ovh_energy(struct vr_vm *vm, unsigned int d)
 {
 	return vr_row_energy(vm, vm->nr_vcpus, d);
 }
 
-static inline u64 vr_ovh_ns(struct vr_vm *vm)
-{
-	return vr_row_ns(vm, vm->nr_vcpus);
-}
-
-/* The whole VM: every vCPU and the overhead, domain @d, eu. */
-static inline u64 vr_vm_energy(struct vr_vm *vm, unsigned int d)
-{
-	u64 e = vr_ovh_energy(vm, d);
-	u32 i;
-
-	for (i = 0; i < vm->nr_vcpus; i++)
-		e += vr_vcpu_energy(vm, i, d);
-	return e;
-}
-
-/* Guest runtime: the busy ns of every vCPU. */
-static inline u64 vr_vm_runtime_ns(struct vr_vm *vm)
-{
-	u64 ns = 0;
-	u32 i;
-
-	for (i = 0; i < vm->nr_vcpus; i++)
-		ns += vr_vcpu_ns(vm, i);
-	return ns;
-}
+/*
+ * No sum of rows here: a total summed apart from its parts can be read
+ * smaller than them while the accounts grow (vm_stats.c reads each row
+ * once, vr_vm_totals()).
+ */
 
 /* The overhead share of virtual package @v: by its vCPU count. */
 static inline u64 vr_vpkg_ovh(struct vr_vm *vm, u32 v, unsigned int d)

@@ -204,11 +204,52 @@ long vr_vm_get_stats(struct vr_vm *vm, void __user *argp)
 	return ret;
 }
 
+/* A VM's totals from one read of each account row (vr_vm_totals()). */
+struct vr_vm_totals {
+	u64 energy[VR_NDOM];	/* every row */
+	u64 ovh[VR_NDOM];	/* the overhead row */
+	u64 runtime_ns;		/* the vCPU rows */
+	u64 ovh_ns;
+	u64 static_e;		/* PKG static, every row */
+	u64 ovh_static;
+};
+
+/*
+ * The accounts grow while they are read, so each row is read once and
+ * every total is built from that one read: no part (the overhead, the
+ * static part) can then exceed its whole.  A row's static part is read
+ * before its energy and clamped to it (vr_row_static()).
+ */
+static void vr_vm_totals(struct vr_vm *vm, struct vr_vm_totals *t)
+{
+	u64 e[VR_NDOM], s, ns;
+	unsigned int d;
+	u32 i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i <= vm->nr_vcpus; i++) {
+		s = vr_row_static(vm, i);
+		for (d = 0; d < VR_NDOM; d++)
+			e[d] = vr_row_energy(vm, i, d);
+		ns = vr_row_ns(vm, i);
+		s = min(s, e[VR_DOM_PKG]);
+		for (d = 0; d < VR_NDOM; d++)
+			t->energy[d] += e[d];
+		t->static_e += s;
+		if (i < vm->nr_vcpus) {
+			t->runtime_ns += ns;
+			continue;
+		}
+		memcpy(t->ovh, e, sizeof(t->ovh));
+		t->ovh_ns = ns;
+		t->ovh_static = s;
+	}
+}
+
 static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
 {
+	struct vr_vm_totals t;
 	unsigned int d;
-	u64 s = 0;
-	u32 i;
 
 	lockdep_assert_held(&vr_vm_mutex);
 	memset(e, 0, sizeof(*e));
@@ -217,18 +258,15 @@ static void vr_vm_entry(struct vr_vm *vm, struct vmrapl_vm_entry *e)
 	e->nr_vcpus = vm->nr_vcpus;
 	e->flags = vm->attached ? VMRAPL_VM_F_ATTACHED : 0;
 	e->charge = READ_ONCE(vm->charge);
+	vr_vm_totals(vm, &t);
 	for (d = 0; d < VR_NDOM; d++) {
-		e->energy_uj[d] = vr_eu_to_uj(vr_vm_energy(vm, d));
-		e->overhead_uj[d] = vr_eu_to_uj(vr_ovh_energy(vm, d));
+		e->energy_uj[d] = vr_eu_to_uj(t.energy[d]);
+		e->overhead_uj[d] = vr_eu_to_uj(t.ovh[d]);
 	}
-	e->runtime_ns = vr_vm_runtime_ns(vm);
-	e->overhead_ns = vr_ovh_ns(vm);
-	/* Read after the energies: clamped, see vr_row_static(). */
-	e->overhead_static_uj = vr_eu_to_uj(min(vr_row_static(vm, vm->nr_vcpus),
-						vr_ovh_energy(vm, VR_DOM_PKG)));
-	for (i = 0; i <= vm->nr_vcpus; i++)
-		s += vr_row_static(vm, i);
-	e->static_uj = vr_eu_to_uj(min(s, vr_vm_energy(vm, VR_DOM_PKG)));
+	e->runtime_ns = t.runtime_ns;
+	e->overhead_ns = t.ovh_ns;
+	e->overhead_static_uj = vr_eu_to_uj(t.ovh_static);
+	e->static_uj = vr_eu_to_uj(t.static_e);
 }
 
 /*
@@ -333,25 +371,19 @@ long vr_get_vm_stats(void __user *argp)
 void vr_vm_debugfs_show(struct seq_file *m)
 {
 	struct vr_vm *vm;
-	unsigned int d;
 
 	mutex_lock(&vr_vm_mutex);
 	list_for_each_entry(vm, &vr_vms, list) {
-		u64 e[VR_NDOM], s = 0;
-		u32 i;
+		struct vr_vm_totals t;
 
-		/* The static part first, then the energy: see vr_row_static(). */
-		for (i = 0; i <= vm->nr_vcpus; i++)
-			s += vr_row_static(vm, i);
-		for (d = 0; d < VR_NDOM; d++)
-			e[d] = vr_vm_energy(vm, d);
+		vr_vm_totals(vm, &t);
 		seq_printf(m, "vm %llu pid %d comm %s %s vcpus %u charge %s pkg_eu %llu core_eu %llu dram_eu %llu overhead_eu %llu runtime_ns %llu overhead_ns %llu pkg_static_eu %llu\n",
 			   vm->id, vm->pid, vm->comm,
 			   vm->attached ? "attached" : "auto", vm->nr_vcpus,
 			   vm->charge == VMRAPL_CHARGE_GUEST ? "guest" : "thread",
-			   e[0], e[1], e[2], vr_ovh_energy(vm, VR_DOM_PKG),
-			   vr_vm_runtime_ns(vm), vr_ovh_ns(vm),
-			   min(s, e[0]));
+			   t.energy[0], t.energy[1], t.energy[2],
+			   t.ovh[VR_DOM_PKG], t.runtime_ns, t.ovh_ns,
+			   t.static_e);
 	}
 	mutex_unlock(&vr_vm_mutex);
 }

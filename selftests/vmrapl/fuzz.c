@@ -14,7 +14,10 @@
  * Asserted: unknown commands on vmrapl fds fail with ENOTTY, valid ones
  * only with their documented errors; no writable mapping of a VM page;
  * the attached VMs' counters keep working and never go back or jump; the
- * books conserve.  The rig fails the run on any kernel warning.
+ * books conserve; and a third thread reads every VM's and package's books
+ * (LIST_VMS, GET_VM_STATS, GET_PKG_STATS) all the while, where no part may
+ * exceed its whole in any answer (vr_whole.h).  The rig fails the run on
+ * any kernel warning.
  *
  * The module runs its default source, so VMRAPL_TEST_INJECT must fail
  * with ENOTTY; it is never sent with VMRAPL_INJECT_F_SET.
@@ -33,6 +36,7 @@
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
+#include "vr_whole.h"
 
 #define FUZZ_SECS	15
 #define NR_THREADS	2
@@ -68,6 +72,8 @@ struct shared {
 	int kvm_sys;			/* /dev/kvm */
 	volatile int stop;
 	pid_t tids[NR_THREADS + 1];
+	struct vr_whole_count whole;	/* whole_thread()'s */
+	int whole_err;
 };
 
 struct fuzzer {
@@ -674,6 +680,25 @@ FIXTURE_TEARDOWN(fuzz)
 	vr_reload(NULL);
 }
 
+/* The books, read again and again under the fuzzers' feet. */
+static void *whole_thread(void *arg)
+{
+	struct shared *sh = arg;
+	int dev = vr_open_dev(), ret;
+
+	if (dev < 0) {
+		sh->whole_err = -errno;
+		return NULL;
+	}
+	while (!sh->stop) {
+		ret = vr_whole_sweep(dev, &sh->whole);
+		if (ret && !sh->whole_err)
+			sh->whole_err = ret;
+	}
+	close(dev);
+	return NULL;
+}
+
 static void vm_check(struct __test_metadata *_metadata, int i, int fd,
 		     struct vmsnap *last, int *bad)
 {
@@ -712,6 +737,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 	uint64_t calls = 0, ok = 0, att = 0, maps = 0, churns = 0;
 	const char *env = getenv("VR_FUZZ_SEED");
 	int i, e, bad = 0, fuzz_bad = 0;
+	pthread_t whole_th;
 
 	ASSERT_EQ(0, vr_get_info(&info));
 	ASSERT_NE(VMRAPL_SOURCE_TEST, info.source);
@@ -777,6 +803,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 	for (i = 0; i < NR_THREADS; i++)
 		ASSERT_EQ(0, pthread_create(&self->f[i].th, NULL, fuzz_thread,
 					    &self->f[i]));
+	ASSERT_EQ(0, pthread_create(&whole_th, NULL, whole_thread, sh));
 
 	t0 = vr_now_ns();
 	t_end = t0 + FUZZ_SECS * 1000000000ULL;
@@ -798,6 +825,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 		}
 	}
 	sh->stop = 1;
+	pthread_join(whole_th, NULL);
 	for (i = 0; i < NR_THREADS; i++) {
 		struct fuzzer *f = &self->f[i];
 
@@ -823,6 +851,12 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 	}
 	EXPECT_GT(calls, 1000);
 	EXPECT_EQ(0, fuzz_bad) TH_LOG("%d answers broke the ABI", fuzz_bad);
+	TH_LOG("%lu answers read for their wholes, %lu broke one",
+	       sh->whole.answers, sh->whole.broken);
+	EXPECT_EQ(0, sh->whole_err) TH_LOG("reading the books: %s",
+					   strerror(-sh->whole_err));
+	EXPECT_GT(sh->whole.answers, 100);
+	EXPECT_EQ(0, sh->whole.broken) TH_LOG("first: %s", sh->whole.first);
 
 	/* Every still-attached VM: GET_STATS works, nothing went back. */
 	vr_sleep_ms(50);

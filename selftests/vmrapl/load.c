@@ -8,7 +8,9 @@
  * Asserted: every attach and GET_STATS works, a VM's counters never go
  * back and never grow faster than the packages can draw; the books of both
  * packages conserve exactly at every sample and none of their totals ever
- * decreases; every VM is gone from debugfs once its VMM exits.  The rig
+ * decreases; in every answer a thread of the test reads all the while
+ * (LIST_VMS, GET_VM_STATS, GET_PKG_STATS), no part exceeds its whole
+ * (vr_whole.h); every VM is gone from debugfs once its VMM exits.  The rig
  * fails the run on any warning, lockup or stall.
  */
 #include <errno.h>
@@ -25,6 +27,7 @@
 
 #include "kselftest_harness.h"
 #include "vr_kvm.h"
+#include "vr_whole.h"
 
 #define LOAD_SECS	30
 #define NR_VMM		4
@@ -269,6 +272,31 @@ FIXTURE_TEARDOWN(load)
 	vr_reload(NULL);
 }
 
+/* Reads the books again and again until @stop (vr_whole.h). */
+struct whole {
+	volatile int stop;
+	int err;
+	struct vr_whole_count c;
+};
+
+static void *whole_thread(void *arg)
+{
+	struct whole *w = arg;
+	int dev = vr_open_dev(), ret;
+
+	if (dev < 0) {
+		w->err = -errno;
+		return NULL;
+	}
+	while (!w->stop) {
+		ret = vr_whole_sweep(dev, &w->c);
+		if (ret && !w->err)
+			w->err = ret;
+	}
+	close(dev);
+	return NULL;
+}
+
 #define CHECK_FIELD(f)							\
 	do {								\
 		if (b[p].f < last[p].f && bad++ < 5)			\
@@ -282,6 +310,8 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 	struct vr_books b[2], last[2];
 	uint64_t t0, t_end, t_last, now, attaches = 0, stats = 0;
 	int i, p, status, created = 0, samples = 0, bad = 0, maxvms = 0;
+	struct whole whole = { 0 };
+	pthread_t whole_th;
 
 	t0 = vr_now_ns();
 	t_end = t0 + LOAD_SECS * 1000000000ULL;
@@ -295,6 +325,7 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 		}
 	}
 
+	ASSERT_EQ(0, pthread_create(&whole_th, NULL, whole_thread, &whole));
 	ASSERT_EQ(0, vr_read_books2(last));
 	t_last = vr_now_ns();
 	while ((now = vr_now_ns()) < t_end + 2000000000ULL) {
@@ -336,6 +367,8 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 			maxvms = n;
 	}
 
+	whole.stop = 1;
+	pthread_join(whole_th, NULL);
 	for (i = 0; i <= NR_VMM; i++) {
 		ASSERT_EQ(self->pid[i], waitpid(self->pid[i], &status, 0));
 		self->pid[i] = 0;
@@ -369,6 +402,12 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 	EXPECT_GT(samples, 20);
 	EXPECT_EQ(0, bad) TH_LOG("%d book samples broke conservation or monotonicity",
 				 bad);
+	TH_LOG("%lu answers read for their wholes, %lu broke one",
+	       whole.c.answers, whole.c.broken);
+	EXPECT_EQ(0, whole.err) TH_LOG("reading the books: %s",
+				       strerror(-whole.err));
+	EXPECT_GT(whole.c.answers, 100);
+	EXPECT_EQ(0, whole.c.broken) TH_LOG("first: %s", whole.c.first);
 
 	/* Every VMM is gone: so are its VMs, attached or adopted. */
 	for (i = 0; i < 100 && vr_vms_count(NULL) > 0; i++)
