@@ -22,10 +22,42 @@ static char *source = "auto";
 module_param(source, charp, 0444);
 MODULE_PARM_DESC(source, "Energy source: auto|intel|amd|estimate|test");
 
+/*
+ * The most a package can draw sizes the wrap guard (engine_timer.c) and
+ * tells a wrap or a reset from real energy (vr_dom_delta()).  0 would make
+ * every wrap a reset; a huge value would make every long epoch one that
+ * might have wrapped twice (an overrun).  Today's largest sockets draw
+ * about 500 W.
+ */
+#define VR_MAX_POWER_MIN_W	10
+#define VR_MAX_POWER_MAX_W	2000
+
 unsigned int vr_max_power_w = 500;
-module_param_named(max_power_w, vr_max_power_w, uint, 0444);
+
+static int vr_set_max_power(const char *val, const struct kernel_param *kp)
+{
+	unsigned int w;
+	int ret;
+
+	ret = kstrtouint(val, 0, &w);
+	if (ret)
+		return ret;
+	if (w < VR_MAX_POWER_MIN_W || w > VR_MAX_POWER_MAX_W) {
+		pr_err("max_power_w=%u: must be %u..%u W\n", w,
+		       VR_MAX_POWER_MIN_W, VR_MAX_POWER_MAX_W);
+		return -EINVAL;
+	}
+	vr_max_power_w = w;
+	return 0;
+}
+
+static const struct kernel_param_ops vr_max_power_ops = {
+	.set = vr_set_max_power,
+	.get = param_get_uint,
+};
+module_param_cb(max_power_w, &vr_max_power_ops, &vr_max_power_w, 0444);
 MODULE_PARM_DESC(max_power_w,
-		 "Most a package can draw (W): sizes the wrap guard, default 500");
+		 "Most a package can draw (W), 10..2000: sizes the wrap guard, default 500");
 
 unsigned int vr_p_static_mw;
 module_param_named(p_static_mw, vr_p_static_mw, uint, 0444);

@@ -270,6 +270,16 @@ TEST(bad_source)
 	}
 	EXPECT_NE(0, vr_load("source=bogus"));
 	EXPECT_NE(0, vr_load("source=test test_esu=40"));
+	/*
+	 * Regression: max_power_w=0 loaded and made every wrap a reset;
+	 * a huge bound made long epochs overruns.  Outside 10..2000 W the
+	 * load fails and says why.
+	 */
+	EXPECT_NE(0, vr_load("max_power_w=0"));
+	EXPECT_TRUE(vr_kmsg_has("max_power_w=0: must be 10..2000 W"));
+	EXPECT_NE(0, vr_load("max_power_w=100000"));
+	EXPECT_EQ(0, vr_load("max_power_w=2000"));
+	ASSERT_EQ(0, vr_unload());
 	ASSERT_EQ(0, vr_load(NULL));
 }
 
