@@ -78,11 +78,11 @@ KSRC_STAMP := $(KSRC)/.stamp
 VERSION_STR := $(strip $(shell cat $(TOP)/VERSION))
 
 KMOD_SRCS := $(wildcard $(TOP)/kmod/*.c $(TOP)/kmod/*.h)
-LINT_FILES := $(wildcard kmod/*.c kmod/*.h kmod/user/*.h uapi/linux/*.h)
+LINT_FILES := $(wildcard kmod/*.c kmod/*.h kmod/user/*.h uapi/linux/*.h selftests/fakekvm/*.c)
 
 KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
-.PHONY: install uninstall install-test all module modules-all userspace selftests unit bench bench-quick \
+.PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse qemu \
 	checkpatch ksrc deps check check-debug check-qemu debug-kernel vmtest demo readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
@@ -112,6 +112,16 @@ $(MODDIR)/.mirror: FORCE
 module: $(MODDIR)/.mirror
 	+$(KBUILD_MAKE) modules
 	@echo "built $(MODDIR)/vmrapl.ko"
+
+# The selftests' own module (selftests/fakekvm): built per kernel for the
+# rig, never by DKMS or "make install".
+FAKEKVM_DIR := $(MODDIR)/fakekvm
+testmod: $(MODDIR)/.mirror
+	@mkdir -p $(FAKEKVM_DIR)
+	@ln -sfn $(TOP)/selftests/fakekvm/Kbuild $(FAKEKVM_DIR)/Kbuild
+	@ln -sfn $(TOP)/selftests/fakekvm/vr_fakekvm.c $(FAKEKVM_DIR)/vr_fakekvm.c
+	+$(KCHROOT) $(MAKE) -C $(KDIR) M=$(FAKEKVM_DIR) modules
+	@echo "built $(FAKEKVM_DIR)/vr_fakekvm.ko"
 
 modules-all:
 	@set -e; for k in $(ALL_KVERS); do \
@@ -196,7 +206,7 @@ deps:
 qemu:
 	@$(TOP)/scripts/qemu.sh build
 
-vmtest: module selftests qemu
+vmtest: module testmod selftests qemu
 	$(TOP)/selftests/rig/run.sh $(KVER) $(RIG_ARGS)
 
 demo:

@@ -12,6 +12,9 @@
  *   vms       per tracked VM: energy, overhead and runtime.
  *   objects   the module's live objects by kind ("vms 0"), for the leak
  *             checks: all zero once every VM is gone.
+ *   checks    what the module's self-checks found ("key_early_moves 0",
+ *             "release_stale 0", the latter with check_release): every
+ *             figure is 0 unless vmrapl has a bug.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,7 +47,7 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 		struct vr_pkg *p = &hp->core;
 
 		vr_pkg_read_stats(p, st, VR_NDOM);
-		seq_printf(m, "pkg %u source %s estimated %d esu %u width %u cpus %u online %u period_ns %llu policy %s p_static_uw %llu static_origin %s samples %llu epochs_idle %llu busy_ns %llu wraps %llu resets %llu overruns %llu over_max %llu safety_reads %llu remote_closes %llu\n",
+		seq_printf(m, "pkg %u source %s estimated %d esu %u width %u cpus %u online %u period_ns %llu policy %s p_static_uw %llu static_origin %s samples %llu epochs_idle %llu busy_ns %llu wraps %llu resets %llu overruns %llu over_max %llu safety_reads %llu remote_closes %llu release_closes %llu\n",
 			   i, vr_src->name, vr_src->estimated,
 			   p->src[VR_DOM_PKG].esu, p->src[VR_DOM_PKG].width,
 			   p->nr_cpus, READ_ONCE(p->nr_online),
@@ -58,7 +61,8 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 			   READ_ONCE(p->resets), READ_ONCE(p->overruns),
 			   READ_ONCE(p->over_max),
 			   READ_ONCE(hp->safety_reads),
-			   READ_ONCE(hp->remote_closes));
+			   READ_ONCE(hp->remote_closes),
+			   READ_ONCE(hp->release_closes));
 		vr_pkg_static_read(hp, &sr);
 		seq_printf(m, "pkg %u fit static_uw %llu sd_uw %llu dyn_uw %llu blocks %u conditioned %d held_uw %llu in_use %d idle_uw %llu idle_known %d idle_provisional %d core_uw %llu core_blocks %u host_floor_uw %llu\n",
 			   i, sr.fit_uw, sr.fit_sd_uw, sr.fit_dyn_uw,
@@ -95,6 +99,13 @@ static int vr_vms_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(vr_vms);
 
+static int vr_checks_show(struct seq_file *m, void *unused)
+{
+	vr_vm_debugfs_checks(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vr_checks);
+
 static int vr_objects_show(struct seq_file *m, void *unused)
 {
 	unsigned int i;
@@ -115,6 +126,8 @@ void vr_debugfs_init(void)
 	debugfs_create_file("vms", 0400, vr_debugfs_dir, NULL, &vr_vms_fops);
 	debugfs_create_file("objects", 0400, vr_debugfs_dir, NULL,
 			    &vr_objects_fops);
+	debugfs_create_file("checks", 0400, vr_debugfs_dir, NULL,
+			    &vr_checks_fops);
 }
 
 void vr_debugfs_exit(void)

@@ -145,25 +145,32 @@ static void vr_force_close_ipi(void *info)
 }
 
 /*
- * Before accounts in [@lo, @hi) are freed: no CPU charges them any more,
- * and no package keeps them on a pending list.  Process context; the
- * caller made sure no probe can find them again (RCU).
+ * Before the accounts of @n VMs (@r) are freed: no CPU charges them any
+ * more, and no package keeps them on a pending list.  Process context; the
+ * caller made sure no probe can find them again (RCU), and batches the
+ * VMs that die together (vm.c), so that whatever userspace does, a
+ * package is interrupted once per batch.
  */
-void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi)
+void vr_engine_release(const struct vr_acct_range *r, unsigned int n)
 {
 	unsigned long flags;
-	unsigned int i;
+	unsigned int i, j;
 	int cpu;
 
+	/* Interrupts off, and each lock held, for one VM at a time. */
 	for_each_possible_cpu(cpu) {
-		local_irq_save(flags);
-		vr_cpu_purge(per_cpu_ptr(&vr_pcpu, cpu), local_clock(), lo, hi);
-		local_irq_restore(flags);
+		for (j = 0; j < n; j++) {
+			local_irq_save(flags);
+			vr_cpu_purge(per_cpu_ptr(&vr_pcpu, cpu), local_clock(),
+				     r[j].lo, r[j].hi);
+			local_irq_restore(flags);
+		}
 	}
 	for (i = 0; i < vr_topo.nr_pkgs; i++) {
 		struct vr_hpkg *hp = vr_pkgs[i];
 
 		cpu = READ_ONCE(hp->timer_cpu);
+		hp->release_closes++;
 		if (cpu < 0 || smp_call_function_single(cpu, vr_force_close_ipi,
 							hp, 1)) {
 			local_irq_save(flags);
@@ -171,10 +178,87 @@ void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi)
 			local_irq_restore(flags);
 		}
 		/* The close made them the lag list: take them off it. */
-		raw_spin_lock_irqsave(&hp->core.close_lock, flags);
-		vr_pkg_forget(&hp->core, lo, hi);
-		raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
+		for (j = 0; j < n; j++) {
+			raw_spin_lock_irqsave(&hp->core.close_lock, flags);
+			vr_pkg_forget(&hp->core, r[j].lo, r[j].hi);
+			raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
+		}
 	}
+}
+
+static bool vr_in(const struct vr_acct *a, const struct vr_acct_range *r)
+{
+	return a >= r->lo && a < r->hi;
+}
+
+/*
+ * The debug sweep of a release (check_release, vm.c): after
+ * vr_engine_release(), nothing may point at an account of @r any more: no
+ * CPU's current account, no package's pending or lag list.  Returns
+ * VR_SWEEP_CLEAN, or what was found, named in @why; a CPU or a lag list is
+ * put right (purged, forgotten again), a pending list cannot be.
+ * @inject: first leave a stale pointer to @r on package 0's lag list, as
+ * a bug would (the sweep's own test, inject_stale).
+ */
+int vr_engine_sweep(const struct vr_acct_range *r, bool inject, char *why,
+		    size_t len)
+{
+	struct vr_acct *a, *first = (struct vr_acct *)r->lo;
+	int cpu, ret = VR_SWEEP_CLEAN;
+	unsigned long flags;
+	unsigned int i, s;
+
+	if (inject) {
+		struct vr_pkg *p = &vr_pkgs[0]->core;
+
+		raw_spin_lock_irqsave(&p->close_lock, flags);
+		if (!first->pprev && p->prev != first) {
+			first->pprev = p->prev;
+			p->prev = first;
+		}
+		raw_spin_unlock_irqrestore(&p->close_lock, flags);
+	}
+	for_each_possible_cpu(cpu) {
+		struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu);
+
+		local_irq_save(flags);
+		vr_lock(&c->lock);
+		a = c->cur;
+		vr_unlock(&c->lock);
+		local_irq_restore(flags);
+		if (!vr_in(a, r))
+			continue;
+		snprintf(why, len, "CPU %d still charges it", cpu);
+		ret = VR_SWEEP_REPAIRED;
+		local_irq_save(flags);
+		vr_cpu_purge(c, local_clock(), r->lo, r->hi);
+		local_irq_restore(flags);
+	}
+	for (i = 0; i < vr_topo.nr_pkgs; i++) {
+		struct vr_pkg *p = &vr_pkgs[i]->core;
+		bool lag = false, pend = false;
+
+		raw_spin_lock_irqsave(&p->close_lock, flags);
+		for (a = p->prev; a && !lag; a = a->pprev)
+			lag = vr_in(a, r);
+		for (s = 0; s < 2; s++)
+			for (a = READ_ONCE(p->pending[s]); a && !pend;
+			     a = READ_ONCE(a->pnext[s]))
+				pend = vr_in(a, r);
+		if (lag)
+			vr_pkg_forget(p, r->lo, r->hi);
+		raw_spin_unlock_irqrestore(&p->close_lock, flags);
+		if (pend) {
+			snprintf(why, len, "package %u's pending list holds it",
+				 i);
+			return VR_SWEEP_STUCK;
+		}
+		if (lag) {
+			snprintf(why, len, "package %u's lag list holds it", i);
+			ret = VR_SWEEP_REPAIRED;
+		}
+	}
+	return ret;
 }
 
 /* The package index of a CPU that has one. */

@@ -14,6 +14,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/suspend.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/isolation.h>
 #include <linux/topology.h>
 
 #include "vmrapl.h"
@@ -33,6 +34,19 @@ static struct vr_cpu *vr_cpu_sibling(unsigned int cpu)
 		if (sib != cpu)
 			return vr_engine_cpu(sib);
 	return NULL;
+}
+
+/*
+ * Whether @cpu may carry a package's timer, and so the IPIs that close
+ * the package for a reader or a release: not one that isolcpus= (domain)
+ * or nohz_full= takes out of the kernel's housekeeping.  A package with
+ * no other CPU gets its timer there all the same: the wrap guard needs a
+ * CPU of the package.
+ */
+static bool vr_cpu_housekeeping(int cpu)
+{
+	return housekeeping_cpu(cpu, HK_TYPE_TIMER) &&
+	       housekeeping_cpu(cpu, HK_TYPE_DOMAIN);
 }
 
 static int vr_cpu_up(unsigned int cpu)
@@ -82,7 +96,7 @@ static int vr_cpu_up(unsigned int cpu)
 	vr_cpu_online(c, local_clock(), true);
 	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
 
-	vr_pkg_timer_start_on(hp, cpu);
+	vr_pkg_timer_start_on(hp, cpu, vr_cpu_housekeeping(cpu));
 	return 0;
 }
 
@@ -99,14 +113,19 @@ static int vr_cpu_down(unsigned int cpu)
 
 	if (READ_ONCE(hp->timer_cpu) != (int)cpu)
 		return 0;
-	/* The dying CPU is still in cpu_online_mask at this state. */
+	/*
+	 * The dying CPU is still in cpu_online_mask at this state.  A
+	 * housekeeping CPU of the package first (vr_cpu_housekeeping()).
+	 */
 	for_each_online_cpu(o) {
-		if (o != cpu && vr_topo_pkg_of(o) == hp->id) {
+		if (o == cpu || vr_topo_pkg_of(o) != hp->id)
+			continue;
+		if (t < 0 || vr_cpu_housekeeping(o))
 			t = o;
+		if (vr_cpu_housekeeping(o))
 			break;
-		}
 	}
-	vr_pkg_timer_move(hp, t);
+	vr_pkg_timer_move(hp, t, t >= 0 && vr_cpu_housekeeping(t));
 	return 0;
 }
 

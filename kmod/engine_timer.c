@@ -148,15 +148,24 @@ void vr_pkg_timer_init(struct vr_hpkg *hp)
 		    TIMER_DEFERRABLE | TIMER_PINNED);
 }
 
-/* A CPU of @hp came online: the timer runs there if it ran nowhere. */
-void vr_pkg_timer_start_on(struct vr_hpkg *hp, unsigned int cpu)
+/*
+ * A CPU of @hp came online: the timer runs there if it ran nowhere, or
+ * moves there (at its next expiry) from an isolated CPU if @cpu is a
+ * @housekeeping one.
+ */
+void vr_pkg_timer_start_on(struct vr_hpkg *hp, unsigned int cpu,
+			   bool housekeeping)
 {
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&hp->timer_lock, flags);
 	if (hp->timer_cpu < 0) {
 		WRITE_ONCE(hp->timer_cpu, cpu);
+		hp->timer_hk = housekeeping;
 		vr_timer_arm_on(hp, cpu, vr_busy_timer_jiffies());
+	} else if (!hp->timer_hk && housekeeping) {
+		WRITE_ONCE(hp->timer_cpu, cpu);
+		hp->timer_hk = true;
 	}
 	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 }
@@ -165,12 +174,13 @@ void vr_pkg_timer_start_on(struct vr_hpkg *hp, unsigned int cpu)
  * The timer's CPU is going down: the timer follows @cpu, another online
  * CPU of @hp, at its next expiry; -1 stops it until a CPU returns.
  */
-void vr_pkg_timer_move(struct vr_hpkg *hp, int cpu)
+void vr_pkg_timer_move(struct vr_hpkg *hp, int cpu, bool housekeeping)
 {
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&hp->timer_lock, flags);
 	WRITE_ONCE(hp->timer_cpu, cpu);
+	hp->timer_hk = housekeeping;
 	raw_spin_unlock_irqrestore(&hp->timer_lock, flags);
 }
 

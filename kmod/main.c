@@ -110,6 +110,23 @@ module_param_named(unpriv_step_uj, vr_unpriv_step_uj, uint, 0644);
 MODULE_PARM_DESC(unpriv_step_uj,
 		 "Without CAP_PERFMON a VM's energy moves in steps of this (uJ), default 1000");
 
+/*
+ * The debug sweep of every release (vm.c, vr_vm_swept()): on by default on
+ * a KASAN kernel (make check-debug's), where a late write into a freed
+ * account would also be caught; off on production kernels, where it costs
+ * a walk of every CPU and package per released VM.
+ */
+bool vr_check_release = IS_ENABLED(CONFIG_KASAN);
+module_param_named(check_release, vr_check_release, bool, 0644);
+MODULE_PARM_DESC(check_release,
+		 "Check at each VM release that no CPU or package still points at its accounts (debug)");
+
+/* The sweep's own test: leave this many stale pointers (with check_release). */
+unsigned int vr_inject_stale;
+module_param_named(inject_stale, vr_inject_stale, uint, 0644);
+MODULE_PARM_DESC(inject_stale,
+		 "Test of check_release: make this many releases leave a stale pointer for the sweep to catch");
+
 bool vr_track_all = true;
 module_param_named(track_all, vr_track_all, bool, 0644);
 MODULE_PARM_DESC(track_all, "Track every KVM VM for host reporting");

@@ -19,11 +19,15 @@
 #include <linux/file.h>
 #include <linux/hash.h>
 #include <linux/kvm_host.h>
+#include <linux/llist.h>
 #include <linux/magic.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/poison.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -42,6 +46,13 @@ DECLARE_DELAYED_WORK(vr_track_work, vr_track_workfn);
 bool vr_vm_stopping;
 
 /*
+ * The module that defines KVM's tracepoints, kvm.ko: the one whose
+ * kvm_entry vmrapl probes.  Found at load (vr_vm_init()); vmrapl uses
+ * kvm.ko's symbols, so it stays loaded while vmrapl is.
+ */
+static struct module *vr_kvm_mod;
+
+/*
  * The KVM VM behind @f, if @f is a VM fd of the calling process; NULL for
  * anything else.  file_is_kvm() would compare f_op with KVM's own, but
  * upstream "KVM: Export KVM-internal symbols for sub-modules only" (v6.18)
@@ -54,8 +65,12 @@ bool vr_vm_stopping;
  *  - its name is "kvm-vm": the name is the creating caller's string
  *    constant, and only kvm_dev_ioctl_create_vm() passes this one (vCPUs
  *    are "kvm-vcpu:N", devices "kvm-<type>", guest_memfd "[kvm-gmem]",
- *    vmrapl's own VM files "[vmrapl-vm]"), so private_data is its struct
- *    kvm;
+ *    vmrapl's own VM files "[vmrapl-vm]");
+ *  - its file_operations are kvm.ko's (vr_kvm_mod): a file of that name
+ *    that some other module or a future part of the kernel makes fails
+ *    closed.  Not f_op->owner: KVM leaves it NULL on 6.1 and sets it to
+ *    kvm-amd or kvm-intel later; the ops themselves are kvm.ko's static
+ *    data on every kernel.  So private_data is its struct kvm;
  *  - the VM belongs to the caller's mm: KVM refuses every VM ioctl from
  *    another mm, so a VMM attaches its own VM, and a VM whose process has
  *    exited (its fd kept alive elsewhere, the VM on its way out) is
@@ -70,6 +85,8 @@ static struct kvm *vr_kvm_of_file(struct file *f)
 
 	if (file_inode(f)->i_sb->s_magic != ANON_INODE_FS_MAGIC ||
 	    strcmp(f->f_path.dentry->d_name.name, "kvm-vm"))
+		return NULL;
+	if (!vr_kvm_mod || !within_module((unsigned long)f->f_op, vr_kvm_mod))
 		return NULL;
 	kvm = f->private_data;
 	if (!kvm || kvm->mm != current->mm)
@@ -174,7 +191,6 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 				 u32 esu, bool exact)
 {
 	struct vr_vm *vm;
-	u32 i;
 
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
 	if (!vm)
@@ -200,8 +216,6 @@ static struct vr_vm *vr_vm_alloc(struct kvm *kvm, u32 nr_vcpus, u32 regset,
 		vr_vm_free(vm);
 		return NULL;
 	}
-	for (i = 0; i < nr_vcpus; i++)
-		vm->threads[i].key.idx = i;
 	return vm;
 }
 
@@ -231,30 +245,44 @@ static void vr_vm_unlink(struct vr_vm *vm)
 	list_for_each_entry(vt, &vm->tasks, list)
 		vr_key_del(&vt->key);
 	WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - vm->nr_tasks);
-	for (i = 0; i < vm->nr_vcpus; i++) {
-		if (!vm->threads[i].task)
-			continue;
-		vr_key_del(&vm->threads[i].key);
-		WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
-	}
+	for (i = 0; i < vm->nr_vcpus; i++)
+		if (vm->threads[i].task)
+			vr_vcpu_key_drop(&vm->threads[i]);
 	vr_filter_rebuild();
 }
 
 /*
- * Finish an unlinked VM once its last reference is gone: wait until no
- * probe can reach it, take its accounts off every CPU, close each package
- * once so that nothing of it stays pending, then free it.  Its energy
- * stays in the package totals.  Process context, no vmrapl lock held.
+ * VMs whose last reference is gone wait on vr_dead_vms for the release
+ * work, which takes the whole batch off every CPU and package at once
+ * (vr_engine_release()) and frees it.  One batch per VR_RELEASE_GAP_MS at
+ * most: however fast userspace creates and closes VMs, or attaches and
+ * closes them from many threads, a package's timer CPU gets at most one
+ * release IPI per gap (security.rst).
  */
+#define VR_RELEASE_GAP_MS	20
+static LLIST_HEAD(vr_dead_vms);
+/* jiffies before which no batch starts: the release work writes it. */
+static unsigned long vr_release_next;
+static void vr_release_workfn(struct work_struct *w);
+static DECLARE_DELAYED_WORK(vr_release_work, vr_release_workfn);
+
+/* The VM's last reference is gone: queue it for the release work. */
 static void vr_vm_finish(struct kref *ref)
 {
 	struct vr_vm *vm = container_of(ref, struct vr_vm, ref);
+	long delay = (long)(READ_ONCE(vr_release_next) - jiffies);
+
+	llist_add(&vm->dead, &vr_dead_vms);
+	/* Already pending: it takes this VM too. */
+	queue_delayed_work(system_wq, &vr_release_work, max(delay, 0L));
+}
+
+/* The references a released VM held, and the VM itself. */
+static void vr_vm_free_dead(struct vr_vm *vm)
+{
 	struct vr_task *vt, *tmp;
 	u32 i;
 
-	synchronize_rcu();
-	vr_engine_release(vm->acct,
-			  vm->acct + (size_t)(vm->nr_vcpus + 1) * vr_npk());
 	list_for_each_entry_safe(vt, tmp, &vm->tasks, list) {
 		put_task_struct(vt->task);
 		vr_obj_put(VR_OBJ_TASKS);
@@ -273,6 +301,8 @@ static void vr_vm_finish(struct kref *ref)
 			vr_obj_put(VR_OBJ_TASKS);
 		}
 	}
+	/* No probe can queue it again: the grace period has passed. */
+	cancel_work_sync(&vm->gv_work);
 	if (vm->kvm_file) {
 		fput(vm->kvm_file);
 		vr_obj_put(VR_OBJ_KVM_REFS);
@@ -282,13 +312,92 @@ static void vr_vm_finish(struct kref *ref)
 	vr_vm_free(vm);
 }
 
+static struct vr_acct_range vr_vm_accts(const struct vr_vm *vm)
+{
+	return (struct vr_acct_range){
+		vm->acct, vm->acct + (size_t)(vm->nr_vcpus + 1) * vr_npk()
+	};
+}
+
+/* Releases the debug sweep found wrong (vr_vm_swept()); the work's. */
+unsigned long vr_release_stale;
+
+/*
+ * check_release: after vr_engine_release(), nothing may point at the VM's
+ * accounts any more.  What the sweep finds is reported and put right where
+ * it can be; a VM still on a pending list is leaked rather than freed (the
+ * unload then reports it).  The accounts are poisoned before they are
+ * freed, so that a late reader sees garbage, not plausible energy.
+ */
+static bool vr_vm_swept(struct vr_vm *vm)
+{
+	struct vr_acct_range r = vr_vm_accts(vm);
+	unsigned int n = READ_ONCE(vr_inject_stale);
+	char why[64] = "";
+	bool inject;
+	int ret;
+
+	inject = n && cmpxchg(&vr_inject_stale, n, n - 1) == n;
+	ret = vr_engine_sweep(&r, inject, why, sizeof(why));
+	if (ret != VR_SWEEP_CLEAN) {
+		vr_release_stale++;
+		pr_err("release of VM %llu: %s; %s\n", vm->id, why,
+		       ret == VR_SWEEP_STUCK ? "leaked rather than freed" :
+		       "put right");
+		if (ret == VR_SWEEP_STUCK)
+			return false;
+	}
+	memset(vm->acct, POISON_FREE,
+	       (size_t)(vm->nr_vcpus + 1) * vr_npk() * sizeof(*vm->acct));
+	return true;
+}
+
+/*
+ * Finish the dead VMs: wait until no probe can reach them, take their
+ * accounts off every CPU, close each package once so that nothing of
+ * them stays pending, then free them.  Their energy stays in the package
+ * totals.  Workqueue context, no vmrapl lock held.
+ */
+static void vr_release_workfn(struct work_struct *w)
+{
+	struct llist_node *batch = llist_del_all(&vr_dead_vms);
+	struct vr_acct_range one, *r;
+	struct vr_vm *vm, *tmp;
+	unsigned int n = 0;
+
+	if (!batch)
+		return;
+	WRITE_ONCE(vr_release_next,
+		   jiffies + msecs_to_jiffies(VR_RELEASE_GAP_MS));
+	llist_for_each_entry(vm, batch, dead)
+		n++;
+	synchronize_rcu();
+	r = kmalloc_array(n, sizeof(*r), GFP_KERNEL);
+	if (r) {
+		n = 0;
+		llist_for_each_entry(vm, batch, dead)
+			r[n++] = vr_vm_accts(vm);
+		vr_engine_release(r, n);
+		kfree(r);
+	} else {
+		/* Without memory, one VM at a time: more IPIs, same books. */
+		llist_for_each_entry(vm, batch, dead) {
+			one = vr_vm_accts(vm);
+			vr_engine_release(&one, 1);
+		}
+	}
+	llist_for_each_entry_safe(vm, tmp, batch, dead)
+		if (!READ_ONCE(vr_check_release) || vr_vm_swept(vm))
+			vr_vm_free_dead(vm);
+}
+
 /*
  * Drop a reference: the list's (after vr_vm_unlink()) or a reader's
- * (vr_get_vm_stats()).  Process context, no vmrapl lock held.
+ * (vr_get_vm_stats()).  The last one queues the VM for the release work.
+ * Process context, no vmrapl lock held.
  */
 void vr_vm_put(struct vr_vm *vm)
 {
-	might_sleep();
 	kref_put(&vm->ref, vr_vm_finish);
 }
 
@@ -493,10 +602,48 @@ bool vr_vm_any(void)
 	return !list_empty(&vr_vms);
 }
 
+static int vr_kvm_mod_note(struct notifier_block *nb, unsigned long val,
+			   void *data)
+{
+	struct tp_module *tp_mod = data;
+
+	if (val == MODULE_STATE_COMING &&
+	    within_module((unsigned long)&__tracepoint_kvm_entry, tp_mod->mod))
+		vr_kvm_mod = tp_mod->mod;
+	return NOTIFY_OK;
+}
+
+/*
+ * Find kvm.ko among the modules that define tracepoints: registering the
+ * notifier replays every loaded one.  KVM built into the kernel has no
+ * module to prove a VM fd by: ATTACH_VM is refused there (vr_kvm_of_file()),
+ * and track_all still accounts every VM.
+ */
+static int vr_kvm_mod_find(void)
+{
+	struct notifier_block nb = { .notifier_call = vr_kvm_mod_note };
+	int ret;
+
+	vr_kvm_mod = NULL;
+	if (!IS_MODULE(CONFIG_KVM)) {
+		pr_warn("KVM is built into the kernel: ATTACH_VM cannot prove a VM fd and is refused\n");
+		return 0;
+	}
+	ret = register_tracepoint_module_notifier(&nb);
+	if (ret)
+		return ret;
+	unregister_tracepoint_module_notifier(&nb);
+	if (!vr_kvm_mod) {
+		pr_err("kvm_entry's module not found among the tracepoint modules\n");
+		return -ENODEV;
+	}
+	return 0;
+}
+
 int vr_vm_init(void)
 {
 	vr_vm_stopping = false;
-	return 0;
+	return vr_kvm_mod_find();
 }
 
 /* Before the probes go: forget every VM (attached ones hold the module). */
@@ -515,6 +662,9 @@ void vr_vm_exit(void)
 	mutex_unlock(&vr_vm_mutex);
 	list_for_each_entry_safe(vm, tmp, &dead, list)
 		vr_vm_put(vm);
+	/* Every VM is dead now: release them while the engine runs. */
+	mod_delayed_work(system_wq, &vr_release_work, 0);
+	flush_delayed_work(&vr_release_work);
 }
 
 /* After the probes are gone: drop the references they left behind. */

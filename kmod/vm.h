@@ -6,11 +6,11 @@
  * The layer is four files, one execution context each:
  *
  *   vm_probe.c   probe context: the scheduler and KVM tracepoints, IRQs
- *                off, under RCU-sched.  Lookups only; takes no lock but a
- *                VM's raw gv_lock, with trylock.
+ *                off, under RCU-sched.  Lookups only; takes no lock (the
+ *                page's publication goes to a worker, vr_gv_kick()).
  *   vm_guest.c   the guest view (MSR values, the mmap page, GET/SET_STATE,
  *                SET_TOPOLOGY): everything under the raw vr_vm.gv_lock,
- *                which the kvm_exit probe takes as well.
+ *                in ioctl context or the page's worker.
  *   vm_stats.c   the books, read in ioctl and debugfs context: GET_STATS,
  *                LIST_VMS, GET_VM_STATS, debugfs.  vr_vm_mutex, then
  *                vr_vm.lock.
@@ -36,6 +36,7 @@
 #include <linux/kref.h>
 #include <linux/kvm_host.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -56,6 +57,14 @@ enum vr_key_kind { VR_KEY_KVM, VR_KEY_MM, VR_KEY_TASK, VR_KEY_VCPU };
  * @vm: the VM that pays.
  * @kind: enum vr_key_kind.
  * @idx: the vCPU (VR_KEY_VCPU).
+ * @rcu: a VR_KEY_VCPU entry is freed after a grace period.
+ * @del_gp, @del_bucket: when and from which chain the entry was last
+ *	removed (vr_key_del()).  An entry added to another chain before a
+ *	grace period has passed could take a probe walking the old chain
+ *	into the new one, past the keys it looks for: vr_key_add() counts
+ *	that in vr_key_early_moves.  No path does it: a vCPU's new thread
+ *	gets a new entry (vr_vcpu_threads_install()).
+ * @was_linked: @del_gp and @del_bucket are set.
  */
 struct vr_key {
 	struct hlist_node node;
@@ -63,11 +72,16 @@ struct vr_key {
 	struct vr_vm *vm;
 	u32 kind;
 	u32 idx;
+	struct rcu_head rcu;
+	unsigned long del_gp;
+	u32 del_bucket;
+	bool was_linked;
 };
 
 /**
  * struct vr_vcpu_thread - the thread that last ran a vCPU
- * @key: VR_KEY_VCPU entry for @task, in vr_keys while @task is set.
+ * @key: VR_KEY_VCPU entry for @task, in vr_keys while @task is set;
+ *	allocated for each thread, freed after a grace period.
  * @task: the thread, reference held; under vr_vm_mutex.
  * @seen: a thread the kvm_entry probe saw run the vCPU, not yet
  *	installed: reference held, handed over with xchg()/cmpxchg().
@@ -77,7 +91,7 @@ struct vr_key {
  * sleep), until it runs another vCPU.
  */
 struct vr_vcpu_thread {
-	struct vr_key key;
+	struct vr_key *key;
 	struct task_struct *task;
 	struct task_struct *seen;
 };
@@ -105,6 +119,7 @@ struct vr_task {
  *	that looked the VM up under vr_vm_mutex and dropped it
  *	(GET_VM_STATS).  The last vr_vm_put() frees the VM.
  * @list: in vr_vms, under vr_vm_mutex.
+ * @dead: on vm.c's vr_dead_vms once the last reference is gone.
  * @tasks: registered overhead tasks, under vr_vm_mutex.
  * @charge: VMRAPL_CHARGE_*, read locklessly by the probes.
  * @exact: the VMM that attached it had CAP_PERFMON (perfmon_capable()),
@@ -125,6 +140,8 @@ struct vr_task {
  *	kvm_exit probe with interrupts disabled.
  * @gv_quant: the guest view moves in steps of this many units (1 when
  *	@exact).
+ * @gv_work: publishes the page for the kvm_exit probe (vr_gv_kick());
+ *	cancelled before the VM is freed, after no probe can reach it.
  */
 struct vr_vm {
 	struct kvm *kvm;
@@ -133,6 +150,7 @@ struct vr_vm {
 	struct vr_key k_kvm;
 	struct vr_key k_mm;
 	struct list_head list;
+	struct llist_node dead;
 	struct list_head tasks;
 	unsigned int nr_tasks;
 	u64 id;
@@ -152,6 +170,7 @@ struct vr_vm {
 	u64 stats_time;
 
 	raw_spinlock_t gv_lock;
+	struct work_struct gv_work;
 	u64 gv_quant;
 	u64 guest_period_ns;
 	u64 gv_time;
@@ -184,7 +203,7 @@ struct vr_key *vr_lookup_key(const void *key);
 /* vm_guest.c */
 int vr_gv_init(struct vr_vm *vm);
 void vr_gv_free(struct vr_vm *vm);
-void vr_gv_publish(struct vr_vm *vm, u64 now);
+void vr_gv_kick(struct vr_vm *vm, u64 now);
 long vr_vm_read_msr(struct vr_vm *vm, void __user *argp);
 long vr_vm_set_topology(struct vr_vm *vm, void __user *argp);
 long vr_vm_get_state(struct vr_vm *vm, void __user *argp);
@@ -197,6 +216,9 @@ long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);
 /* vm_keys.c: the lookup table's writers, vr_vm_mutex held. */
 void vr_key_add(struct vr_key *k, const void *key, u32 kind, struct vr_vm *vm);
 void vr_key_del(struct vr_key *k);
+void vr_vcpu_key_drop(struct vr_vcpu_thread *vt);
+extern unsigned long vr_key_early_moves;	/* vr_vm_mutex */
+extern unsigned long vr_release_stale;		/* vm.c's release work */
 void vr_filter_rebuild(void);
 void vr_mm_owner_update(struct mm_struct *mm);
 bool vr_vcpu_threads_install(struct vr_vm *vm, struct task_struct **old,

@@ -6,10 +6,11 @@
  * packages (SET_TOPOLOGY).
  *
  * Context: the guest-view arrays are only touched under the VM's raw
- * gv_lock, with interrupts disabled.  vr_gv_publish() also runs from the
- * kvm_exit probe (vm_probe.c), so nothing under gv_lock may sleep,
- * allocate or call into the engine.  The ioctl entry points run in process
- * context: they copy from and to userspace and call vr_close_all() outside
+ * gv_lock, with interrupts disabled; nothing under gv_lock may sleep,
+ * allocate or call into the engine.  The kvm_exit probe (vm_probe.c) only
+ * calls vr_gv_kick(), which queues vm->gv_work: the publication itself
+ * runs in that worker.  The ioctl entry points run in process context:
+ * they copy from and to userspace and call vr_close_all() outside
  * gv_lock, and SET_TOPOLOGY, GET_STATE and SET_STATE run under vr_vm.lock
  * (vm.c takes it).
  *
@@ -133,7 +134,8 @@ static u64 vr_gv_units(struct vr_vm *vm, u64 eu)
  * Recompute the guest view from the exact accumulators.  Values start at 1
  * so that a counter is never 0 (perf hides those), are quantized to the
  * VM's ESU from cumulative totals (so the remainder carries), and only
- * grow.  Context: gv_lock held, interrupts disabled.
+ * grow, modulo 2^64 (vr_gv_advance()).  Context: gv_lock held, interrupts
+ * disabled.
  */
 static void vr_gv_compute(struct vr_vm *vm)
 {
@@ -153,15 +155,15 @@ static void vr_gv_compute(struct vr_vm *vm)
 			val = 1 + vr_gv_units(vm, *vr_gv_pkg(vm, e, v, d) +
 					      vr_vpkg_ovh(vm, v, d)) +
 			      *vr_gv_pkg(vm, vm->gv_off, v, d);
-			if (val > *vr_gv_pkg(vm, vm->gv, v, d))
-				*vr_gv_pkg(vm, vm->gv, v, d) = val;
+			*vr_gv_pkg(vm, vm->gv, v, d) =
+				vr_gv_advance(*vr_gv_pkg(vm, vm->gv, v, d), val);
 		}
 	}
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		val = 1 + vr_gv_units(vm, vr_vcpu_energy(vm, i, VR_DOM_PKG)) +
 		      *vr_gv_core(vm, vm->gv_off, i);
-		if (val > *vr_gv_core(vm, vm->gv, i))
-			*vr_gv_core(vm, vm->gv, i) = val;
+		*vr_gv_core(vm, vm->gv, i) =
+			vr_gv_advance(*vr_gv_core(vm, vm->gv, i), val);
 	}
 }
 
@@ -185,37 +187,88 @@ static void vr_gv_page_update(struct vr_vm *vm)
 	WRITE_ONCE(pg->seq, pg->seq + 1);
 }
 
-/* Publish now, whatever the period: gv_lock held. */
-static void vr_gv_publish_locked(struct vr_vm *vm, u64 now)
+/*
+ * The one gate of every publisher (READ_MSR's refresh, the kvm_exit
+ * probe, GET_STATE, SET_STATE, and so the mmap page): may the guest view
+ * take in the accounts' energy at @now?  Always for the first time, then
+ * once per guest period, never finer than unpriv_period_ms for a VM that
+ * is not exact, whatever its guest period says (the parameter may have
+ * grown since).  @urgent (a migration: the guest is stopped) skips the
+ * period, for an exact VM only: a VMM without CAP_PERFMON could otherwise
+ * call GET_STATE or SET_STATE in a loop and read its VM's share of the
+ * package's power at millisecond grain (PLATYPUS, security.rst).
+ * Lockless callers only use it to skip work; the decision is taken again
+ * under gv_lock.
+ */
+static bool vr_gv_due(struct vr_vm *vm, u64 now, bool urgent)
 {
+	u64 period = READ_ONCE(vm->guest_period_ns);
+
+	if (!READ_ONCE(vm->gv_started))
+		return true;
+	if (urgent && vm->exact)
+		return true;
+	if (!vm->exact)
+		period = max(period, vr_unpriv_period_ns());
+	return now - READ_ONCE(vm->gv_time) >= period;
+}
+
+/*
+ * Publish if the gate lets it: the only caller of vr_gv_compute().
+ * gv_lock held.  Returns whether the view took in new energy.
+ */
+static bool vr_gv_publish_locked(struct vr_vm *vm, u64 now, bool urgent)
+{
+	lockdep_assert_held(&vm->gv_lock);
+	if (!vr_gv_due(vm, now, urgent))
+		return false;
 	vr_gv_compute(vm);
 	vr_gv_page_update(vm);
 	vm->gv_started = true;
 	WRITE_ONCE(vm->gv_time, now);
+	return true;
 }
 
 /*
- * Make the guest view current if its period is over.  Any context with
- * interrupts enabled or not; gives up if another CPU is publishing.
+ * Make the guest view current if its period is over.  Process context
+ * (an ioctl, or the page's worker); gives up if another CPU is publishing.
  */
-void vr_gv_publish(struct vr_vm *vm, u64 now)
+static void vr_gv_publish(struct vr_vm *vm, u64 now)
 {
 	unsigned long flags;
 
+	if (!vr_gv_due(vm, now, false))
+		return;
 	if (!raw_spin_trylock_irqsave(&vm->gv_lock, flags))
 		return;
-	if (!vm->gv_started || now - vm->gv_time >= vm->guest_period_ns)
-		vr_gv_publish_locked(vm, now);
+	vr_gv_publish_locked(vm, now, false);
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
+}
+
+/* The page's publication, queued by the kvm_exit probe (vr_gv_kick()). */
+static void vr_gv_workfn(struct work_struct *w)
+{
+	struct vr_vm *vm = container_of(w, struct vr_vm, gv_work);
+
+	vr_gv_publish(vm, local_clock());
+}
+
+/*
+ * Probe context (kvm_exit): keep the mmap page fresh without a syscall.
+ * The publication reads every vCPU's accounts on every package, so it is
+ * not done here, with interrupts off in the middle of a vCPU's exit: an
+ * unbound worker does it.  O(1) here, whatever the VM's size.
+ */
+void vr_gv_kick(struct vr_vm *vm, u64 now)
+{
+	if (vr_gv_due(vm, now, false))
+		queue_work(system_unbound_wq, &vm->gv_work);
 }
 
 /* Process context: close the stale packages, then publish if due. */
 static void vr_gv_refresh(struct vr_vm *vm)
 {
-	u64 now = local_clock();
-
-	if (vm->gv_started && now - READ_ONCE(vm->gv_time) <
-	    READ_ONCE(vm->guest_period_ns))
+	if (!vr_gv_due(vm, local_clock(), false))
 		return;
 	vr_close_all(vr_vm_close_gap(vm));
 	vr_gv_publish(vm, local_clock());
@@ -295,6 +348,7 @@ int vr_gv_init(struct vr_vm *vm)
 	u32 i;
 
 	raw_spin_lock_init(&vm->gv_lock);
+	INIT_WORK(&vm->gv_work, vr_gv_workfn);
 	vm->nr_vpkgs = 1;
 	vm->guest_period_ns = (u64)VMRAPL_GUEST_PERIOD_DEF_US * NSEC_PER_USEC;
 	vm->gv_quant = 1;
@@ -451,15 +505,14 @@ long vr_vm_get_state(struct vr_vm *vm, void __user *argp)
 		return -ENOMEM;
 	}
 	raw_spin_lock_irqsave(&vm->gv_lock, flags);
+	/* Migration: the guest is stopped, publish now (vr_gv_due()). */
+	vr_gv_publish_locked(vm, local_clock(), true);
 	/*
-	 * Migration: the guest is stopped, publish now whatever the period;
-	 * but never faster than unpriv_period_ms for a VMM without
-	 * CAP_PERFMON, which could otherwise poll GET_STATE.
+	 * Modulo VMRAPL_STATE_MAX, which SET_STATE takes: a counter finer
+	 * than eu wraps (vr_gv_advance()); the guest sees its low 32 bits.
 	 */
-	if (vm->exact || !vm->gv_started ||
-	    local_clock() - vm->gv_time >= vm->guest_period_ns)
-		vr_gv_publish_locked(vm, local_clock());
-	memcpy(snap, vm->gv, len * sizeof(*snap));
+	for (i = 0; i < len; i++)
+		snap[i] = vm->gv[i] & (VMRAPL_STATE_MAX - 1);
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
 	mutex_unlock(&vm->lock);
 
@@ -538,19 +591,24 @@ long vr_vm_set_state(struct vr_vm *vm, void __user *argp)
 	if (s.nr_vpkgs != vm->nr_vpkgs)
 		goto out_unlock;
 	raw_spin_lock_irqsave(&vm->gv_lock, flags);
-	vr_gv_compute(vm);
+	/*
+	 * Take in the accounts only if the gate lets it: otherwise the view
+	 * continues from what the guest last saw, and the energy since then
+	 * shows at the next publication, on top of the saved values.
+	 */
+	vr_gv_publish_locked(vm, local_clock(), true);
 	cur = vm->gv;
 	off = vm->gv_off;
 	/* Continue from the saved values; never step a counter back. */
 	for (i = 0; i < len; i++) {
-		if (want[i] > cur[i]) {
+		if (vr_gv_advance(cur[i], want[i]) != cur[i]) {
 			off[i] += want[i] - cur[i];
 			cur[i] = want[i];
 		}
 	}
+	/* The saved values only: nothing of the accounts' energy is new. */
 	vr_gv_page_update(vm);
 	vm->gv_started = true;
-	vm->gv_time = local_clock();
 	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
 	ret = 0;
 out_unlock:

@@ -22,9 +22,19 @@
 
 #include "vm.h"
 
+/* Entries added to another chain within a grace period: struct vr_key. */
+unsigned long vr_key_early_moves;
+
 void vr_key_add(struct vr_key *k, const void *key, u32 kind, struct vr_vm *vm)
 {
 	lockdep_assert_held(&vr_vm_mutex);
+	if (k->was_linked &&
+	    hash_ptr((void *)key, VR_HASH_BITS) != k->del_bucket &&
+	    !poll_state_synchronize_rcu(k->del_gp)) {
+		vr_key_early_moves++;
+		pr_err_ratelimited("lookup entry moved to another chain within a grace period (%lu)\n",
+				   vr_key_early_moves);
+	}
 	k->key = key;
 	k->kind = kind;
 	k->vm = vm;
@@ -37,7 +47,23 @@ void vr_key_del(struct vr_key *k)
 {
 	lockdep_assert_held(&vr_vm_mutex);
 	hash_del_rcu(&k->node);
+	k->del_gp = get_state_synchronize_rcu();
+	k->del_bucket = hash_ptr((void *)k->key, VR_HASH_BITS);
+	k->was_linked = true;
 	vr_obj_put(VR_OBJ_KEYS);
+}
+
+/*
+ * Take a vCPU's thread entry out of the table and free it after a grace
+ * period: a probe may still be walking its chain.  vr_vm_mutex held.
+ */
+void vr_vcpu_key_drop(struct vr_vcpu_thread *vt)
+{
+	lockdep_assert_held(&vr_vm_mutex);
+	vr_key_del(vt->key);
+	kfree_rcu(vt->key, rcu);
+	vt->key = NULL;
+	WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
 }
 
 /* Clear the filter bits no key uses any more, never a live one. */
@@ -118,24 +144,33 @@ bool vr_vcpu_threads_install(struct vr_vm *vm, struct task_struct **old,
 		rcu_read_unlock();
 		if (k && k->kind == VR_KEY_VCPU) {
 			/* It ran another vCPU before: it is this one's now. */
-			struct vr_vcpu_thread *ot =
-				container_of(k, struct vr_vcpu_thread, key);
+			struct vr_vcpu_thread *ot = &k->vm->threads[k->idx];
 
-			vr_key_del(k);
 			old[(*nr)++] = ot->task;
 			WRITE_ONCE(ot->task, NULL);
-			WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
+			vr_vcpu_key_drop(ot);
 		} else if (k) {
 			/* A registered overhead task stays one. */
 			old[(*nr)++] = t;
 			continue;
 		}
-		if (vt->task) {
-			vr_key_del(&vt->key);
-			old[(*nr)++] = vt->task;
-			WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
+		/*
+		 * A new entry for the new thread, never the old one moved to
+		 * the new thread's chain (struct vr_key).  Without memory the
+		 * thread is let go of; a later kvm_entry notes it again.
+		 */
+		k = kzalloc(sizeof(*k), GFP_KERNEL);
+		if (!k) {
+			old[(*nr)++] = t;
+			continue;
 		}
-		vr_key_add(&vt->key, t, VR_KEY_VCPU, vm);
+		if (vt->task) {
+			old[(*nr)++] = vt->task;
+			vr_vcpu_key_drop(vt);
+		}
+		k->idx = i;
+		vr_key_add(k, t, VR_KEY_VCPU, vm);
+		vt->key = k;
 		WRITE_ONCE(vt->task, t);
 		WRITE_ONCE(vr_nr_tasks, vr_nr_tasks + 1);
 	}
@@ -160,6 +195,7 @@ void vr_put_threads(struct task_struct **old, int nr)
 static bool vr_task_owned(struct task_struct *t)
 {
 	char name[TASK_COMM_LEN];
+	bool own_mm;
 
 	if (same_thread_group(t, current))
 		return true;
@@ -170,7 +206,18 @@ static bool vr_task_owned(struct task_struct *t)
 	if (!(t->flags & PF_KTHREAD))
 		return false;
 	snprintf(name, sizeof(name), "vhost-%d", task_tgid_nr(current));
-	return !strncmp(t->comm, name, sizeof(name));
+	if (strncmp(t->comm, name, sizeof(name)))
+		return false;
+	/*
+	 * The name alone is not proof: after the owner exits (its vhost fd
+	 * kept open elsewhere), its pid can become another process's tgid.
+	 * Such a worker runs in its owner's mm (kthread_use_mm()), which is
+	 * the caller's only if the caller is the owner.
+	 */
+	task_lock(t);
+	own_mm = current->mm && t->mm == current->mm;
+	task_unlock(t);
+	return own_mm;
 }
 
 long vr_vm_add_task(struct vr_vm *vm, void __user *argp)

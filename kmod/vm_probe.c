@@ -6,8 +6,8 @@
  * Context: every function here runs from the sched_switch, kvm_entry or
  * kvm_exit probe, with interrupts disabled and under RCU-sched.  Nothing
  * here sleeps, allocates or waits: the lookup table is read under RCU, and
- * the only lock taken is a VM's raw gv_lock, with trylock
- * (vr_gv_publish()).  The table's writers are in vm.c, under vr_vm_mutex.
+ * no lock is taken here (vr_gv_kick() queues the page's publication on a
+ * worker).  The table's writers are in vm.c, under vr_vm_mutex.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -183,9 +183,8 @@ static void vr_vm_guest_exit(struct kvm_vcpu *vcpu, struct vr_cpu *c,
 			vr_cpu_event(c, now, true, a);
 	}
 	/* Keep the mmap page fresh without a syscall, once per period. */
-	if (READ_ONCE(vm->mapped) && now - READ_ONCE(vm->gv_time) >=
-	    READ_ONCE(vm->guest_period_ns))
-		vr_gv_publish(vm, now);
+	if (READ_ONCE(vm->mapped))
+		vr_gv_kick(vm, now);
 }
 
 /* What the engine's probes call (vmrapl.h). */

@@ -387,3 +387,12 @@ void vr_vm_debugfs_show(struct seq_file *m)
 	}
 	mutex_unlock(&vr_vm_mutex);
 }
+
+/* debugfs "checks": what the layer's self-checks counted (vm.h). */
+void vr_vm_debugfs_checks(struct seq_file *m)
+{
+	mutex_lock(&vr_vm_mutex);
+	seq_printf(m, "key_early_moves %lu\n", vr_key_early_moves);
+	mutex_unlock(&vr_vm_mutex);
+	seq_printf(m, "release_stale %lu\n", READ_ONCE(vr_release_stale));
+}

@@ -47,6 +47,8 @@ int vr_topo_pkg_of(unsigned int cpu);
  *	timer's callback (softirq), CPU hotplug and module stop.  Raw,
  *	taken with interrupts disabled; never held around del_timer_sync().
  * @timer_cpu: CPU the timer runs on, or -1; read locklessly elsewhere.
+ * @timer_hk: @timer_cpu is a housekeeping CPU (not isolated); under
+ *	@timer_lock.
  * @est: estimate source model, under core.close_lock.
  * @test: test source counters (eu of the test unit), atomic.
  * @timer_busy_ns: core.busy_ns when the timer last ran (timer only).
@@ -54,6 +56,9 @@ int vr_topo_pkg_of(unsigned int cpu);
  * @safety_reads: closes done by the timer.
  * @remote_closes: closes requested from process context.
  * @last_remote: local clock of the last such request (rate limit).
+ * @release_closes: closes forced by a batch of VM releases (vm.c), each
+ *	one IPI to @timer_cpu at most; only vr_engine_release(), which
+ *	vm.c's release work serializes, writes it.
  * @cpus: CPUs of the package ever seen online (core.cpus points here).
  */
 struct vr_hpkg {
@@ -62,6 +67,7 @@ struct vr_hpkg {
 	struct timer_list timer;
 	raw_spinlock_t timer_lock;	/* see @timer_lock above */
 	int timer_cpu;
+	bool timer_hk;
 	struct vr_estimate est;
 	atomic64_t test[VR_NDOM];
 	u64 timer_busy_ns;
@@ -69,6 +75,7 @@ struct vr_hpkg {
 	u64 safety_reads;
 	u64 remote_closes;
 	u64 last_remote;
+	u64 release_closes;
 	struct vr_cpu *cpus[];
 };
 
@@ -114,6 +121,8 @@ extern unsigned int vr_p_static_mw;
 extern bool vr_percore;
 extern bool vr_aperf;
 extern bool vr_track_all;
+extern bool vr_check_release;
+extern unsigned int vr_inject_stale;
 extern unsigned int vr_unpriv_period_ms;
 extern unsigned int vr_unpriv_step_uj;
 
@@ -171,15 +180,27 @@ void vr_engine_set_policy(unsigned int policy);
 u64 vr_engine_period_ns(void);
 unsigned int vr_engine_policy(void);
 void vr_close_all(u64 min_gap_ns);
-void vr_engine_release(const struct vr_acct *lo, const struct vr_acct *hi);
+/* The accounts [@lo, @hi) of one VM, for vr_engine_release(). */
+struct vr_acct_range {
+	const struct vr_acct *lo;
+	const struct vr_acct *hi;
+};
+
+void vr_engine_release(const struct vr_acct_range *r, unsigned int n);
+/* vr_engine_sweep(): what the debug sweep of a release found. */
+enum { VR_SWEEP_CLEAN, VR_SWEEP_REPAIRED, VR_SWEEP_STUCK };
+
+int vr_engine_sweep(const struct vr_acct_range *r, bool inject, char *why,
+		    size_t len);
 void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
 void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
 struct vr_cpu *vr_engine_cpu(unsigned int cpu);
 
 /* engine_timer.c: the package timer */
 void vr_pkg_timer_init(struct vr_hpkg *hp);
-void vr_pkg_timer_start_on(struct vr_hpkg *hp, unsigned int cpu);
-void vr_pkg_timer_move(struct vr_hpkg *hp, int cpu);
+void vr_pkg_timer_start_on(struct vr_hpkg *hp, unsigned int cpu,
+			   bool housekeeping);
+void vr_pkg_timer_move(struct vr_hpkg *hp, int cpu, bool housekeeping);
 void vr_pkg_timers_stop(void);
 
 /* engine_cpu.c: CPU hotplug and suspend */
@@ -205,6 +226,7 @@ long vr_list_vms(void __user *argp);			/* vm_stats.c */
 long vr_get_vm_stats(void __user *argp);
 struct seq_file;
 void vr_vm_debugfs_show(struct seq_file *m);
+void vr_vm_debugfs_checks(struct seq_file *m);
 
 /*
  * The module's own live objects, by kind, for the leak checks: debugfs

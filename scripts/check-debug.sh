@@ -31,6 +31,8 @@ if [[ -n $env ]]; then
 	rm -rf "build/$DEBUG_KVER"
 	single "module build $DEBUG_KVER W=1" '(warning|error):' \
 		make --no-print-directory module KDIR="$DEBUG_KDIR" W=1
+	single "test module build $DEBUG_KVER W=1" '(warning|error):' \
+		make --no-print-directory testmod KDIR="$DEBUG_KDIR" W=1
 	single "selftests build" '(warning|error):' make --no-print-directory selftests
 
 	# 3. the whole suite in the rig's debug variant

@@ -56,6 +56,7 @@ jobs=-j$(nproc)
 for k in "${kvers[@]}"; do
 	rm -rf "build/$k"	# a fresh build, so no warning hides behind make's up-to-date check
 	single "module build $k W=1" "$warn_re" make --no-print-directory "$jobs" module KVER="$k" W=1
+	single "test module build $k W=1" "$warn_re" make --no-print-directory testmod KVER="$k" W=1
 done
 if [[ -f userspace/Makefile ]]; then
 	single "userspace build" "$warn_re" make --no-print-directory "$jobs" userspace

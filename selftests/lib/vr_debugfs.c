@@ -187,6 +187,25 @@ int vr_objects_left(char *why, size_t len)
 	return lines ? left : -ENODATA;
 }
 
+long long vr_debugfs_check(const char *name)
+{
+	char n[64];
+	long long v;
+	FILE *f;
+
+	f = fopen("/sys/kernel/debug/vmrapl/checks", "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%63s %lld", n, &v) == 2) {
+		if (!strcmp(n, name)) {
+			fclose(f);
+			return v;
+		}
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
 int vr_objects_wait_zero(int ms, char *why, size_t len)
 {
 	int left;

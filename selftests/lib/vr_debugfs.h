@@ -58,6 +58,12 @@ int vr_objects_left(char *why, size_t len);
  */
 int vr_objects_wait_zero(int ms, char *why, size_t len);
 /*
+ * A figure of debugfs vmrapl/checks ("key_early_moves"): what the
+ * module's self-checks counted, 0 unless vmrapl has a bug; -errno when it
+ * cannot be read, -ENOENT when the module has no such check.
+ */
+long long vr_debugfs_check(const char *name);
+/*
  * Whether the kernel log holds a line containing @needle (the module
  * reports "vmrapl: leaked ..." at unload when a count is not zero).
  */

@@ -390,6 +390,19 @@ void vrg_stop(struct vrg *g)
 	}
 }
 
+int vrg_restart(struct vrg *g)
+{
+	int i;
+
+	vrg_stop(g);
+	for (i = 0; i < g->nr; i++) {
+		g->vcpu[i].run->immediate_exit = 0;
+		__atomic_store_n(&g->vcpu[i].tid, 0, __ATOMIC_RELEASE);
+	}
+	g->stop = 0;
+	return vrg_start(g);
+}
+
 void vrg_destroy(struct vrg *g)
 {
 	int i;

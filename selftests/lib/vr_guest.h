@@ -33,6 +33,8 @@ struct vmrapl_vm;
 int vrg_use_vmrapl(struct vrg *g, struct vmrapl_vm *vm);
 int vrg_start(struct vrg *g);
 void vrg_stop(struct vrg *g);
+/* Stop, then run every vCPU again on a new thread. */
+int vrg_restart(struct vrg *g);
 void vrg_destroy(struct vrg *g);
 /*
  * Close the KVM VM fd of @g now (its vCPUs keep the VM alive);

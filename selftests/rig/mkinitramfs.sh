@@ -12,8 +12,10 @@
 #                             the virtio NIC's (/etc/rig/modules.net, prom mode)
 #                             the kernel's own RAPL drivers, fw_cfg, msr,
 #                             tun and vhost_net (/etc/rig/modules.rapl,
-#                             rapl variant)
+#                             rapl variant); vhost_net elsewhere
+#                             (/etc/rig/modules.vhost, loaded by its test)
 #   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
+#   /vr_fakekvm.ko            the test module beside it (make testmod)
 #   /tests/*                  static test programs from build/selftests/
 #                             (or $RIG_TESTS_DIR)
 #   /bin/vmrapl-exporter      static, or else the dynamic build with its
@@ -41,6 +43,7 @@ kver=${1:?usage: mkinitramfs.sh KVER OUT [VARIANT]}
 out=${2:?usage: mkinitramfs.sh KVER OUT [VARIANT]}
 variant=${3:-}
 ko=${VMRAPL_KO:-$top/build/$kver/vmrapl.ko}
+fakekvm_ko=$(dirname "$ko")/fakekvm/vr_fakekvm.ko
 tests_dir=${RIG_TESTS_DIR:-$top/build/selftests}
 # RIG_MODDIR: the modules of a kernel that is not installed (the debug
 # kernel's modules_install staging dir); it must hold modules.dep.
@@ -58,6 +61,10 @@ net_mods=(virtio_pci virtio_net)
 # and vhost_net in the rig (L1), and virtio_net in its nested guest (the
 # l2 image, whose /init loads this list too).
 rapl_mods=(intel_rapl_msr rapl qemu_fw_cfg msr)
+# vhost-net in every variant (/etc/rig/modules.vhost, not loaded by /init):
+# threads.vhost_worker_of_reused_pid loads it for the kernel-thread vhost
+# workers of kernels before 6.4.
+vhost_mods=(vhost_net)
 case $variant in
 rapl) rapl_mods+=(tun vhost_net) ;;
 l2) rapl_mods+=(virtio_net) ;;
@@ -105,7 +112,7 @@ visit() { # path relative to moddir
 	done
 	order+=("$path")
 }
-[[ $variant == l2 ]] && want_mods=() net_mods=()
+[[ $variant == l2 ]] && want_mods=() net_mods=() vhost_mods=()
 for m in "${want_mods[@]}"; do
 	line=$(dep_line "$m")
 	[[ -n $line ]] || die "module $m not found in $moddir/modules.dep"
@@ -133,6 +140,12 @@ for m in "${rapl_mods[@]}"; do
 	[[ -n $line ]] && visit "${line%%:*}"
 done
 rapl_order=("${order[@]}")
+order=()
+for m in "${vhost_mods[@]}"; do
+	line=$(dep_line "$m") || true
+	[[ -n $line ]] && visit "${line%%:*}"
+done
+vhost_order=("${order[@]}")
 
 add_module() { # path relative to moddir, list file
 	local path=$1 list=$2 src base
@@ -159,6 +172,10 @@ done
 for path in "${rapl_order[@]}"; do
 	add_module "$path" "$root/etc/rig/modules.rapl"
 done
+: > "$root/etc/rig/modules.vhost"
+for path in "${vhost_order[@]}"; do
+	add_module "$path" "$root/etc/rig/modules.vhost"
+done
 
 # A dynamically linked program at DEST in the image, with the shared
 # libraries ldd resolves on this host and the dynamic loader, at the same
@@ -179,6 +196,10 @@ add_dynamic() { # program, its path in the image
 # programs they drive.
 l1_contents() {
 	cp "$ko" "$root/vmrapl.ko"
+	# The selftests' own module (make testmod), when it was built.
+	if [[ -f $fakekvm_ko ]]; then
+		cp "$fakekvm_ko" "$root/vr_fakekvm.ko"
+	fi
 	if [[ -d $tests_dir ]]; then
 		find "$tests_dir" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 	fi

@@ -803,7 +803,32 @@ static volatile int spin_stop;
 static void *spin(void *unused);
 
 /* Distinct values of VM fd @vfd's PKG energy over @ms of polling. */
-static int poll_changes(int vfd, int ms, bool msr, int *not_step)
+/* How poll_changes() reads the VM between polls. */
+enum poll_how { POLL_STATS, POLL_MSR, POLL_MSR_SET_STATE };
+
+/*
+ * SET_STATE of a one-vCPU, one-vpkg VM with every counter 0: accepted
+ * (SET_STATE never moves a counter back) and changes nothing.
+ */
+static int set_state_zero(int vfd, uint32_t esu)
+{
+	struct vmrapl_vpkg_state ps = { 0 };
+	uint64_t core = 0;
+	struct vmrapl_state s = {
+		.size = sizeof(s),
+		.version = VMRAPL_STATE_VERSION,
+		.esu = esu,
+		.nr_vpkgs = 1,
+		.nr_vcpus = 1,
+		.vpkgs_ptr = (uintptr_t)&ps,
+		.vcpus_ptr = (uintptr_t)&core,
+	};
+
+	return ioctl(vfd, VMRAPL_VM_SET_STATE, &s) ? -errno : 0;
+}
+
+/* How often the VM's PKG energy changed in @ms of polling. */
+static int poll_changes(int vfd, int ms, enum poll_how how, int *not_step)
 {
 	uint64_t end = vr_now_ns() + ms * 1000000ull, last = 0, v;
 	struct vmrapl_msr m = { .index = VMRAPL_MSR_PKG_ENERGY_STATUS };
@@ -811,7 +836,9 @@ static int poll_changes(int vfd, int ms, bool msr, int *not_step)
 	int changes = 0;
 
 	while (vr_now_ns() < end) {
-		if (msr) {
+		if (how == POLL_MSR_SET_STATE && set_state_zero(vfd, 31))
+			return -1;
+		if (how != POLL_STATS) {
 			if (ioctl(vfd, VMRAPL_VM_READ_MSR, &m))
 				return -1;
 			v = m.data;
@@ -835,6 +862,11 @@ static int poll_changes(int vfd, int ms, bool msr, int *not_step)
  * Such a VMM now sees nothing finer than unpriv_period_ms (100) and
  * unpriv_step_uj (1000): a finer guest period is EPERM, and 1.5 s of
  * polling sees at most one change per period, in whole steps.
+ *
+ * Regression: SET_STATE took the accounts into the guest view at any
+ * rate, so "SET_STATE with every counter 0, then READ_MSR" in a loop saw
+ * hundreds of changes in 1.5 s.  Every publisher now goes through one
+ * gate (vr_gv_due()).
  */
 TEST(unpriv_coarse)
 {
@@ -867,7 +899,7 @@ TEST(unpriv_coarse)
 		/* This process's threads are the VM's overhead. */
 		if (pthread_create(&th, NULL, spin, NULL))
 			_exit(7);
-		n = poll_changes(vfd, 1500, false, &not_step);
+		n = poll_changes(vfd, 1500, POLL_STATS, &not_step);
 		if (n < 2 || n > 17) {
 			fprintf(stderr, "# GET_STATS changed %d times\n", n);
 			_exit(8);
@@ -877,10 +909,16 @@ TEST(unpriv_coarse)
 				not_step);
 			_exit(9);
 		}
-		n = poll_changes(vfd, 1500, true, &not_step);
+		n = poll_changes(vfd, 1500, POLL_MSR, &not_step);
 		if (n < 2 || n > 17) {
 			fprintf(stderr, "# READ_MSR changed %d times\n", n);
 			_exit(10);
+		}
+		n = poll_changes(vfd, 1500, POLL_MSR_SET_STATE, &not_step);
+		if (n < 2 || n > 17) {
+			fprintf(stderr, "# READ_MSR after SET_STATE changed %d times\n",
+				n);
+			_exit(11);
 		}
 		_exit(0);
 	}

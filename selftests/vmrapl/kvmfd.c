@@ -13,10 +13,17 @@
  * guest_memfd (where the kernel offers one), and the VM fd of another
  * process: alive, and after that process has exited (the VM on its way
  * out, kept only by the fd passed over a socket).
+ *
+ * Regression: any anon-inode file named "kvm-vm" passed, so another
+ * module (or a future part of the kernel) making such a file would have
+ * had its private_data taken for a struct kvm.  The file's operations must
+ * now be kvm.ko's: the rig's vr_fakekvm.ko (selftests/fakekvm) makes one
+ * with a struct kvm of the caller's mm, and it is refused.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -264,6 +271,24 @@ TEST_F(kvmfd, vm_of_another_process)
 	EXPECT_EQ(0, nr_vms(self->dev));
 	close(fd);
 	close(sv[0]);
+}
+
+TEST_F(kvmfd, fake_kvm_vm_file)
+{
+	int fake, fd;
+
+	if (access("/vr_fakekvm.ko", R_OK))
+		SKIP(return, "no /vr_fakekvm.ko in this rig (make testmod)");
+	ASSERT_EQ(0, system("insmod /vr_fakekvm.ko"));
+	fake = open("/dev/vr_fakekvm", O_RDWR);
+	ASSERT_LE(0, fake);
+	fd = ioctl(fake, _IO(0xfe, 0x01));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, fd));
+	EXPECT_EQ(0, nr_vms(self->dev));
+	close(fd);
+	close(fake);
+	EXPECT_EQ(0, system("rmmod vr_fakekvm"));
 }
 
 TEST_HARNESS_MAIN

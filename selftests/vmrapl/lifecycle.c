@@ -869,4 +869,189 @@ TEST_F_TIMEOUT(lc, attach_detach_600, 120)
 	EXPECT_EQ(0, wait_vms_gone(4000));
 }
 
+/* Function call interrupts ("CAL" in /proc/interrupts), all CPUs. */
+static long long cal_irqs(void)
+{
+	char line[4096], *p, *end;
+	long long sum = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "CAL:", 4))
+			continue;
+		sum = 0;
+		for (p += 4;; p = end) {
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+		}
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/*
+ * release_closes of every package (debugfs packages), -1 without it;
+ * *@npk counts the packages.
+ */
+static long long release_closes(int *npk)
+{
+	char line[1024], *p;
+	long long sum = -1;
+	FILE *f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
+
+	*npk = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "pkg ", 4) && strstr(line, " source "))
+			(*npk)++;
+		p = strstr(line, " release_closes ");
+		if (p)
+			sum = (sum < 0 ? 0 : sum) + strtoll(p + 16, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+#define STORM_THREADS	64
+#define STORM_MS	2000
+#define RELEASE_GAP_MS	20	/* kmod/vm.c VR_RELEASE_GAP_MS */
+
+struct storm {
+	int dev, kvm_fd;
+	volatile int *go, *stop;
+	unsigned long cycles;
+	int err;
+};
+
+static void *storm_thread(void *arg)
+{
+	struct storm *s = arg;
+	int fd;
+
+	while (!*s->go)
+		;
+	while (!*s->stop) {
+		fd = vr_attach(s->dev, s->kvm_fd, 1, VMRAPL_REGSET_INTEL, 0);
+		if (fd < 0) {
+			s->err = fd;
+			break;
+		}
+		close(fd);
+		s->cycles++;
+	}
+	return NULL;
+}
+
+/*
+ * Regression: every VM release sent a waiting IPI to every package's timer
+ * CPU, with no rate limit, so any /dev/kvm user could storm those CPUs by
+ * creating and closing VMs, and a kvm-group user faster still by
+ * attaching and closing from many threads.  Releases now go in batches of
+ * at most one per VR_RELEASE_GAP_MS (20 ms): 64 threads attaching and
+ * closing for 2 s may add at most one forced close per package per gap
+ * (release_closes, about 100 per package), and to the function call
+ * interrupts (CAL) of an idle window of the same length as many, plus one
+ * per 50 cycles for the kernel's own lazy vmalloc purges (each attach
+ * maps a guest-view page; on 6.12 they sent one per 110 cycles), where
+ * every release cost one per package before.
+ */
+TEST_F_TIMEOUT(lc, release_storm_bounded, 120)
+{
+	static struct storm st[STORM_THREADS];
+	struct vrg *g[STORM_THREADS];
+	volatile int go = 0, stop = 0;
+	pthread_t th[STORM_THREADS];
+	long long cal0, cal1, cal2, rc0, rc1, bound;
+	unsigned long cycles = 0;
+	int i, npk;
+	char why[256];
+
+	self->dev = vr_open_dev();
+	ASSERT_LE(0, self->dev);
+	for (i = 0; i < STORM_THREADS; i++) {
+		/* Their vCPUs do not run: track_all never adopts them. */
+		g[i] = vrg_create(1, VRG_HLT);
+		ASSERT_NE(NULL, g[i]);
+		st[i] = (struct storm){ .dev = self->dev,
+					.kvm_fd = vrg_kvm_fd(g[i]),
+					.go = &go, .stop = &stop };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, storm_thread,
+					    &st[i]));
+	}
+	/* The same window idle: what the machine sends without vmrapl. */
+	cal0 = cal_irqs();
+	vr_sleep_ms(STORM_MS);
+	cal1 = cal_irqs();
+	rc0 = release_closes(&npk);
+	ASSERT_LT(0, npk);
+	go = 1;
+	vr_sleep_ms(STORM_MS);
+	stop = 1;
+	for (i = 0; i < STORM_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		cycles += st[i].cycles;
+		EXPECT_EQ(0, st[i].err) TH_LOG("thread %d: attach: %s", i,
+					      strerror(-st[i].err));
+	}
+	cal2 = cal_irqs();
+	rc1 = release_closes(&npk);
+	ASSERT_LE(0, cal0);
+	bound = (long long)npk * (STORM_MS / RELEASE_GAP_MS + 2);
+	TH_LOG("%lu attach/close cycles in %d ms; CAL +%lld idle, +%lld in the storm; release_closes +%lld (bound %lld)",
+	       cycles, STORM_MS, cal1 - cal0, cal2 - cal1, rc1 - rc0, bound);
+	/* Enough releases that one IPI each would break the bound. */
+	EXPECT_GT(cycles, 4 * (unsigned long)bound);
+	if (rc0 >= 0)
+		EXPECT_LE(rc1 - rc0, bound);
+	EXPECT_LE(cal2 - cal1, (cal1 - cal0) + bound + (long long)cycles / 50 +
+			       20);
+	for (i = 0; i < STORM_THREADS; i++)
+		vrg_destroy(g[i]);
+	EXPECT_EQ(0, vr_objects_wait_zero(5000, why, sizeof(why)))
+		TH_LOG("vmrapl objects left: %s", why);
+	/* With check_release (the debug rig's default): every release clean. */
+	EXPECT_EQ(0, vr_debugfs_check("release_stale"));
+}
+
+/*
+ * The debug sweep of a release (check_release, on by default on a KASAN
+ * kernel): after the engine let go of a VM's accounts, nothing may point
+ * at them.  inject_stale=1 makes the next release leave one on package 0's
+ * lag list, as a bug would: the sweep must report it, put it right and
+ * free the VM; the release after it is clean, and nothing leaks.
+ */
+TEST_F_TIMEOUT(lc, release_sweep_catches_stale, 60)
+{
+	char why[256];
+	struct vrg *g;
+	int fd, i;
+
+	ASSERT_EQ(0, vr_reload("check_release=1 inject_stale=1"));
+	self->dev = vr_open_dev();
+	ASSERT_LE(0, self->dev);
+	g = vrg_create(1, VRG_HLT);
+	ASSERT_NE(NULL, g);
+	for (i = 0; i < 2; i++) {
+		fd = vr_attach(self->dev, vrg_kvm_fd(g), 1,
+			       VMRAPL_REGSET_INTEL, 0);
+		ASSERT_LE(0, fd);
+		close(fd);
+		EXPECT_EQ(0, vr_objects_wait_zero(2000, why, sizeof(why)))
+			TH_LOG("release %d: vmrapl objects left: %s", i, why);
+		EXPECT_EQ(1, vr_debugfs_check("release_stale"))
+			TH_LOG("after release %d", i);
+	}
+	EXPECT_TRUE(vr_kmsg_has("lag list holds it; put right"));
+	vrg_destroy(g);
+	close(self->dev);
+	self->dev = -1;
+	ASSERT_EQ(0, vr_reload(NULL));
+	EXPECT_FALSE(vr_kmsg_has("vmrapl: leaked"));
+}
+
 TEST_HARNESS_MAIN

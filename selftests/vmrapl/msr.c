@@ -327,4 +327,53 @@ TEST_F(msr, state_too_large)
 	guest_end(&dst);
 }
 
+/*
+ * Regression: the kvm_exit probe published the mmap page itself, summing
+ * every vCPU's accounts on every package with interrupts off in the middle
+ * of the exit: up to 1024 vCPUs x 3 domains x every package.  It now only
+ * queues the publication on a worker (vr_gv_kick()), O(1) whatever the
+ * VM.  A VM attached with 1024 vCPUs (one runs) and a 1 ms guest period
+ * must still see its page follow the package, never backwards; the exit
+ * rates of it and of a 1-vCPU VM are printed, not judged (a timed test
+ * under TCG proves nothing).
+ */
+static void big_vm_run(struct __test_metadata *_metadata, int pkg,
+		       uint32_t nr_vcpus, struct vrg_msr_log *log,
+		       double *exits_per_s)
+{
+	struct guest gs = { 0 };
+	uint64_t x0, t0;
+
+	gs.g = vrg_create(1, VRG_RDMSR_SPIN);
+	ASSERT_NE(NULL, gs.g);
+	ASSERT_EQ(0, vmrapl_open(NULL, &gs.dev));
+	ASSERT_EQ(0, vmrapl_attach(gs.dev, vrg_kvm_fd(gs.g), nr_vcpus,
+				   VMRAPL_REGSET_INTEL, TEST_ESU, &gs.vm));
+	ASSERT_EQ(0, vmrapl_set_policy(gs.vm, VMRAPL_CHARGE_THREAD, 1000));
+	ASSERT_EQ(0, vrg_use_vmrapl(gs.g, gs.vm));
+	vrg_pin(gs.g, 0, 1);
+	vrg_set_msr(gs.g, VMRAPL_MSR_PKG_ENERGY_STATUS);
+	ASSERT_EQ(0, vrg_start(gs.g));
+	x0 = vrg_exits(gs.g, 0);
+	t0 = vr_now_ns();
+	observe(&gs, VMRAPL_MSR_PKG_ENERGY_STATUS, pkg, 10.0, 1000, log);
+	*exits_per_s = (vrg_exits(gs.g, 0) - x0) * 1e9 / (vr_now_ns() - t0);
+	guest_end(&gs);
+}
+
+TEST_F(msr, page_of_1024_vcpus)
+{
+	struct vrg_msr_log big, one;
+	double x_big, x_one;
+
+	big_vm_run(_metadata, self->pkg, VMRAPL_MAX_VCPUS, &big, &x_big);
+	big_vm_run(_metadata, self->pkg, 1, &one, &x_one);
+	TH_LOG("1024 vCPUs: %.0f exits/s, %llu changes seen; 1 vCPU: %.0f exits/s, %llu changes",
+	       x_big, (unsigned long long)big.changes, x_one,
+	       (unsigned long long)one.changes);
+	EXPECT_GE(big.changes, 20);
+	EXPECT_EQ(0, big.backwards);
+	EXPECT_EQ(0, big.gp);
+}
+
 TEST_HARNESS_MAIN

@@ -22,9 +22,29 @@
  * switched in from another busy untracked task: the switch filter must
  * send it to the lookup by its own key (a filter that only looked at the
  * mm's bit lost all of it).
+ *
+ * Regression: when a vCPU went to a new thread, its lookup entry was taken
+ * out of the old thread's hash chain and put into the new one's at once,
+ * with no grace period: a probe walking the old chain then followed it
+ * into the new chain, missed the keys after it, and billed that switch to
+ * the host.  A vCPU's new thread now gets a new entry; the module counts
+ * any entry moved within a grace period (debugfs checks,
+ * key_early_moves), which must stay 0 while the vCPUs change threads.
+ *
+ * Regression: before Linux 6.4 a vhost worker is a kernel thread named
+ * "vhost-<owner pid>", and ADD_TASK accepted one by that name alone.  Once
+ * the owner exited (its vhost fd kept open by a child), its pid could
+ * become another process's, which could then claim the worker.  The worker
+ * must also run in the caller's mm.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/vhost.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +324,148 @@ TEST(one_vm_own_process)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(vcpus_change_threads)
+{
+	struct vmrapl_stats st;
+	struct vmrapl_vm *vm;
+	struct vmrapl *dev;
+	struct vrg *g;
+	int i;
+
+	ASSERT_EQ(0, vmrapl_open(NULL, &dev));
+	g = vrg_create(2, VRG_PIO);
+	ASSERT_NE(NULL, g);
+	ASSERT_EQ(0, vmrapl_attach(dev, vrg_kvm_fd(g), 2, VMRAPL_REGSET_INTEL,
+				   0, &vm));
+	ASSERT_EQ(0, vrg_start(g));
+	for (i = 0; i < 20; i++) {
+		/* The tracking work installs each new thread meanwhile. */
+		vr_sleep_ms(40);
+		ASSERT_EQ(0, vrg_restart(g));
+	}
+	vr_sleep_ms(100);
+	EXPECT_EQ(0, vr_debugfs_check("key_early_moves"));
+	ASSERT_EQ(0, vmrapl_get_stats(vm, &st, NULL, 0, NULL, 0));
+	EXPECT_GT(st.runtime_ns, 0);
+	vrg_destroy(g);
+	vmrapl_detach(vm);
+	vmrapl_close(dev);
+}
+
+/* The kernel thread named @comm, or 0. */
+static pid_t kthread_named(const char *comm)
+{
+	char path[64], buf[64];
+	pid_t pid;
+	FILE *f;
+
+	for (pid = 2; pid < 65536; pid++) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		buf[0] = 0;
+		if (fgets(buf, sizeof(buf), f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+		if (!strcmp(buf, comm))
+			return pid;
+	}
+	return 0;
+}
+
+/* insmod the rig's vhost-net modules (mkinitramfs.sh), if it has them. */
+static void load_vhost(void)
+{
+	char line[512], cmd[600];
+	FILE *f = fopen("/etc/rig/modules.vhost", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		snprintf(cmd, sizeof(cmd), "insmod %s 2>/dev/null", line);
+		if (system(cmd))
+			continue;	/* loaded already, or built in */
+	}
+	if (f)
+		fclose(f);
+}
+
+TEST(vhost_worker_of_reused_pid)
+{
+	int hold[2], status, fd;
+	char comm[32];
+	pid_t a, d, w;
+	FILE *f;
+
+	load_vhost();
+	if (access("/dev/vhost-net", R_OK | W_OK))
+		SKIP(return, "no /dev/vhost-net");
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, pipe(hold));
+	/* A owns a vhost worker; its child keeps the fd, and so the worker. */
+	a = fork();
+	ASSERT_LE(0, a);
+	if (!a) {
+		char x;
+
+		fd = open("/dev/vhost-net", O_RDWR);
+		if (fd < 0 || ioctl(fd, VHOST_SET_OWNER))
+			_exit(2);
+		if (!fork()) {
+			close(hold[1]);
+			if (read(hold[0], &x, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(hold[0]);
+	ASSERT_EQ(a, waitpid(a, &status, 0));
+	ASSERT_EQ(0, status);
+	snprintf(comm, sizeof(comm), "vhost-%d", a);
+	w = kthread_named(comm);
+	if (!w) {
+		close(hold[1]);
+		/* Since 6.4 the worker is a thread of A and went with it. */
+		SKIP(return, "no kernel-thread vhost worker (Linux 6.4 or later)");
+	}
+	/* D gets A's pid: the pid after ns_last_pid. */
+	f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "%d", a - 1);
+	fclose(f);
+	d = fork();
+	ASSERT_LE(0, d);
+	if (!d) {
+		struct vmrapl_task t = { .tid = w };
+		struct vrg *g;
+		int dev, vfd;
+
+		if (getpid() != a)
+			_exit(3);
+		dev = vr_open_dev();
+		g = vrg_create(1, VRG_HLT);
+		if (dev < 0 || !g)
+			_exit(4);
+		vfd = vr_attach(dev, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, 0);
+		if (vfd < 0)
+			_exit(5);
+		if (!ioctl(vfd, VMRAPL_VM_ADD_TASK, &t))
+			_exit(6);	/* claimed another mm's worker */
+		_exit(errno == EPERM ? 0 : 7);
+	}
+	ASSERT_EQ(d, waitpid(d, &status, 0));
+	close(hold[1]);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+		SKIP(return, "pid %d was taken before the test could reuse it",
+		     a);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("ADD_TASK of %s (tid %d) from pid %d: exit %d (6: accepted)",
+		       comm, w, a, WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN
