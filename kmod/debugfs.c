@@ -12,9 +12,11 @@
  *   vms       per tracked VM: energy, overhead and runtime.
  *   objects   the module's live objects by kind ("vms 0"), for the leak
  *             checks: all zero once every VM is gone.
- *   checks    what the module's self-checks found ("key_early_moves 0",
- *             "release_stale 0", the latter with check_release): every
- *             figure is 0 unless vmrapl has a bug.
+ *   checks    what the module's self-checks found: key_early_moves,
+ *             release_stale (check_release), stack_end_made_in_probe
+ *             (check_stack) are 0 unless vmrapl has a bug;
+ *             stack_end_seen_on_entry counts damage found before a probe
+ *             ran, someone else's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -101,7 +103,12 @@ DEFINE_SHOW_ATTRIBUTE(vr_vms);
 
 static int vr_checks_show(struct seq_file *m, void *unused)
 {
+	seq_printf(m, "stack_end_made_in_probe %ld\n",
+		   atomic_long_read(&vr_stack_bad[1]));
 	vr_vm_debugfs_checks(m);
+	/* Not vmrapl's: the marker was already broken when a probe ran. */
+	seq_printf(m, "stack_end_seen_on_entry %ld\n",
+		   atomic_long_read(&vr_stack_bad[0]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vr_checks);

@@ -14,11 +14,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/irq_work.h>
 #include <linux/jiffies.h>
 #include <linux/kvm_host.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/tracepoint.h>
@@ -337,6 +339,48 @@ static noinline void vr_switch_event(struct vr_cpu *c,
 }
 
 /*
+ * check_stack (on with KASAN, so in make check-debug): every probe looks
+ * at the current task's stack-end marker on entry and on exit.  Found on
+ * entry, the damage was done before the probe ran (not by vmrapl); found
+ * only on exit, the probe did it.  The first of each is printed, naming
+ * the probe; debugfs "checks" counts them.
+ */
+static DEFINE_STATIC_KEY_FALSE(vr_stack_check);
+atomic_long_t vr_stack_bad[2];	/* [0] on entry, [1] made in a probe */
+
+static const char *vr_stack_where[2];
+
+/* printk cannot run under the runqueue lock: the report goes by irq_work. */
+static void vr_stack_report(struct irq_work *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		if (READ_ONCE(vr_stack_where[i]))
+			pr_emerg("stack end marker corrupted, found %s the %s probe: %s\n",
+				 i ? "leaving" : "entering", vr_stack_where[i],
+				 i ? "vmrapl's probe did it" :
+				 "not vmrapl's doing");
+}
+
+static DEFINE_IRQ_WORK(vr_stack_work, vr_stack_report);
+
+static noinline void vr_stack_bad_report(const char *probe, bool exit)
+{
+	if (atomic_long_inc_return(&vr_stack_bad[exit]) != 1)
+		return;
+	WRITE_ONCE(vr_stack_where[exit], probe);
+	irq_work_queue(&vr_stack_work);
+}
+
+static __always_inline void vr_stack_probe(const char *probe, bool exit)
+{
+	if (static_branch_unlikely(&vr_stack_check) &&
+	    unlikely(task_stack_end_corrupted(current)))
+		vr_stack_bad_report(probe, exit);
+}
+
+/*
  * sched_switch probe.  Runs with the runqueue lock held and interrupts off:
  * no allocation, no sleeping, no printk, no IPI.  Most switches on a host
  * are between tasks no VM pays for, on a CPU with nothing to change: they
@@ -351,6 +395,7 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 	struct vr_cpu *c = this_cpu_ptr(&vr_pcpu);
 	bool busy = !is_idle_task(next);
 
+	vr_stack_probe("sched_switch", false);
 	/*
 	 * On a CPU that has no package yet (coming online, before
 	 * vr_cpu_up()), the state is all zero: quiet, or an event that
@@ -361,6 +406,7 @@ static void vr_probe_sched_switch(void *data, bool preempt,
 		vr_switch_quiet(c);
 	else
 		vr_switch_event(c, next, busy);
+	vr_stack_probe("sched_switch", true);
 }
 
 /* kvm_entry or kvm_exit: tell the VM layer, and close a stale epoch. */
@@ -399,14 +445,41 @@ out:
 /* kvm_entry: the vCPU thread enters guest mode on this CPU. */
 static void vr_probe_kvm_entry(VR_KVM_ENTRY_PROTO)
 {
+	vr_stack_probe("kvm_entry", false);
 	vr_probe_guest(vcpu, vr_vmops->guest_entry);
+	vr_stack_probe("kvm_entry", true);
 }
 
 /* kvm_exit: back from guest mode (entry/exit close stale epochs too). */
 static void vr_probe_kvm_exit(void *data, struct kvm_vcpu *vcpu, u32 isa)
 {
+	vr_stack_probe("kvm_exit", false);
 	vr_probe_guest(vcpu, vr_vmops->guest_exit);
+	vr_stack_probe("kvm_exit", true);
 }
+
+/*
+ * The kvm_entry probe's prototype must be the tracepoint's (a probe of
+ * another type is called all the same, and kCFI would trap).  The
+ * tracepoint's header is not installed; Kbuild chooses from
+ * kvm_x86_ops.vcpu_run(), whose second parameter came in the same series
+ * (compat.h).  That choice is checked here against the type itself, so a
+ * kernel whose vcpu_run() has neither known form fails the build rather
+ * than the host.
+ */
+#ifdef VMRAPL_KVM_ENTRY_HAS_FORCE_EXIT
+static_assert(__same_type(((struct kvm_x86_ops *)0)->vcpu_run,
+			  enum exit_fastpath_completion (*)(struct kvm_vcpu *,
+							    u64)) ||
+	      __same_type(((struct kvm_x86_ops *)0)->vcpu_run,
+			  enum exit_fastpath_completion (*)(struct kvm_vcpu *,
+							    bool)),
+	      "kvm_x86_ops.vcpu_run() changed: check kvm_entry's prototype");
+#else
+static_assert(__same_type(((struct kvm_x86_ops *)0)->vcpu_run,
+			  enum exit_fastpath_completion (*)(struct kvm_vcpu *)),
+	      "kvm_x86_ops.vcpu_run() changed: check kvm_entry's prototype");
+#endif
 
 static void vr_find_sched_switch(struct tracepoint *tp, void *priv)
 {
@@ -512,6 +585,8 @@ int vr_engine_start(const struct vr_vm_ops *ops)
 	int ret;
 
 	vr_vmops = ops;
+	if (vr_check_stack)
+		static_branch_enable(&vr_stack_check);
 	for_each_kernel_tracepoint(vr_find_sched_switch, NULL);
 	if (!vr_tp_sched_switch) {
 		pr_err("sched_switch tracepoint not found\n");
@@ -542,6 +617,7 @@ err_sched_switch:
 	tracepoint_probe_unregister(vr_tp_sched_switch,
 				    vr_probe_sched_switch, NULL);
 	tracepoint_synchronize_unregister();
+	irq_work_sync(&vr_stack_work);
 err_cpus:
 	vr_engine_cpus_stop();
 	return ret;
@@ -557,5 +633,6 @@ void vr_engine_stop(void)
 				    vr_probe_sched_switch, NULL);
 	/* No probe runs past this point, so nothing touches the state. */
 	tracepoint_synchronize_unregister();
+	irq_work_sync(&vr_stack_work);
 	vr_engine_cpus_stop();
 }

@@ -121,6 +121,12 @@ module_param_named(check_release, vr_check_release, bool, 0644);
 MODULE_PARM_DESC(check_release,
 		 "Check at each VM release that no CPU or package still points at its accounts (debug)");
 
+/* Each probe checks the stack-end marker on entry and exit (engine.c). */
+bool vr_check_stack = IS_ENABLED(CONFIG_KASAN);
+module_param_named(check_stack, vr_check_stack, bool, 0444);
+MODULE_PARM_DESC(check_stack,
+		 "Check the current task's stack-end marker in every probe (debug)");
+
 /* The sweep's own test: leave this many stale pointers (with check_release). */
 unsigned int vr_inject_stale;
 module_param_named(inject_stale, vr_inject_stale, uint, 0644);

@@ -54,6 +54,19 @@ struct vr_vm *vr_lookup(const void *key, u32 kind)
 	return NULL;
 }
 
+/*
+ * vr_task_vcpu() relies on KVM's layout: a task's preempt notifiers are an
+ * hlist, and a vCPU embeds its notifier.  A kernel that changes either
+ * fails the build here, not the host.  Which notifier is KVM's is checked
+ * at run time (its ops, learned from a vCPU at kvm_entry).
+ */
+static_assert(__same_type(((struct task_struct *)0)->preempt_notifiers,
+			  struct hlist_head),
+	      "task_struct.preempt_notifiers changed: check vr_task_vcpu()");
+static_assert(__same_type(((struct kvm_vcpu *)0)->preempt_notifier,
+			  struct preempt_notifier),
+	      "kvm_vcpu.preempt_notifier changed: check vr_task_vcpu()");
+
 /* The vCPU whose thread @t is, when @t is in KVM_RUN (KVM's own state). */
 static struct kvm_vcpu *vr_task_vcpu(struct task_struct *t)
 {

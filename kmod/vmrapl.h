@@ -122,6 +122,8 @@ extern bool vr_percore;
 extern bool vr_aperf;
 extern bool vr_track_all;
 extern bool vr_check_release;
+extern bool vr_check_stack;
+extern atomic_long_t vr_stack_bad[2];	/* engine.c: on entry, in a probe */
 extern unsigned int vr_inject_stale;
 extern unsigned int vr_unpriv_period_ms;
 extern unsigned int vr_unpriv_step_uj;

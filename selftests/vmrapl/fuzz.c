@@ -857,6 +857,10 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 					   strerror(-sh->whole_err));
 	EXPECT_GT(sh->whole.answers, 100);
 	EXPECT_EQ(0, sh->whole.broken) TH_LOG("first: %s", sh->whole.first);
+	/* check_stack (the debug rig): no probe broke a stack-end marker. */
+	EXPECT_EQ(0, vr_debugfs_check("stack_end_made_in_probe"));
+	TH_LOG("stack-end markers found broken before a probe ran: %lld",
+	       vr_debugfs_check("stack_end_seen_on_entry"));
 
 	/* Every still-attached VM: GET_STATS works, nothing went back. */
 	vr_sleep_ms(50);

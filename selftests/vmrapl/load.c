@@ -408,6 +408,10 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 				       strerror(-whole.err));
 	EXPECT_GT(whole.c.answers, 100);
 	EXPECT_EQ(0, whole.c.broken) TH_LOG("first: %s", whole.c.first);
+	/* check_stack (the debug rig): no probe broke a stack-end marker. */
+	EXPECT_EQ(0, vr_debugfs_check("stack_end_made_in_probe"));
+	TH_LOG("stack-end markers found broken before a probe ran: %lld",
+	       vr_debugfs_check("stack_end_seen_on_entry"));
 
 	/* Every VMM is gone: so are its VMs, attached or adopted. */
 	for (i = 0; i < 100 && vr_vms_count(NULL) > 0; i++)
