@@ -4,8 +4,10 @@
 # userspace, the selftests, lint, DKMS and the QEMU test rig.
 #
 #   make                      module for KVER + userspace
-#   make KVER=6.12.117+deb12-amd64 / make KDIR=/path/to/kernel/build
-#   make KVER=7.3.4+deb13-amd64  (builds in the trixie root "make deps" made)
+#   make KVER=<release> / make KDIR=/path/to/kernel/build  ("make kver":
+#                             the default; releases: ls /lib/modules)
+#   make KVER=<7.x release>   (builds in the trixie root "make deps" made;
+#                             releases: scripts/kernels.sh list)
 #   make modules-all          module for every installed linux-headers-*-amd64
 #                             and every 7.x kernel of the trixie build root
 #   make lint                 sparse (C=2) + checkpatch --strict
@@ -91,7 +93,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 all: module userspace
 
 help:
-	@sed -n '3,18s/^# \{0,1\}//p' $(TOP)/Makefile
+	@sed -n '3,20s/^# \{0,1\}//p' $(TOP)/Makefile
 
 kver:
 	@echo $(KVER)
@@ -212,7 +214,8 @@ vmtest: module testmod selftests qemu
 demo:
 	@$(TOP)/scripts/demo.sh $(KVER)
 
-# One make demo run; what it printed replaces README.md's demo section.
+# One make demo run; the start and the end of what it printed replace
+# README.md's demo section.
 readme-demo:
 	@$(TOP)/scripts/readme-demo.sh $(KVER)
 

@@ -1,15 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# "make readme-demo": run "make demo" once and put what it printed into
-# README.md between the lines <!-- demo:begin --> and <!-- demo:end -->,
-# so that the output and the figures the README quotes come from one real
-# run and cannot drift from what the demo prints.
+# "make readme-demo": run "make demo" once and put the start and the end
+# of what it printed into README.md between the lines <!-- demo:begin -->
+# and <!-- demo:end -->, so that the output and the figures the README
+# quotes come from one real run and cannot drift from what the demo
+# prints.
 #
-# Only the demo's own output goes in (not the rig's stages or the test
-# kernel's console), with the middle refreshes of "vmraplctl top" left out
-# and a line of this run's figures after it.  When the demo fails,
-# README.md is left as it is.
+# Only the demo's own output is read (not the rig's stages or the test
+# kernel's console).  The README gets its first line (the source), its
+# summary and the check of each guest's counter against the host's books,
+# then a line of this run's figures (taken from every refresh of
+# "vmraplctl top" and the summary) and the run's plot.  The whole output
+# stays in build/readme-demo.out.  When the demo fails, README.md is left
+# as it is.
 #
 # Usage: scripts/readme-demo.sh [KVER]
 #        scripts/readme-demo.sh --from FILE KVER SECONDS
@@ -53,6 +57,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 body=$tmp/body gen=$tmp/gen head=$tmp/head block=$tmp/block figs=$tmp/figs
+excerpt=$tmp/excerpt
 sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\r$//' "$raw" |
 	awk '/^== vmrapl loaded/ { on = 1 } /^rig / { on = 0 }
 	     on && !/^\[ *[0-9]+\.[0-9]+\]/' > "$body"
@@ -123,7 +128,7 @@ END {
 	flush_top()
 	while (nout && out[nout] == "")
 		nout--
-	printf "What it printed (a run of %s on %s; the whole `make demo`, with the dependencies installed and its build, initramfs and boot included, took %d s; the refreshes of `top` between the first and the last are left out):\n", date, kver, secs > head
+	printf "The start and the end of what it printed (a run of %s on %s; the whole `make demo`, with the dependencies installed and its build, initramfs and boot included, took %d s; between the two parts shown here it printed the VMs'"'"' command lines, the refreshes of `vmraplctl top` and what each guest read):\n", date, kver, secs > head
 	for (i = 1; i <= nout; i++)
 		print out[i] > block
 	printf "In this run the host charged" > figs
@@ -140,11 +145,18 @@ END {
 function sep(i) {
 	return i == 1 ? "" : (i == nvm ? " and" : ",")
 }' "$body"
+# The README's part of the block: the first line (the source), then from
+# the summary to the end.
+{
+	head -n 1 "$block"
+	echo
+	sed -n '/^== summary/,$p' "$block"
+} > "$excerpt"
 {
 	fmt -w 74 "$head"
 	echo
 	echo '```'
-	cat "$block"
+	cat "$excerpt"
 	echo '```'
 	echo
 	fmt -w 74 "$figs"
@@ -156,12 +168,12 @@ function sep(i) {
 		echo
 		echo "![Each VM's power over the run: the host's charge (lines) and what its guest computed from its own MSR 0x611 (points)](Documentation/images/demo-power.png)"
 		echo
-		fmt -w 74 <<< "The plot is this run's build/demo/power.png, which \`make demo\` draws with gnuplot (scripts/plot-demo.sh) from every read each guest made; \`make readme-demo KVER=$kver\` copied it here."
+		fmt -w 74 <<< "The plot is this run's build/demo/power.png, which \`make demo\` draws with gnuplot (scripts/plot-demo.sh) from every read each guest made; \`make readme-demo\` copied it here."
 	fi
 } > "$gen"
 
 if ! grep -q '^In this run the host charged [^ ]* [0-9.]* W' "$gen" ||
-   [[ $(grep -c '^vmraplctl top - ' "$gen") -lt 1 ]]; then
+   ! grep -q '^== summary' "$gen"; then
 	echo "readme-demo: could not read the demo's output in $raw; $readme left as it is" >&2
 	exit 1
 fi

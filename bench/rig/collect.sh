@@ -11,9 +11,10 @@
 #
 # OUT_MD is SIM_MD with the two sections inserted before the last section
 # ("What these numbers do not cover"), which is rewritten; OUT_JSON is
-# SIM_JSON plus an object "rig".  Without BENCH lines in RIG_LOG the rig
-# sections say the run produced none (the script still succeeds, so the
-# simulator results are kept).
+# SIM_JSON plus an object "rig"; the summary at OUT_MD's top
+# (bench/summary.py) is written again with the rig's targets.  Without
+# BENCH lines in RIG_LOG the rig sections say the run produced none (the
+# script still succeeds, so the simulator results are kept).
 #
 # ICOUNT_LOG: rig logs of the icount variant (run.sh KVER --variant icount
 # --mode bench, one per boot), each with the vr-icount plugin's counts next
@@ -704,3 +705,6 @@ with open(out_json, 'w') as f:
     f.write(text)
 print('collect: wrote %s and %s (ctxsw rounds %d, scale steps %d)' % (out_md, out_json, len(rounds), len(scale)))
 PY
+# The summary at the top of OUT_MD (bench/summary.py), now with the rig's
+# targets in the file.
+python3 "$top/bench/summary.py" "$out_md"

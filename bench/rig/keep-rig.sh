@@ -5,6 +5,8 @@
 # simulator RESULTS.md and JSON, with the rig sections and the "rig"
 # object of an earlier bench/RESULTS.md and bench/results.json kept as
 # they were (collect.sh made them; they say which rig run they are from).
+# The summary at the top (bench/summary.py) is written again for the
+# result.
 #
 # Usage: keep-rig.sh OLD_MD OLD_JSON SIM_MD SIM_JSON OUT_MD OUT_JSON
 set -euo pipefail
@@ -44,3 +46,6 @@ with open(out_json, 'w') as f:
     f.write(sim + '\n')
 print('keep-rig: wrote %s and %s' % (out_md, out_json))
 PY
+# The summary at the top of OUT_MD (bench/summary.py), with the kept rig
+# sections' targets.
+python3 "$(cd "$(dirname "$0")/.." && pwd)/summary.py" "$out_md"

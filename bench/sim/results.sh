@@ -10,7 +10,11 @@
 # (event_needed() false) <= 10, a tracked (vCPU) switch in or out <= 60.
 # The epoch close has no target (once per package per epoch, not per
 # switch).
-set -eu
+#
+# The summary at the top (what was measured, the truths, the targets
+# judged) is bench/summary.py's, run on the whole output; it says the rig
+# part is missing until bench/rig/collect.sh adds it and runs it again.
+set -eu -o pipefail
 dir=${1:-out}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -22,6 +26,7 @@ else
 fi
 core_commit=$(git -C "$top" log -1 --format='%h (%cs)' -- "${core_files[@]}" \
 	2>/dev/null || echo unknown)
+{
 cat <<HDR
 # vmrapl benchmark results
 
@@ -318,3 +323,4 @@ fi
 echo "Time per event on the build machine (secondary; varies):"
 echo
 cat "$dir/hotpath.txt"
+} | python3 "$top/bench/summary.py" -
