@@ -11,6 +11,10 @@
 #   make modules-all          module for every installed linux-headers-*-amd64
 #                             and every 7.x kernel of the trixie build root
 #   make lint                 sparse (C=2) + checkpatch --strict
+#   make doc-check            README, Documentation/, bench/RESULTS.md and
+#                             the man pages against the tree: links and
+#                             paths, make targets, the tools' options, RST
+#                             through docutils (scripts/doc-check.py)
 #   make unit                 unit tests of the core and of userspace (TAP)
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
@@ -85,15 +89,16 @@ LINT_FILES := $(wildcard kmod/*.c kmod/*.h kmod/user/*.h uapi/linux/*.h selftest
 KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
-	lint sparse qemu \
+	lint sparse doc-check qemu \
 	checkpatch ksrc deps check check-debug check-qemu debug-kernel vmtest demo readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
 all: module userspace
 
+# The comment at the top, to its end.
 help:
-	@sed -n '3,20s/^# \{0,1\}//p' $(TOP)/Makefile
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(TOP)/Makefile
 
 kver:
 	@echo $(KVER)
@@ -201,6 +206,10 @@ checkpatch: ksrc
 		--show-types -f $(LINT_FILES)
 
 lint: sparse checkpatch
+
+# The documents against the tree (python3-docutils: make deps).
+doc-check:
+	@python3 $(TOP)/scripts/doc-check.py
 
 deps:
 	@$(TOP)/scripts/deps.sh

@@ -10,7 +10,7 @@
 #   RIG_VARIANT_KVER kernel for the variants (default: oldest installed)
 #   RAPL_KVER        kernel for the rapl variant (default: newest host kernel)
 #   CHECK_SKIP       steps to skip, e.g. "rig dkms" ("rapl": the rapl
-#                    variant)
+#                    variant; "docs": make doc-check)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,12 +78,19 @@ single "plot" "" scripts/plot-bench.sh bench/sim/out/quick.json build/check/accu
 # The exporter's Prometheus rules and their unit tests (promtool)
 single "promtool rules" "" make --no-print-directory prom-rules
 
-# 4. lint
+# 4. lint, and the documents
 if ! skipping lint; then
 	for k in "${full_kvers[@]}"; do
 		single "sparse $k" "" make --no-print-directory "$jobs" sparse KVER="$k"
 	done
 	single "checkpatch" "" make --no-print-directory checkpatch
+fi
+# The documents against the tree (scripts/doc-check.py): links and paths,
+# make targets, the tools' options, the RST through docutils; first the
+# checker's own test, which breaks a copy of them in each of those ways
+if ! skipping docs; then
+	tap "doc check self-test" scripts/doc-check-test.sh
+	single "doc check" "" make --no-print-directory doc-check
 fi
 
 # 5. DKMS, and install/uninstall into a staging root

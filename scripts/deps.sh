@@ -24,6 +24,8 @@ pkgs=(
 	# pictures: gnuplot draws the demo's and the bench's plots (no X);
 	# Debian's Chromium screenshots Prometheus's graph page headless
 	gnuplot-nox chromium fonts-dejavu-core
+	# "make doc-check" puts the RST through docutils (scripts/doc-check.py)
+	python3-docutils
 	# the debug kernel of "make check-debug" (scripts/debug-kernel.sh)
 	flex bison libelf-dev libssl-dev bc
 	# the trixie build root for the 7.x kernels (scripts/kernels.sh)

@@ -120,9 +120,13 @@ intop {
 {
 	out[++nout] = $0
 }
+# "NAME  guest: ... W   host, whole run: J in S s = W W": the whole run
+/^[^ ]+ +guest: .* host, whole run: / { hostw[$1] = $(NF - 1); next }
+# the summary, from the first read of each guest to its last: VM secs
+# host-J host-W guest-J guest-W diff-%
 /^== summary/ { insum = 1; next }
 insum && /^VM / { next }
-insum && NF == 6 { vm[++nvm] = $1; hostw[$1] = $3; diff[$1] = $6; next }
+insum && NF == 7 { vm[++nvm] = $1; diff[$1] = $7; next }
 insum && NF == 0 && nvm { insum = 0 }
 END {
 	flush_top()
@@ -137,10 +141,10 @@ END {
 	printf " over their runs; over the %d refreshes of `top` they ranged", nref[vm[1]] > figs
 	for (i = 1; i <= nvm; i++)
 		printf "%s %.2f to %.2f W", sep(i), lo[vm[i]], hi[vm[i]] > figs
-	printf ".  The powers their guests computed from their own counters were" > figs
+	printf ".  From each guest'"'"'s first read to its last, the powers the guests computed from their own counters were" > figs
 	for (i = 1; i <= nvm; i++)
 		printf "%s %s %%", sep(i), diff[vm[i]] > figs
-	printf " off the host'"'"'s.\n" > figs
+	printf " off the host'"'"'s over the same reads.\n" > figs
 }
 function sep(i) {
 	return i == 1 ? "" : (i == nvm ? " and" : ",")

@@ -61,9 +61,12 @@
  *         [--idle-lead S (a comparison: the host idles S s, its own
  *          tasks only, before the VMs start, as after a boot that loads
  *          the module; the windows start with the VMs; 0)]
+ *         [-h, --help (the options, one line each)]
  *
  * The parts are listed in vrsim.h.
  */
+#include <getopt.h>
+
 #include "vrsim.h"
 
 struct sim S;
@@ -328,55 +331,176 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: vrsim [OPTIONS]\n"
+"      --quick                 1 seed x 61 s per workload (default 10 x 300 s)\n"
+"      --json FILE             also write the results as JSON to FILE\n"
+"      --only NAME[,NAME...]   only these workloads (default every one)\n"
+"      --seeds N               seeds per workload (default 10; --quick 1)\n"
+"      --seed0 N               the first seed (default 1)\n"
+"      --secs S                simulated seconds a run (default 300; --quick 61)\n"
+"      --period-us US          vmrapl's epoch (default 1000)\n"
+"      --latch-us US           package counter update interval (default 976)\n"
+"      --lag-us US             vmrapl's counter lag share (default 500)\n"
+"      --inject-fault-at S     break package 0's books at S s (then fails)\n"
+"      --switches-only         per-core samples at switches only, not at exits\n"
+"      --floor-spread PCT      package idle floors spread +-PCT %% (default 10)\n"
+"      --floor-drift PCT       each floor swings +-PCT %% over 2 min (default 0)\n"
+"      --no-host-floor         no package takes a floor the others learned\n"
+"      --idle-lead S           host idle S s before the VMs (a multiple of 5)\n"
+"  -h, --help                  this text\n");
+}
+
+/*
+ * @s in full as a number, read as the options always read theirs
+ * (strtoull or strtoll with base 0, --seeds in decimal, strtod); exits 2
+ * with the option's name otherwise.
+ */
+static u64 arg_u64(const char *opt, const char *s)
+{
+	char *end;
+	u64 v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (!*s || *end || errno || *s == '-') {
+		fprintf(stderr, "vrsim: --%s: '%s' is not a number\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
+static long long arg_s64(const char *opt, const char *s, int base)
+{
+	long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoll(s, &end, base);
+	if (!*s || *end || errno) {
+		fprintf(stderr, "vrsim: --%s: '%s' is not a number\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
+static double arg_double(const char *opt, const char *s)
+{
+	char *end;
+	double v;
+
+	v = strtod(s, &end);
+	if (!*s || *end || !isfinite(v)) {
+		fprintf(stderr, "vrsim: --%s: '%s' is not a number\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
+/* Options without a short form. */
+enum {
+	OPT_QUICK = 256, OPT_JSON, OPT_ONLY, OPT_SEEDS, OPT_SEED0, OPT_SECS,
+	OPT_PERIOD_US, OPT_LATCH_US, OPT_LAG_US, OPT_INJECT_FAULT_AT,
+	OPT_SWITCHES_ONLY, OPT_FLOOR_SPREAD, OPT_FLOOR_DRIFT,
+	OPT_NO_HOST_FLOOR, OPT_IDLE_LEAD,
+};
+
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "quick", no_argument, NULL, OPT_QUICK },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "only", required_argument, NULL, OPT_ONLY },
+		{ "seeds", required_argument, NULL, OPT_SEEDS },
+		{ "seed0", required_argument, NULL, OPT_SEED0 },
+		{ "secs", required_argument, NULL, OPT_SECS },
+		{ "period-us", required_argument, NULL, OPT_PERIOD_US },
+		{ "latch-us", required_argument, NULL, OPT_LATCH_US },
+		{ "lag-us", required_argument, NULL, OPT_LAG_US },
+		{ "inject-fault-at", required_argument, NULL,
+		  OPT_INJECT_FAULT_AT },
+		{ "switches-only", no_argument, NULL, OPT_SWITCHES_ONLY },
+		{ "floor-spread", required_argument, NULL, OPT_FLOOR_SPREAD },
+		{ "floor-drift", required_argument, NULL, OPT_FLOOR_DRIFT },
+		{ "no-host-floor", no_argument, NULL, OPT_NO_HOST_FLOOR },
+		{ "idle-lead", required_argument, NULL, OPT_IDLE_LEAD },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *json = NULL, *only = NULL;
 	struct wres *res;
 	u64 seed0 = 1, secs = 0;
-	int i, n = 0, bad = 0, nseed = 0, k;
+	int i, n = 0, bad = 0, nseed = 0, k, c, idx;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
+	/* getopt's messages start with argv[0]: the name, not the path. */
+	if (argc > 0)
+		argv[0] = (char *)"vrsim";
+	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
+		const char *name = c >= OPT_QUICK ? opts[idx].name : "";
+
+		switch (c) {
+		case OPT_QUICK:
 			quick = true;
-		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
-			json = argv[++i];
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
-		else if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
-			nseed = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--seed0") && i + 1 < argc)
-			seed0 = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--secs") && i + 1 < argc)
-			secs = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--period-us") && i + 1 < argc)
-			period_ns = strtoull(argv[++i], NULL, 0) * 1000;
-		else if (!strcmp(argv[i], "--latch-us") && i + 1 < argc)
-			latch_ns = strtoull(argv[++i], NULL, 0) * 1000;
-		else if (!strcmp(argv[i], "--lag-us") && i + 1 < argc)
-			lag_ns = strtoll(argv[++i], NULL, 0) * 1000;
-		else if (!strcmp(argv[i], "--inject-fault-at") && i + 1 < argc)
-			inject_fault_at = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--switches-only"))
+			break;
+		case OPT_JSON:
+			json = optarg;
+			break;
+		case OPT_ONLY:
+			only = optarg;
+			break;
+		case OPT_SEEDS:
+			/* 0 or less: the default */
+			nseed = (int)arg_s64(name, optarg, 10);
+			break;
+		case OPT_SEED0:
+			seed0 = arg_u64(name, optarg);
+			break;
+		case OPT_SECS:
+			secs = arg_u64(name, optarg);
+			break;
+		case OPT_PERIOD_US:
+			period_ns = arg_u64(name, optarg) * 1000;
+			break;
+		case OPT_LATCH_US:
+			latch_ns = arg_u64(name, optarg) * 1000;
+			break;
+		case OPT_LAG_US:
+			/* below 0: vr_pkg_init()'s default */
+			lag_ns = arg_s64(name, optarg, 0) * 1000;
+			break;
+		case OPT_INJECT_FAULT_AT:
+			inject_fault_at = arg_u64(name, optarg);
+			break;
+		case OPT_SWITCHES_ONLY:
 			switches_only = true;
-		else if (!strcmp(argv[i], "--floor-spread") && i + 1 < argc)
-			floor_spread = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--floor-drift") && i + 1 < argc)
-			floor_drift = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--no-host-floor"))
+			break;
+		case OPT_FLOOR_SPREAD:
+			floor_spread = arg_double(name, optarg);
+			break;
+		case OPT_FLOOR_DRIFT:
+			floor_drift = arg_double(name, optarg);
+			break;
+		case OPT_NO_HOST_FLOOR:
 			no_host_floor = true;
-		else if (!strcmp(argv[i], "--idle-lead") && i + 1 < argc)
-			idle_lead_s = strtoull(argv[++i], NULL, 0);
-		else {
-			fprintf(stderr, "usage: %s [--quick] [--json FILE] "
-				"[--only WORKLOAD[,WORKLOAD...]] [--seeds N] "
-				"[--seed0 N] "
-				"[--secs S] [--period-us US] [--latch-us US] "
-				"[--lag-us US] [--inject-fault-at S] "
-				"[--switches-only] [--floor-spread PCT] "
-				"[--floor-drift PCT] "
-				"[--no-host-floor] [--idle-lead S]\n", argv[0]);
+			break;
+		case OPT_IDLE_LEAD:
+			idle_lead_s = arg_u64(name, optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
 			return 2;
 		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vrsim: unexpected argument '%s'\n",
+			argv[optind]);
+		usage(stderr);
+		return 2;
 	}
 	if (idle_lead_s % 5) {
 		/* the 5 s windows and loops are aligned to multiples of 5 s */
