@@ -11,6 +11,8 @@
 #   make modules-all          module for every installed linux-headers-*-amd64
 #                             and every 7.x kernel of the trixie build root
 #   make lint                 sparse (C=2) + checkpatch --strict
+#   make testmod              the selftests' test module (selftests/fakekvm)
+#                             for KVER, which the rig carries
 #   make doc-check            README, Documentation/, bench/RESULTS.md and
 #                             the man pages against the tree: links and
 #                             paths, make targets, the tools' options, RST

@@ -60,6 +60,7 @@ FOREIGN_PATHS = {
     'scripts/checkpatch.pl',
     'include/uapi/linux/kvm.h',
     'ioctl-number.rst',
+    'System.map',		# a Debian kernel package's
     # QEMU's
     'scripts/update-linux-headers.sh',
     'rapl-msr.rst',
@@ -83,6 +84,10 @@ FOREIGN_OPTIONS = {
     '--icount': 'bench/rig/collect.sh',
     '--rename': 'selftests/rig/hangdump.py',
     '--wedged': 'selftests/rig/hangdump.py',
+    '--strict': "the kernel's scripts/checkpatch.pl",
+    '--no-tree': "the kernel's scripts/checkpatch.pl",
+    '--print-env': 'scripts/debug-kernel.sh',
+    '--print-dir': 'scripts/debug-kernel.sh',
 }
 
 # Make targets of other Makefiles the documents name: the kernel's, for
