@@ -101,20 +101,6 @@ void vr_kvm_put(struct kvm *kvm)
 	vr_obj_put(VR_OBJ_KVM_REFS);
 }
 
-/* Copy a size-versioned struct from userspace (see the uapi header). */
-int vr_copy_sized(void *dst, size_t ksize, void __user *argp)
-{
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)argp))
-		return -EFAULT;
-	if (usize < ksize)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(dst, ksize, argp, usize);
-}
-
 static long vr_vm_set_policy(struct vr_vm *vm, void __user *argp)
 {
 	struct vmrapl_policy pol;

@@ -41,6 +41,7 @@
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "vmrapl.h"
@@ -226,10 +227,26 @@ bool vr_vcpu_threads_install(struct vr_vm *vm, struct task_struct **old,
 void vr_put_threads(struct task_struct **old, int nr);
 long vr_vm_add_task(struct vr_vm *vm, void __user *argp);
 
-/* vm.c: references, and a helper of the ioctls. */
+/* vm.c: references. */
 void vr_vm_put(struct vr_vm *vm);
 void vr_kvm_put(struct kvm *kvm);
-int vr_copy_sized(void *dst, size_t ksize, void __user *argp);
+
+/*
+ * Copy a size-versioned struct from userspace (see the uapi header): the
+ * ioctls of vm.c, vm_guest.c and vm_stats.c, no lock held.
+ */
+static inline int vr_copy_sized(void *dst, size_t ksize, void __user *argp)
+{
+	u32 usize;
+
+	if (get_user(usize, (u32 __user *)argp))
+		return -EFAULT;
+	if (usize < ksize)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(dst, ksize, argp, usize);
+}
 
 static inline bool vr_zero(const u64 *r, unsigned int n)
 {
