@@ -694,6 +694,11 @@ static void *whole_thread(void *arg)
 		ret = vr_whole_sweep(dev, &sh->whole);
 		if (ret && !sh->whole_err)
 			sh->whole_err = ret;
+		/*
+		 * Each sweep closes the packages (IPIs): a breath between
+		 * sweeps keeps a slow rig's other checks on time.
+		 */
+		vr_sleep_ms(5);
 	}
 	close(dev);
 	return NULL;

@@ -292,6 +292,11 @@ static void *whole_thread(void *arg)
 		ret = vr_whole_sweep(dev, &w->c);
 		if (ret && !w->err)
 			w->err = ret;
+		/*
+		 * Each sweep closes the packages (IPIs): a breath between
+		 * sweeps keeps the samples below on time on a slow rig.
+		 */
+		vr_sleep_ms(5);
 	}
 	close(dev);
 	return NULL;
