@@ -278,6 +278,55 @@ int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
 	return 0;
 }
 
+/* Is the command line's argv[0] QEMU's (qemu-system-*, qemu-kvm, ...)? */
+int vmrapl_host_cmdline_is_qemu(const char *cmdline, size_t len)
+{
+	size_t alen = strnlen(cmdline, len);
+	const char *base = cmdline, *p;
+
+	for (p = cmdline; p < cmdline + alen; p++)
+		if (*p == '/')
+			base = p + 1;
+	return (size_t)(cmdline + alen - base) >= 4 && !strncmp(base, "qemu", 4);
+}
+
+/*
+ * Another VMM's name: the first "--name VALUE", "--name=VALUE" or
+ * "-name VALUE", as it is (no option syntax inside the value).
+ */
+static int plain_name(const char *cmdline, size_t len, char *buf,
+		      size_t buflen)
+{
+	const char *p = cmdline, *end = cmdline + len, *v = NULL;
+
+	while (p < end && !v) {
+		size_t alen = strnlen(p, end - p);
+		const char *next = p + alen + 1;
+
+		if ((!strcmp(p, "-name") || !strcmp(p, "--name")) &&
+		    next < end)
+			v = next;
+		else if (!strncmp(p, "--name=", 7) && p + alen < end)
+			v = p + 7;
+		p = next;
+	}
+	if (!v || v >= end)
+		return 0;
+	snprintf(buf, buflen, "%.*s", (int)strnlen(v, end - v), v);
+	return buf[0] ? 1 : 0;
+}
+
+int vmrapl_host_cmdline_name(const char *cmdline, size_t len, char *buf,
+			     size_t buflen)
+{
+	if (!buflen)
+		return 0;
+	buf[0] = 0;
+	if (vmrapl_host_cmdline_is_qemu(cmdline, len))
+		return vmrapl_host_qemu_name(cmdline, len, buf, buflen);
+	return plain_name(cmdline, len, buf, buflen);
+}
+
 /*
  * The value of the last "-@opt VALUE" (or "--@opt VALUE") in a command line
  * of @len bytes, as QEMU takes the last of repeated options; NULL when
@@ -427,7 +476,7 @@ int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len)
 	if (!len)
 		return 0;
 	n = read_cmdline(pid, &cmd);
-	if (n > 0 && vmrapl_host_qemu_name(cmd, n, buf, len)) {
+	if (n > 0 && vmrapl_host_cmdline_name(cmd, n, buf, len)) {
 		free(cmd);
 		return 1;
 	}

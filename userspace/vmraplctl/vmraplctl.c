@@ -401,12 +401,41 @@ static void json_row(const struct dev *d, const struct row *r)
 	printf("}");
 }
 
-static void table_header(const struct dev *d)
+/*
+ * The text table's NAME column: as wide as the longest name (its table
+ * form, text_ascii()), at least 4 and at most NAME_COL_MAX columns; a
+ * longer name is cut to fit and ends in "..." (the ID column beside it
+ * tells VMs apart; --json, -x and stats show it whole).
+ */
+#define NAME_COL_MAX	40
+
+static void table_name(const char *name, char *out, size_t len)
+{
+	text_ascii(name, out, len);
+	if (strlen(out) > NAME_COL_MAX)
+		strcpy(out + NAME_COL_MAX - 3, "...");
+}
+
+static int name_width(const struct row *rows, int n)
+{
+	char name[NAME_LEN];
+	int i, w = 4;
+
+	for (i = 0; i < n; i++) {
+		table_name(rows[i].name, name, sizeof(name));
+		if ((int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	return w;
+}
+
+static void table_header(const struct dev *d, int name_w)
 {
 	unsigned int dom;
 	char h[32];
 
-	printf("%-6s %-7s %-20s %5s %-8s", "ID", "PID", "NAME", "VCPUS", "MODE");
+	printf("%-6s %-7s %-*s %5s %-8s", "ID", "PID", name_w, "NAME", "VCPUS",
+	       "MODE");
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
 		if (!dom_on(d, dom))
 			continue;
@@ -422,14 +451,14 @@ static void table_header(const struct dev *d)
 	printf(" %6s\n", "OVH%");
 }
 
-static void table_row(const struct dev *d, const struct row *r)
+static void table_row(const struct dev *d, const struct row *r, int name_w)
 {
 	char name[NAME_LEN];
 	unsigned int dom;
 
-	text_ascii(r->name, name, sizeof(name));
-	printf("%-6llu %-7u %-20.20s %5u %-8s", (unsigned long long)r->e.id,
-	       r->e.pid, name, r->e.nr_vcpus,
+	table_name(r->name, name, sizeof(name));
+	printf("%-6llu %-7u %-*s %5u %-8s", (unsigned long long)r->e.id,
+	       r->e.pid, name_w, name, r->e.nr_vcpus,
 	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto");
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 		if (dom_on(d, dom))
@@ -505,11 +534,11 @@ static void json_rows(const struct dev *d, const struct row *rows, int n)
 
 static void table_rows(const struct dev *d, const struct row *rows, int n)
 {
-	int i;
+	int i, name_w = name_width(rows, n);
 
-	table_header(d);
+	table_header(d, name_w);
 	for (i = 0; i < n; i++)
-		table_row(d, &rows[i]);
+		table_row(d, &rows[i], name_w);
 }
 
 static void csv_rows(const struct dev *d, const char *pre,

@@ -66,14 +66,21 @@ comm_proc() {
 	kids+=("$kid")
 }
 
-# A process with a QEMU-style command line (not exec'ed away by bash), as
-# libvirt starts QEMU: -name guest=NAME and the domain's UUID as -uuid.
+# A process with a QEMU command line (not exec'ed away by bash), as
+# libvirt starts QEMU: argv[0] qemu-system-x86_64, -name guest=NAME and
+# the domain's UUID as -uuid.
 uuid=8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6b
-bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on -uuid "$uuid" > /dev/null 2>&1 &
+(exec -a qemu-system-x86_64 bash -c 'sleep 30; :' qemu -machine q35 -name guest=web,,1,debug-threads=on -uuid "$uuid" > /dev/null 2>&1) &
 qemu_pid=$!
-# QEMU-style processes with other -uuid values: $kid is the pid.
+# QEMU processes with other -name and -uuid values: $kid is the pid.
 qemu_proc() { # name, uuid
-	bash -c 'sleep 60; :' qemu-system-x86_64 -name "guest=$1" -uuid "$2" > /dev/null 2>&1 &
+	(exec -a /usr/bin/qemu-system-x86_64 bash -c 'sleep 60; :' qemu -name "guest=$1" -uuid "$2" > /dev/null 2>&1) &
+	kid=$!
+	kids+=("$kid")
+}
+# Another VMM (argv[0] is not QEMU's) with --name: $kid is the pid.
+vmm_proc() { # name
+	bash -c 'sleep 60; :' vmrapl-vmm --name "$1" > /dev/null 2>&1 &
 	kid=$!
 	kids+=("$kid")
 }
@@ -174,7 +181,7 @@ comm_proc $'cut\xe2\x82';			p_cut=$kid
 comm_proc twin;					p_twin1=$kid
 comm_proc twin;					p_twin2=$kid
 # A QEMU -name can be longer than comm, and hold anything but NUL.
-bash -c 'sleep 60; :' qemu-system-x86_64 -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1 &
+(exec -a qemu-system-x86_64 bash -c 'sleep 60; :' qemu -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1) &
 p_qemu2=$!; kids+=("$p_qemu2")
 # QEMU -uuid: in upper case, and values that are no canonical UUID (one
 # of them would end the label value and add a line if it were printed).
@@ -201,7 +208,7 @@ check "fuzzed names: QEMU -name" has $'"name": "long \xef\xbf\xbd \\"name\\" wit
 run1 --interval 0 list
 table_ok() { # every line printable ASCII, every row as wide as the header
 	! LC_ALL=C grep -q '[^ -~]' <<< "$out" &&
-	LC_ALL=C awk 'NR == 1 { w = length($0) } /^[0-9]/ && length($0) != w { bad = 1 } END { exit bad || NR < 12 }' <<< "$out"
+	LC_ALL=C awk '/^ID / { w = length($0) } /^[0-9]/ && length($0) != w { bad = 1 } END { exit bad || !w || NR < 7 }' <<< "$out"
 }
 check "fuzzed names: text table is ASCII with fixed columns" table_ok
 check "fuzzed names: text table shows ? for what it cannot print" has 'bad?utf8'
@@ -246,6 +253,33 @@ run --json --interval 0 stats 19
 check "shared name: stats by id" has '"id": 19,'
 run --json --interval 0 list
 check "shared name: list keeps the name" test "$(grep -o '"name": "twin"' <<< "$out" | wc -l)" = 2
+unset FAKE_VMS
+
+# ---- names: never cut silently; QEMU's -name rules only for QEMU ----
+long60=very-long-name-of-a-vm-that-does-not-fit-any-column-of-a-table-at-all
+qemu_proc customer-acme-production-database-01 "$uuid_lo";	p_db1=$kid
+qemu_proc customer-acme-production-database-02 "$uuid_lo";	p_db2=$kid
+vmm_proc 'my vm, "quoted"';					p_myvm=$kid
+qemu_proc "$long60" "$uuid_lo";					p_long60=$kid
+(exec -a qemu-kvm bash -c 'sleep 60; :' qemu -name 'legacy,,name,process=x' > /dev/null 2>&1) &
+p_legacy=$!; kids+=("$p_legacy")
+vmm_proc 'guest=a,b';						p_vguest=$kid
+sleep 0.3
+export FAKE_VMS="30:$p_db1 31:$p_db2 32:$p_myvm 33:$p_long60 34:$p_legacy 35:$p_vguest"
+run1 --interval 0 list
+check "names: list shows a 36-character name whole (01)" grep -Eq '^30 +[0-9]+ +customer-acme-production-database-01 ' <<< "$out"
+check "names: list shows a 36-character name whole (02)" grep -Eq '^31 +[0-9]+ +customer-acme-production-database-02 ' <<< "$out"
+check "names: a name too long for the column is cut with a marker, its id beside it" grep -Eq '^33 +[0-9]+ +very-long-name-of-a-vm-that-does-not-\.\.\. ' <<< "$out"
+check "names: the table's rows are as wide as its header" table_ok
+run1 top --iterations 1 --interval 0.1
+check "names: top shows a 36-character name whole" grep -Eq '^31 +[0-9]+ +customer-acme-production-database-02 ' <<< "$out"
+run1 --json --interval 0 list
+check "names: another VMM's --name as it is, commas and quotes kept" has '"name": "my vm, \"quoted\""'
+check "names: another VMM's --name guest=a,b is no QEMU option" has '"name": "guest=a,b"'
+check "names: QEMU's legacy -name NAME,... with ,, (argv[0] qemu-kvm)" has '"name": "legacy,name"'
+check "names: JSON has a long name whole" has "\"name\": \"$long60\""
+run1 -x , --interval 0 list
+check "names: CSV has a long name whole" has ",$long60,"
 unset FAKE_VMS
 
 # ---- error messages ----
