@@ -265,6 +265,8 @@ struct row {
 	char uuid[VMRAPL_HOST_UUID_LEN];	/* QEMU's -uuid, or "" */
 	bool have_power;
 	double power_w[VMRAPL_NR_DOMAINS];
+	/* The overhead's share of the pkg energy over the interval, or -1. */
+	double iv_ovh;
 };
 
 static double delta_w(uint64_t a, uint64_t b, double dt)
@@ -288,6 +290,7 @@ static struct row *make_rows(const struct sample *prev,
 		struct row *r = &rows[i];
 
 		r->e = cur->vms[i];
+		r->iv_ovh = -1;
 		text_vm_name(r->e.pid, r->name, sizeof(r->name));
 		text_vm_uuid(r->e.pid, r->uuid);
 		p = prev ? find_id(prev, r->e.id) : NULL;
@@ -295,12 +298,19 @@ static struct row *make_rows(const struct sample *prev,
 			continue;
 		r->have_power = true;
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
-			if (r->e.energy_uj[dom] < p->energy_uj[dom])
+			if (r->e.energy_uj[dom] < p->energy_uj[dom] ||
+			    r->e.overhead_uj[dom] < p->overhead_uj[dom])
 				r->have_power = false;
 			r->power_w[dom] = delta_w(p->energy_uj[dom],
 						  r->e.energy_uj[dom],
 						  cur->t - prev->t);
 		}
+		if (r->have_power &&
+		    r->e.energy_uj[VMRAPL_DOM_PKG] > p->energy_uj[VMRAPL_DOM_PKG])
+			r->iv_ovh = (double)(r->e.overhead_uj[VMRAPL_DOM_PKG] -
+					     p->overhead_uj[VMRAPL_DOM_PKG]) /
+				    (double)(r->e.energy_uj[VMRAPL_DOM_PKG] -
+					     p->energy_uj[VMRAPL_DOM_PKG]);
 	}
 	return rows;
 }
@@ -355,7 +365,16 @@ static uint64_t dyn_uj(uint64_t energy_uj, uint64_t static_uj)
 	return energy_uj > static_uj ? energy_uj - static_uj : 0;
 }
 
-static void json_row(const struct dev *d, const struct row *r)
+/*
+ * The overhead's share of a row's pkg energy shows over one of two
+ * windows: that of its energy (list and stats: since vmrapl first
+ * tracked the VM; stat: the command's run), or the interval of its power
+ * (top).  OVH_TOTAL or OVH_INTERVAL picks the table's OVH% column.
+ */
+enum ovh_window { OVH_TOTAL, OVH_INTERVAL };
+
+static void json_row(const struct dev *d, const struct row *r,
+		     enum ovh_window ovh)
 {
 	unsigned int dom;
 	bool first = true;
@@ -392,6 +411,13 @@ static void json_row(const struct dev *d, const struct row *r)
 	}
 	printf(", \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f",
 	       ovh_share(&r->e), r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
+	if (ovh == OVH_INTERVAL) {
+		printf(", \"interval_overhead_pct\": ");
+		if (r->iv_ovh >= 0)
+			printf("%.3f", 100.0 * r->iv_ovh);
+		else
+			printf("null");
+	}
 	/* The PKG energy's static part under the host's policy, and the rest. */
 	if (static_split(d))
 		printf(", \"static_j\": %.6f, \"dynamic_j\": %.6f",
@@ -451,7 +477,8 @@ static void table_header(const struct dev *d, int name_w)
 	printf(" %6s\n", "OVH%");
 }
 
-static void table_row(const struct dev *d, const struct row *r, int name_w)
+static void table_row(const struct dev *d, const struct row *r, int name_w,
+		      enum ovh_window ovh)
 {
 	char name[NAME_LEN];
 	unsigned int dom;
@@ -471,7 +498,12 @@ static void table_row(const struct dev *d, const struct row *r, int name_w)
 		else
 			printf(" %9s", "-");
 	}
-	printf(" %6.1f\n", 100.0 * ovh_share(&r->e));
+	if (ovh == OVH_TOTAL)
+		printf(" %6.1f\n", 100.0 * ovh_share(&r->e));
+	else if (r->iv_ovh >= 0)
+		printf(" %6.1f\n", 100.0 * r->iv_ovh);
+	else
+		printf(" %6s\n", "-");
 }
 
 /*
@@ -521,24 +553,26 @@ static void csv_row(const struct dev *d, const char *pre, const struct row *r)
 }
 
 /* The rows as a JSON array's elements, and the closing "]}". */
-static void json_rows(const struct dev *d, const struct row *rows, int n)
+static void json_rows(const struct dev *d, const struct row *rows, int n,
+		      enum ovh_window ovh)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
 		printf("%s", i ? ", " : "");
-		json_row(d, &rows[i]);
+		json_row(d, &rows[i], ovh);
 	}
 	printf("]}\n");
 }
 
-static void table_rows(const struct dev *d, const struct row *rows, int n)
+static void table_rows(const struct dev *d, const struct row *rows, int n,
+		       enum ovh_window ovh)
 {
 	int i, name_w = name_width(rows, n);
 
 	table_header(d, name_w);
 	for (i = 0; i < n; i++)
-		table_row(d, &rows[i], name_w);
+		table_row(d, &rows[i], name_w, ovh);
 }
 
 static void csv_rows(const struct dev *d, const char *pre,
@@ -786,12 +820,17 @@ static int cmd_list(int argc, char **argv)
 		       vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
-		json_rows(&d, rows, s1.nr_vms);
+		json_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 	} else if (opt_sep) {
 		csv_header(&d, "");
 		csv_rows(&d, "", rows, s1.nr_vms);
 	} else {
-		table_rows(&d, rows, s1.nr_vms);
+		printf("J and OVH%% since each VM was first tracked; ");
+		if (opt_interval > 0)
+			printf("W over the last %.1f s\n", s1.t - s0.t);
+		else
+			printf("no W (--interval 0)\n");
+		table_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 		if (estimated(&d))
 			printf("(source %s: *estimated*, not measured)\n",
 			       vmrapl_host_source_name(d.info.source));
@@ -877,7 +916,7 @@ static int cmd_top(int argc, char **argv)
 				printf("}}");
 			}
 			printf("], \"vms\": [");
-			json_rows(&d, rows, cur.nr_vms);
+			json_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
 		} else if (opt_sep) {
 			char pre[64];
 
@@ -910,8 +949,9 @@ static int cmd_top(int argc, char **argv)
 				       cur.pkgs[p].nr_cpus,
 				       cur.pkgs[p].p_static_uw / 1e6);
 			}
-			printf("\n");
-			table_rows(&d, rows, cur.nr_vms);
+			printf("\nW and OVH%% over the last %.1f s; J since each VM was first tracked\n",
+			       dt);
+			table_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
 		}
 		fflush(stdout);
 		free(rows);
@@ -1198,7 +1238,7 @@ static int cmd_stats(int argc, char **argv)
 		       vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
-		json_row(&d, &rows[idx]);
+		json_row(&d, &rows[idx], OVH_INTERVAL);
 		printf(", \"per_vcpu\": ");
 		json_vcpus(&d, dt > 0 ? &v0 : NULL, &v1, dt);
 		printf("}\n");
@@ -1230,7 +1270,12 @@ static int cmd_stats(int argc, char **argv)
 			if (dom_on(&d, dom))
 				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
 				       r->e.overhead_uj[dom] / 1e6);
-		printf("\n  overhead share    %.1f %%\n", 100.0 * ovh_share(&r->e));
+		printf("\n  overhead share    %.1f %% since first tracked",
+		       100.0 * ovh_share(&r->e));
+		if (r->iv_ovh >= 0)
+			printf("; %.1f %% over the last %.1f s",
+			       100.0 * r->iv_ovh, s1.t - s0.t);
+		printf("\n");
 		if (static_split(&d)) {
 			printf("  static (pkg)      %.6f J (policy %s; overhead %.6f J)\n",
 			       r->e.static_uj / 1e6,
@@ -1384,7 +1429,7 @@ static int cmd_stat(int argc, char **argv)
 			printf("}}");
 		}
 		printf("], \"vms\": [");
-		json_rows(&d, rows, s1.nr_vms);
+		json_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 	} else if (opt_sep) {
 		csv_header(&d, "");
 		csv_rows(&d, "", rows, s1.nr_vms);
@@ -1396,9 +1441,9 @@ static int cmd_stat(int argc, char **argv)
 			text_ascii(argv[i], a, sizeof(a));
 			printf("%s%s", i ? " " : "", a);
 		}
-		printf("' ran %.3f s, exit status %d; VMs' energy (J) and average power (W) over it:\n\n",
+		printf("' ran %.3f s, exit status %d; VMs' energy (J), average power (W) and OVH%% over it:\n\n",
 		       dt, crc);
-		table_rows(&d, rows, s1.nr_vms);
+		table_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 		if (ended)
 			printf("(%d VM%s ended during the command and %s not shown)\n",
 			       ended, ended > 1 ? "s" : "", ended > 1 ? "are" : "is");

@@ -3,8 +3,9 @@
  * LD_PRELOAD shim for the host tools' tests: a regular file whose name ends
  * in "fake-vmrapl", passed as --device, answers GET_INFO, GET_PKG_STATS,
  * LIST_VMS and GET_VM_STATS with made-up books that grow by 1 J per VM and
- * per call.  VM 7 (2 vCPUs, 2:1) belongs to $FAKE_QEMU_PID (default: the
- * caller), VM 9 (1 vCPU) to the caller.
+ * per call.  VM 7 (2 vCPUs, 2:1; a tenth of its energy is overhead)
+ * belongs to $FAKE_QEMU_PID (default: the caller), VM 9 (1 vCPU; 0.1 J of
+ * overhead, all of it before the first call) to the caller.
  *
  * $FAKE_VMS="ID:PID[ ID:PID...]" (or "@FILE", FILE holding that list,
  * read at every call so that VMs can come and go) adds up to 32 VMs
@@ -130,6 +131,45 @@ static int extra_index(uint64_t id)
 	return -1;
 }
 
+/*
+ * The LIST_VMS entry of VM @id (7, 9, or extra VM @x) at call @c; its
+ * GET_VM_STATS totals are the same.
+ */
+static void vm_entry(struct vmrapl_vm_entry *v, uint64_t id, int x,
+		     unsigned int c)
+{
+	const char *qp = getenv("FAKE_QEMU_PID");
+
+	memset(v, 0, sizeof(*v));
+	v->id = id;
+	if (id == 7 && x < 0) {
+		v->pid = qp ? (uint32_t)atoi(qp) : (uint32_t)getpid();
+		v->nr_vcpus = 2;
+		v->flags = VMRAPL_VM_F_ATTACHED;
+		v->energy_uj[0] = 1000000ull * c;
+		v->energy_uj[2] = 10000ull * c;
+		v->overhead_uj[0] = 100000ull * c;
+		v->static_uj = 250000ull * c;
+		v->overhead_static_uj = 25000ull * c;
+		v->runtime_ns = 1000000000ull;
+	} else if (id == 9 && x < 0) {
+		v->pid = getpid();
+		v->nr_vcpus = 1;
+		v->charge = VMRAPL_CHARGE_GUEST;
+		v->energy_uj[0] = 500000ull * c;
+		/* overhead early on, none since: its share falls */
+		v->overhead_uj[0] = 100000ull;
+	} else {
+		v->pid = extra[x].pid;
+		v->nr_vcpus = 1;
+		v->flags = VMRAPL_VM_F_ATTACHED;
+		v->energy_uj[0] = 250000ull * c;
+		v->energy_uj[2] = 1000ull * c;
+		v->overhead_uj[0] = 50000ull * c;
+		v->overhead_uj[2] = 100ull * c;
+	}
+}
+
 static int fake(unsigned long req, void *arg)
 {
 	unsigned int c = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
@@ -207,7 +247,6 @@ static int fake(unsigned long req, void *arg)
 	if (req == VMRAPL_LIST_VMS) {
 		struct vmrapl_vm_list *l = arg;
 		struct vmrapl_vm_entry *v = (void *)(uintptr_t)l->vms_ptr;
-		const char *qp = getenv("FAKE_QEMU_PID");
 		unsigned int i, nx = extra_vms();
 
 		/* Ask for more room the first time, as a growing list would. */
@@ -215,32 +254,10 @@ static int fake(unsigned long req, void *arg)
 			l->nr_vms = 2 + nx;
 			return 0;
 		}
-		memset(v, 0, (2 + nx) * sizeof(*v));
-		v[0].id = 7;
-		v[0].pid = qp ? (uint32_t)atoi(qp) : (uint32_t)getpid();
-		v[0].nr_vcpus = 2;
-		v[0].flags = VMRAPL_VM_F_ATTACHED;
-		v[0].energy_uj[0] = 1000000ull * c;
-		v[0].energy_uj[2] = 10000ull * c;
-		v[0].overhead_uj[0] = 100000ull * c;
-		v[0].static_uj = 250000ull * c;
-		v[0].overhead_static_uj = 25000ull * c;
-		v[0].runtime_ns = 1000000000ull;
-		v[1].id = 9;
-		v[1].pid = getpid();
-		v[1].nr_vcpus = 1;
-		v[1].charge = VMRAPL_CHARGE_GUEST;
-		v[1].energy_uj[0] = 500000ull * c;
-		for (i = 0; i < nx; i++) {
-			v[2 + i].id = extra[i].id;
-			v[2 + i].pid = extra[i].pid;
-			v[2 + i].nr_vcpus = 1;
-			v[2 + i].flags = VMRAPL_VM_F_ATTACHED;
-			v[2 + i].energy_uj[0] = 250000ull * c;
-			v[2 + i].energy_uj[2] = 1000ull * c;
-			v[2 + i].overhead_uj[0] = 50000ull * c;
-			v[2 + i].overhead_uj[2] = 100ull * c;
-		}
+		vm_entry(&v[0], 7, -1, c);
+		vm_entry(&v[1], 9, -1, c);
+		for (i = 0; i < nx; i++)
+			vm_entry(&v[2 + i], extra[i].id, (int)i, c);
 		l->nr_vms = 2 + nx;
 		return 0;
 	}
@@ -248,17 +265,21 @@ static int fake(unsigned long req, void *arg)
 		struct vmrapl_vm_query *q = arg;
 		struct vmrapl_stats *st = (void *)(uintptr_t)q->stats_ptr;
 		struct vmrapl_vcpu_stats *v;
+		struct vmrapl_vm_entry e;
 		uint32_t n;
+		int x;
 
 		if (q->size != sizeof(*q) || q->flags || !st ||
 		    st->size != sizeof(*st) || (st->nr_vcpus && !st->vcpus_ptr)) {
 			errno = EINVAL;
 			return -1;
 		}
-		if (q->id != 7 && q->id != 9 && extra_index(q->id) < 0) {
+		x = q->id == 7 || q->id == 9 ? -1 : extra_index(q->id);
+		if (q->id != 7 && q->id != 9 && x < 0) {
 			errno = ENOENT;
 			return -1;
 		}
+		vm_entry(&e, q->id, x, c);
 		v = (void *)(uintptr_t)st->vcpus_ptr;
 		n = q->id == 7 ? 2 : 1;
 		if (st->nr_vcpus >= 1) {
@@ -277,7 +298,11 @@ static int fake(unsigned long req, void *arg)
 		}
 		st->nr_vcpus = n;
 		st->nr_vpkgs = 1;
-		st->static_uj = q->id == 7 ? 250000ull * c : 0;
+		memcpy(st->energy_uj, e.energy_uj, sizeof(st->energy_uj));
+		memcpy(st->overhead_uj, e.overhead_uj, sizeof(st->overhead_uj));
+		st->runtime_ns = e.runtime_ns;
+		st->static_uj = e.static_uj;
+		st->overhead_static_uj = e.overhead_static_uj;
 		return 0;
 	}
 	errno = ENOTTY;

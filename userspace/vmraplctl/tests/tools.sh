@@ -132,6 +132,25 @@ check "top: package powers" has '"packages": [{"package": 0, "cpus": 2, "p_stati
 run top --iterations 1 --interval 0.1
 check "top text header" has 'pkg 1:'
 
+# OVH%: VM 9's overhead all came before the first read, VM 7's is a
+# tenth of every joule.  list: since each VM was first tracked; top: over
+# the refresh; stats: both.
+last_field() { # the last field of the table row of VM $1
+	awk -v id="$1" '$1 == id { print $NF }' <<< "$out"
+}
+run1 list --interval 0.1
+check "OVH% list: the header says since when" has 'J and OVH% since each VM was first tracked; W over the last 0.1 s'
+check "OVH% list: VM 9's share since it was first tracked" awk -v v="$(last_field 9)" 'BEGIN { exit !(v > 0) }'
+check "OVH% list: VM 7's share" test "$(last_field 7)" = 10.0
+run1 top --iterations 2 --interval 0.1
+check "OVH% top: the header says over the refresh" has 'W and OVH% over the last 0.1 s; J since each VM was first tracked'
+check "OVH% top: VM 9's share over the refresh is 0" test "$(last_field 9 | sort -u)" = 0.0
+check "OVH% top: VM 7's share over the refresh" test "$(last_field 7 | sort -u)" = 10.0
+run1 --json top --iterations 1 --interval 0.1
+check "OVH% top --json: interval_overhead_pct" grep -Eq '"id": 9, .*"interval_overhead_pct": 0\.000' <<< "$out"
+run1 stats --interval 0.1 9
+check "OVH% stats: both windows" grep -Eq '^  overhead share +[0-9.]+ % since first tracked; 0\.0 % over the last 0\.1 s$' <<< "$out"
+
 run --json --interval 0.1 stats web,1
 check "stats by name" has '"id": 7,'
 check "stats: per-vCPU power over the interval" has '{"vcpu": 1, "energy_j": {"pkg": '
