@@ -699,6 +699,55 @@ int vmrapl_host_charge_value(const char *name)
 	return value_of(NAMES(charge_names), name);
 }
 
+size_t vmrapl_host_feature_names(uint64_t features, char *buf, size_t len)
+{
+	static const struct { uint64_t bit; const char *name; } f[] = {
+		{ VMRAPL_INFO_F_ESTIMATED, "estimated" },
+		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
+		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
+		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
+		{ VMRAPL_INFO_F_STATIC_FIT, "static_fit" },
+		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
+		{ VMRAPL_INFO_F_PERCORE, "percore" },
+		{ VMRAPL_INFO_F_APERF, "aperf" },
+		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
+		{ VMRAPL_INFO_F_STATIC_HOST, "static_host" },
+	};
+	uint64_t rest = features;
+	size_t i, n = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!(rest & f[i].bit))
+			continue;
+		rest &= ~f[i].bit;
+		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "", f[i].name);
+		if (n >= len)
+			return len - 1;
+	}
+	if (rest)
+		n += snprintf(buf + n, len - n, "%s0x%llx", n ? " " : "",
+			      (unsigned long long)rest);
+	return n < len ? n : len - 1;
+}
+
+size_t vmrapl_host_domain_names(uint32_t domains, char *buf, size_t len)
+{
+	unsigned int dom;
+	size_t n = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS && n < len; dom++)
+		if (domains & (1u << dom))
+			n += snprintf(buf + n, len - n, "%s%s", n ? " " : "",
+				      vmrapl_host_domain_name(dom));
+	return n < len ? n : len - 1;
+}
+
 static const char *const book_names[VMRAPL_HOST_NR_BOOKS] = {
 	[VMRAPL_HOST_BOOK_SAMPLED] = "sampled",
 	[VMRAPL_HOST_BOOK_TRACKED] = "tracked",

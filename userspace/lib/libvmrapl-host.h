@@ -154,6 +154,15 @@ const char *vmrapl_host_charge_name(uint32_t charge);
 int vmrapl_host_charge_value(const char *name);
 
 /*
+ * The names of the VMRAPL_INFO_F_* bits in @features ("estimated
+ * track_all ..."; a bit without a name as 0xN) and of the domains in the
+ * VMRAPL_DOM_* mask @domains ("pkg dram"), separated by spaces, into
+ * @buf (@len bytes, NUL terminated; "" for none).  Return the length.
+ */
+size_t vmrapl_host_feature_names(uint64_t features, char *buf, size_t len);
+size_t vmrapl_host_domain_names(uint32_t domains, char *buf, size_t len);
+
+/*
  * The books of struct vmrapl_pkg_stats, in its order: sampled (every dE
  * read), tracked (charged to VMs), host, idle and lost (the unattributed
  * kinds, from VMRAPL_HOST_BOOK_HOST on).

@@ -88,7 +88,8 @@ static void usage(FILE *f)
 "  stats VM                  what the host knows of one VM (id, pid, name\n"
 "                            or UUID)\n"
 "  stat [--] CMD [ARGS]      run CMD, then the VMs' energy over its run time\n"
-"  set NAME=VALUE...         set sample_period_us, static_policy, track_all\n"
+"  set NAME=VALUE...         set sample_period_us (us), static_policy\n"
+"                            (occupied, busy, none), track_all (on, off)\n"
 "\n"
 "options:\n"
 "  -j, --json                machine-readable output (info, list, top, stats,\n"
@@ -409,8 +410,10 @@ static void json_row(const struct dev *d, const struct row *r,
 	} else {
 		printf("null");
 	}
-	printf(", \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f",
-	       ovh_share(&r->e), r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
+	/* overhead_share: the same as a fraction, kept for older readers. */
+	printf(", \"overhead_pct\": %.3f, \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f",
+	       100.0 * ovh_share(&r->e), ovh_share(&r->e),
+	       r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
 	if (ovh == OVH_INTERVAL) {
 		printf(", \"interval_overhead_pct\": ");
 		if (r->iv_ovh >= 0)
@@ -524,7 +527,7 @@ static void csv_header(const struct dev *d, const char *pre_names)
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 		if (dom_on(d, dom))
 			printf("%s%s_w", opt_sep, vmrapl_host_domain_name(dom));
-	printf("%soverhead_share\n", opt_sep);
+	printf("%soverhead_share%soverhead_pct\n", opt_sep, opt_sep);
 }
 
 static void csv_row(const struct dev *d, const char *pre, const struct row *r)
@@ -549,7 +552,8 @@ static void csv_row(const struct dev *d, const char *pre, const struct row *r)
 		if (r->have_power)
 			printf("%.3f", r->power_w[dom]);
 	}
-	printf("%s%.4f\n", opt_sep, ovh_share(&r->e));
+	printf("%s%.4f%s%.3f\n", opt_sep, ovh_share(&r->e), opt_sep,
+	       100.0 * ovh_share(&r->e));
 }
 
 /* The rows as a JSON array's elements, and the closing "]}". */
@@ -588,33 +592,7 @@ static void csv_rows(const struct dev *d, const char *pre,
 
 static void features_list(const struct dev *d, char *buf, size_t len)
 {
-	static const struct { uint64_t bit; const char *name; } f[] = {
-		{ VMRAPL_INFO_F_ESTIMATED, "estimated" },
-		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
-		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
-		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
-		{ VMRAPL_INFO_F_STATIC_FIT, "static_fit" },
-		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
-		{ VMRAPL_INFO_F_PERCORE, "percore" },
-		{ VMRAPL_INFO_F_APERF, "aperf" },
-		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
-		{ VMRAPL_INFO_F_STATIC_HOST, "static_host" },
-	};
-	uint64_t rest = d->info.features;
-	size_t i, n = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (!(rest & f[i].bit))
-			continue;
-		rest &= ~f[i].bit;
-		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "", f[i].name);
-		if (n >= len)
-			return;
-	}
-	if (rest)
-		snprintf(buf + n, len - n, "%s0x%llx", n ? " " : "",
-			 (unsigned long long)rest);
+	vmrapl_host_feature_names(d->info.features, buf, len);
 }
 
 static int track_all_value(const struct dev *d)
@@ -664,8 +642,8 @@ static void info_static(const struct dev *d)
 			       s->core_static_uw / 1e6, s->core_blocks);
 			continue;
 		}
-		printf("static power %-3d %.3f W (%s); fit %.3f +- %.3f W, "
-		       "%.3f W/busy CPU, %u blocks, %s", i,
+		printf("static power %-3d %.2f W (%s); fit %.2f +- %.2f W, "
+		       "%.2f W/busy CPU, %u blocks, %s", i,
 		       p[i].p_static_uw / 1e6,
 		       vmrapl_host_origin_name(s->origin),
 		       s->fit_static_uw / 1e6, s->fit_static_sd_uw / 1e6,
@@ -673,7 +651,7 @@ static void info_static(const struct dev *d)
 		       cond ? "conditioned" : "not conditioned");
 		/* Only with per-core energy counters (VMRAPL_INFO_F_PERCORE). */
 		if (s->core_blocks)
-			printf("; package less cores %.3f W, %u blocks",
+			printf("; package less cores %.2f W, %u blocks",
 			       s->core_static_uw / 1e6, s->core_blocks);
 		printf("\n");
 	}
@@ -691,7 +669,6 @@ static int cmd_info(int argc, char **argv)
 	double loaded;
 	struct dev d;
 	unsigned int dom;
-	size_t n = 0;
 	int rc;
 
 	(void)argv;
@@ -709,11 +686,7 @@ static int cmd_info(int argc, char **argv)
 	if (vmrapl_host_module_version(version, sizeof(version)))
 		snprintf(version, sizeof(version), "unknown");
 	features_list(&d, feats, sizeof(feats));
-	doms[0] = 0;
-	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
-		if (dom_on(&d, dom))
-			n += snprintf(doms + n, sizeof(doms) - n, "%s%s",
-				      n ? " " : "", vmrapl_host_domain_name(dom));
+	vmrapl_host_domain_names(d.info.domains, doms, sizeof(doms));
 	src = vmrapl_host_source_name(d.info.source);
 	loaded = vmrapl_host_load_time(&d.info);
 
@@ -763,12 +736,12 @@ static int cmd_info(int argc, char **argv)
 		printf("packages         %u\n", d.info.nr_packages);
 		printf("CPUs             %u\n", d.info.nr_cpus);
 		printf("domains          %s\n", doms[0] ? doms : "none");
-		printf("host ESU         %u (%.3f uJ)\n", d.info.host_esu,
-		       1e6 / (double)(1ull << (d.info.host_esu & 63)));
+		printf("host ESU         %u (1/%llu J)\n", d.info.host_esu,
+		       1ull << (d.info.host_esu & 63));
 		printf("sample period    %u us\n", d.info.sample_period_us);
 		printf("static policy    %s\n",
 		       vmrapl_host_policy_name(d.info.static_policy));
-		printf("track_all        %d\n", track_all_value(&d));
+		printf("track_all        %s\n", track_all_value(&d) ? "on" : "off");
 		printf("features         %s\n", feats[0] ? feats : "none");
 		if (loaded > 0) {
 			time_t t = (time_t)loaded;
@@ -1132,7 +1105,7 @@ static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
 		printf("  %-5d", i);
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 			if (dom_on(d, dom))
-				printf(" %14.6f", b->v[i].energy_uj[dom] / 1e6);
+				printf(" %14.3f", b->v[i].energy_uj[dom] / 1e6);
 		printf(" %11.3f", b->v[i].runtime_ns / 1e9);
 		if (vcpu_busy(a, b, i, dt) >= 0) {
 			printf(" %5.1f%%", 100.0 * vcpu_busy(a, b, i, dt));
@@ -1142,7 +1115,7 @@ static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
 					       vcpu_power(a, b, i, dom, dt));
 		}
 		if (static_split(d))
-			printf(" %12.6f %12.6f", b->v[i].static_uj / 1e6,
+			printf(" %12.3f %12.3f", b->v[i].static_uj / 1e6,
 			       dyn_uj(b->v[i].energy_uj[VMRAPL_DOM_PKG],
 				      b->v[i].static_uj) / 1e6);
 		printf("\n");
@@ -1263,12 +1236,12 @@ static int cmd_stats(int argc, char **argv)
 		printf("  energy           ");
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 			if (dom_on(&d, dom))
-				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
+				printf(" %s %.3f J", vmrapl_host_domain_name(dom),
 				       r->e.energy_uj[dom] / 1e6);
 		printf("\n  overhead         ");
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 			if (dom_on(&d, dom))
-				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
+				printf(" %s %.3f J", vmrapl_host_domain_name(dom),
 				       r->e.overhead_uj[dom] / 1e6);
 		printf("\n  overhead share    %.1f %% since first tracked",
 		       100.0 * ovh_share(&r->e));
@@ -1277,11 +1250,11 @@ static int cmd_stats(int argc, char **argv)
 			       100.0 * r->iv_ovh, s1.t - s0.t);
 		printf("\n");
 		if (static_split(&d)) {
-			printf("  static (pkg)      %.6f J (policy %s; overhead %.6f J)\n",
+			printf("  static (pkg)      %.3f J (policy %s; overhead %.3f J)\n",
 			       r->e.static_uj / 1e6,
 			       vmrapl_host_policy_name(d.info.static_policy),
 			       r->e.overhead_static_uj / 1e6);
-			printf("  dynamic (pkg)     %.6f J\n",
+			printf("  dynamic (pkg)     %.3f J\n",
 			       dyn_uj(r->e.energy_uj[VMRAPL_DOM_PKG],
 				      r->e.static_uj) / 1e6);
 		}
@@ -1490,12 +1463,43 @@ static bool have_cap_sys_admin(void)
 	       CAP_TO_MASK(CAP_SYS_ADMIN);
 }
 
+/* Module parameters that are booleans: shown and taken as on/off. */
+static bool param_is_bool(const char *name)
+{
+	return !strcmp(name, "track_all");
+}
+
+/* A boolean parameter's value as the kernel prints it (Y/N, 1/0): on/off. */
+static const char *bool_word(const char *v)
+{
+	if (!strcmp(v, "Y") || !strcmp(v, "y") || !strcmp(v, "1"))
+		return "on";
+	if (!strcmp(v, "N") || !strcmp(v, "n") || !strcmp(v, "0"))
+		return "off";
+	return v;
+}
+
+/*
+ * The value to write for NAME=@value: a boolean's on/off as 1/0 (the
+ * module parameter takes 0 or 1); else @value itself.
+ */
+static const char *param_value(const char *name, const char *value)
+{
+	if (param_is_bool(name)) {
+		if (!strcmp(value, "on"))
+			return "1";
+		if (!strcmp(value, "off"))
+			return "0";
+	}
+	return value;
+}
+
 static int cmd_set(int argc, char **argv)
 {
 	int i, err;
 
 	if (argc < 1) {
-		msg("usage: vmraplctl set sample_period_us=N | static_policy=occupied|busy|none | track_all=0|1");
+		msg("usage: vmraplctl set sample_period_us=N | static_policy=occupied|busy|none | track_all=on|off");
 		return EXIT_USAGE;
 	}
 	/* Check everything before changing anything. */
@@ -1508,7 +1512,11 @@ static int cmd_set(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		*eq = 0;
-		err = vmrapl_host_param_check(argv[i], eq + 1, &why);
+		err = vmrapl_host_param_check(argv[i],
+					      param_value(argv[i], eq + 1),
+					      &why);
+		if (err && param_is_bool(argv[i]))
+			why = "must be on or off (or 1 or 0)";
 		*eq = '=';
 		if (err) {
 			msg("'%s': %s", argv[i], why);
@@ -1525,10 +1533,11 @@ static int cmd_set(int argc, char **argv)
 	}
 	for (i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
-		const char *name = argv[i], *value = eq + 1;
+		const char *name = argv[i], *value;
 		char old[64], now[64];
 
 		*eq = 0;
+		value = param_value(name, eq + 1);
 		if (vmrapl_host_param_get(name, old, sizeof(old)))
 			snprintf(old, sizeof(old), "?");
 		err = vmrapl_host_param_set(name, value);
@@ -1554,7 +1563,11 @@ static int cmd_set(int argc, char **argv)
 		}
 		if (vmrapl_host_param_get(name, now, sizeof(now)))
 			snprintf(now, sizeof(now), "?");
-		printf("%s: %s -> %s\n", name, old, now);
+		if (param_is_bool(name))
+			printf("%s: %s -> %s\n", name, bool_word(old),
+			       bool_word(now));
+		else
+			printf("%s: %s -> %s\n", name, old, now);
 	}
 	return EXIT_OK;
 }

@@ -4,7 +4,8 @@
  * (vmrapl_host_qemu_uuid(), vmrapl_host_uuid_canonical()) on command
  * lines the tools' shell tests cannot make, such as ones cut off where
  * /proc stops reading, and a VM's name (vmrapl_host_cmdline_name()):
- * QEMU's -name rules for QEMU only.  Output: TAP version 13.
+ * QEMU's -name rules for QEMU only; the names of domain and feature
+ * masks.  Output: TAP version 13.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -147,6 +148,24 @@ int main(void)
 		    "/opt/x/qemu-wrapper|-name|a,b", "a");
 	expect_name("a directory called qemu is not", "/qemu/bin/vmm|-name|a,b",
 		    "a,b");
+
+	{
+		char b[128];
+
+		vmrapl_host_domain_names(1u << VMRAPL_DOM_PKG |
+					 1u << VMRAPL_DOM_DRAM, b, sizeof(b));
+		tap(!strcmp(b, "pkg dram"), "domain names: pkg dram");
+		vmrapl_host_domain_names(0, b, sizeof(b));
+		tap(!strcmp(b, ""), "domain names: none is empty");
+		vmrapl_host_feature_names(VMRAPL_INFO_F_ESTIMATED |
+					  VMRAPL_INFO_F_TRACK_ALL |
+					  (1ull << 62), b, sizeof(b));
+		tap(!strcmp(b, "estimated track_all 0x4000000000000000"),
+		    "feature names: named bits, the rest in hex");
+		vmrapl_host_feature_names(VMRAPL_INFO_F_ESTIMATED |
+					  VMRAPL_INFO_F_TRACK_ALL, b, 12);
+		tap(strlen(b) == 11, "feature names: cut to the buffer");
+	}
 
 	return tap_done();
 }

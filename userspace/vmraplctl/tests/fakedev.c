@@ -19,10 +19,16 @@
  * default 1 s after boot.  $FAKE_REALTIME_DRIFT_US=N: every
  * clock_gettime(CLOCK_REALTIME) of the process returns N us more than the
  * one before it (a wall clock that NTP slews or someone steps).
+ *
+ * $FAKE_SYSFS=DIR: the process's open() and access() of /sys/module/vmrapl
+ * and what is under it go to DIR instead (DIR/version,
+ * DIR/parameters/track_all, ...), so a test can have the module "loaded"
+ * with parameters it can read back.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +87,63 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
 	ts->tv_sec += (time_t)(add / 1000000000ull);
 	ts->tv_nsec = (long)(add % 1000000000ull);
 	return 0;
+}
+
+#define SYSFS	"/sys/module/vmrapl"
+
+/* @path, or its place under $FAKE_SYSFS (in @buf). */
+static const char *sysfs_path(const char *path, char *buf, size_t len)
+{
+	const char *dir = getenv("FAKE_SYSFS");
+	size_t n = strlen(SYSFS);
+
+	if (!dir || !path || strncmp(path, SYSFS, n) ||
+	    (path[n] && path[n] != '/'))
+		return path;
+	snprintf(buf, len, "%s%s", dir, path + n);
+	return buf;
+}
+
+static int open_fake(const char *sym, const char *path, int flags,
+		     va_list ap)
+{
+	int (*real)(const char *, int, ...) =
+		(int (*)(const char *, int, ...))dlsym(RTLD_NEXT, sym);
+	mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+	char buf[4096];
+
+	return real(sysfs_path(path, buf, sizeof(buf)), flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, flags);
+	r = open_fake("open", path, flags, ap);
+	va_end(ap);
+	return r;
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, flags);
+	r = open_fake("open64", path, flags, ap);
+	va_end(ap);
+	return r;
+}
+
+int access(const char *path, int mode)
+{
+	int (*real)(const char *, int) =
+		(int (*)(const char *, int))dlsym(RTLD_NEXT, "access");
+	char buf[4096];
+
+	return real(sysfs_path(path, buf, sizeof(buf)), mode);
 }
 
 #define MAX_EXTRA	32

@@ -101,18 +101,20 @@ check "info: load time, 1 s after boot" load_ok
 run info
 check "info text: *estimated*" has '*estimated*'
 check "info text: load time" has 'totals count from then'
-check "info text: static power and its fit" has 'static power 0   5.000 W (fit); fit 5.000 +- 0.125 W, 2.500 W/busy CPU, 128 blocks, conditioned'
-check "info text: static power from idle runs" has 'static power 1   5.000 W (idle)'
-check "info text: package less cores" has '12 blocks, not conditioned; package less cores 6.200 W, 64 blocks'
+check "info text: the host ESU in J" has 'host ESU         14 (1/16384 J)'
+check "info text: track_all on" grep -q '^track_all        on$' <<< "$out"
+check "info text: static power and its fit" has 'static power 0   5.00 W (fit); fit 5.00 +- 0.12 W, 2.50 W/busy CPU, 128 blocks, conditioned'
+check "info text: static power from idle runs" has 'static power 1   5.00 W (idle)'
+check "info text: package less cores" has '12 blocks, not conditioned; package less cores 6.20 W, 64 blocks'
 check "info text: no per-core line without per-core counters" hasnt '128 blocks, conditioned; package less cores'
 run --json info
 check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
 check "info --json: features" has '"static_fit", "static_split", "static_core", "static_host"'
 check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64}'
 FAKE_ORIGIN=6 run info
-check "info text: static power from the host's other packages" has 'static power 0   5.000 W (host)'
+check "info text: static power from the host's other packages" has 'static power 0   5.00 W (host)'
 FAKE_ORIGIN=99 run info
-check "info text: an origin from a newer module" has 'static power 0   5.000 W (unknown)'
+check "info text: an origin from a newer module" has 'static power 0   5.00 W (unknown)'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
@@ -123,6 +125,7 @@ check "list: attached VM with pid" has "\"id\": 7, \"pid\": $qemu_pid,"
 check "list: energy per measured domain" has '"energy_j": {"pkg": '
 check "list: power over the interval" has '"power_w": {"pkg": '
 check "list: auto VM, guest charge" has '"attached": false, "mode": "auto", "charge": "guest"'
+check "list --json: overhead_pct in percent, overhead_share kept" has '"overhead_pct": 10.000, "overhead_share": 0.1000,'
 run list --interval 0
 check "list text, no power" has 'pkg_J'
 
@@ -162,6 +165,8 @@ check "stats --json: the VM's static part" grep -Eq '"static_j": [0-9.]+, "dynam
 check "stats --json: each vCPU's static and dynamic parts" grep -Eq '"vcpu": 1, "energy_j": \{[^}]*\}, "runtime_s": [0-9.]+, "static_j": [0-9.]+, "dynamic_j": [0-9.]+' <<< "$out"
 run stats "$qemu_pid"
 check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
+check "stats text: J with 3 decimals, as list" grep -Eq '^  energy +pkg [0-9]+\.[0-9]{3} J dram [0-9]+\.[0-9]{3} J$' <<< "$out"
+check "stats text: per-vCPU J with 3 decimals" grep -Eq '^  1 +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +0\.400 .* [0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3}$' <<< "$out"
 check "stats text: the uuid" grep -Eq "^  uuid +$uuid\$" <<< "$out"
 check "stats text: static part" grep -Eq '^  static \(pkg\) +[0-9.]+ J \(policy busy; overhead [0-9.]+ J\)$' <<< "$out"
 check "stats text: dynamic part" grep -Eq '^  dynamic \(pkg\) +[0-9.]+ J$' <<< "$out"
@@ -188,6 +193,32 @@ out=$("$ctl" set sample_period_us=99 2>&1); rc=$?
 check "set out-of-range exits 1" test $rc = 1
 out=$("$ctl" frob 2>&1); rc=$?
 check "unknown command exits 1" test $rc = 1
+
+# A "loaded module" for set (FAKE_SYSFS): booleans read and written as
+# on/off.  set needs CAP_SYS_ADMIN.
+mkdir -p "$work/sys/parameters"
+echo 0.4.0 > "$work/sys/version"
+echo Y > "$work/sys/parameters/track_all"
+echo busy > "$work/sys/parameters/static_policy"
+sysrun() { out=$(LD_PRELOAD=$shim FAKE_SYSFS=$work/sys "$ctl" --device "$dev" "$@" 2>&1); rc=$?; }
+sysrun set track_all=yes
+check "set track_all=yes: exit 1" test $rc = 1
+check "set track_all=yes: says on or off" has "'track_all=yes': must be on or off (or 1 or 0)"
+if [[ $(id -u) = 0 ]]; then
+	sysrun set track_all=off
+	check "set track_all=off: on -> off" test "$rc:$out" = "0:track_all: on -> off"
+	check "set track_all=off: writes 0" test "$(cat "$work/sys/parameters/track_all")" = 0
+	sysrun info
+	check "info after set track_all=off: off" grep -q '^track_all        off$' <<< "$out"
+	sysrun set track_all=1
+	check "set track_all=1: off -> on" test "$rc:$out" = "0:track_all: off -> on"
+	sysrun set static_policy=none
+	check "set static_policy: OLD -> NEW" test "$rc:$out" = "0:static_policy: busy -> none"
+else
+	for t in "set track_all=off" "set track_all=off writes 0" "info after set" "set track_all=1" "set static_policy"; do
+		n=$((n + 1)); echo "ok $n $t # SKIP not root"
+	done
+fi
 
 # ---- VMs whose names are hostile (item: one VM name breaks every scrape) --
 comm_proc $'bad\xffutf8';			p_bad=$kid
@@ -353,7 +384,7 @@ assert any(r[2] == "web,1" for r in rows[1:]), rows
 }
 check "-x ,: CSV" csv_ok , 2
 check "-x ,: a name with the separator is quoted" has '"web,1"'
-check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share,overhead_pct'
 check "-x ,: the uuid, and an empty field without one" grep -Eq "^7,$qemu_pid,\"web,1\",$uuid,2,attached," <<< "$out"
 check "-x ,: an empty uuid field" grep -Eq '^9,[0-9]+,[^,]*,,1,auto,' <<< "$out"
 run1 -x ';' top --iterations 2 --interval 0.1
