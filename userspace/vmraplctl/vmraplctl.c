@@ -203,6 +203,7 @@ static bool dom_on(const struct dev *d, unsigned int dom)
 
 struct sample {
 	double t;
+	double wall;		/* the same instant, Unix time */
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
 	struct vmrapl_pkg_stats *pkgs;
@@ -246,6 +247,7 @@ static int sample_take(const struct dev *d, struct sample *s, bool pkgs)
 	}
 	s->nr_vms = n;
 	s->t = now_s();
+	s->wall = wall_s();
 	return EXIT_OK;
 }
 
@@ -510,13 +512,28 @@ static void table_row(const struct dev *d, const struct row *r, int name_w,
 }
 
 /*
- * -x SEP: a header line of field names, then one line per VM: @pre_names
- * and @pre (the values of the fields before the VM's, each followed by
- * SEP) lead each line.
+ * -x SEP: a header line of field names, then one line per VM, with the
+ * fields the text and the JSON have.  @pre_names and @pre (the values of
+ * the fields before the VM's, each followed by SEP) lead each line.  The
+ * VM's fields come first, in the order they have always had, then:
+ *
+ *   list, stats, stat:  source, estimated, timestamp
+ *   top:                interval_overhead_pct, source, estimated, kind,
+ *                       package, then the package's power by book and its
+ *                       static power; a VM's line has kind "vm" and no
+ *                       package fields, a package's line (kind "package")
+ *                       no VM fields.
  */
-static void csv_header(const struct dev *d, const char *pre_names)
+struct csv_ctx {
+	const struct dev *d;
+	const char *pre;
+	bool top;
+	double timestamp;	/* list, stats, stat */
+};
+
+static void csv_header(const struct dev *d, const char *pre_names, bool top)
 {
-	unsigned int dom;
+	unsigned int dom, k;
 
 	printf("%s", pre_names);
 	printf("id%spid%sname%suuid%svcpus%smode%scharge", opt_sep, opt_sep,
@@ -527,14 +544,33 @@ static void csv_header(const struct dev *d, const char *pre_names)
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 		if (dom_on(d, dom))
 			printf("%s%s_w", opt_sep, vmrapl_host_domain_name(dom));
-	printf("%soverhead_share%soverhead_pct\n", opt_sep, opt_sep);
+	printf("%soverhead_share%soverhead_pct", opt_sep, opt_sep);
+	if (top)
+		printf("%sinterval_overhead_pct", opt_sep);
+	printf("%ssource%sestimated", opt_sep, opt_sep);
+	if (!top) {
+		printf("%stimestamp\n", opt_sep);
+		return;
+	}
+	printf("%skind%spackage", opt_sep, opt_sep);
+	for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++)
+		printf("%s%s_w", opt_sep, vmrapl_host_book_name(k));
+	printf("%sstatic_w\n", opt_sep);
 }
 
-static void csv_row(const struct dev *d, const char *pre, const struct row *r)
+/* source SEP estimated */
+static void csv_source(const struct dev *d)
 {
-	unsigned int dom;
+	printf("%s%s%s%s", opt_sep, vmrapl_host_source_name(d->info.source),
+	       opt_sep, estimated(d) ? "true" : "false");
+}
 
-	printf("%s%llu%s%u%s", pre, (unsigned long long)r->e.id, opt_sep,
+static void csv_row(const struct csv_ctx *c, const struct row *r)
+{
+	const struct dev *d = c->d;
+	unsigned int dom, k;
+
+	printf("%s%llu%s%u%s", c->pre, (unsigned long long)r->e.id, opt_sep,
 	       r->e.pid, opt_sep);
 	text_csv(stdout, r->name, opt_sep);
 	printf("%s", opt_sep);
@@ -552,8 +588,52 @@ static void csv_row(const struct dev *d, const char *pre, const struct row *r)
 		if (r->have_power)
 			printf("%.3f", r->power_w[dom]);
 	}
-	printf("%s%.4f%s%.3f\n", opt_sep, ovh_share(&r->e), opt_sep,
+	printf("%s%.4f%s%.3f", opt_sep, ovh_share(&r->e), opt_sep,
 	       100.0 * ovh_share(&r->e));
+	if (c->top) {
+		printf("%s", opt_sep);
+		if (r->iv_ovh >= 0)
+			printf("%.3f", 100.0 * r->iv_ovh);
+	}
+	csv_source(d);
+	if (!c->top) {
+		printf("%s%.3f\n", opt_sep, c->timestamp);
+		return;
+	}
+	printf("%svm%s", opt_sep, opt_sep);
+	for (k = 0; k <= VMRAPL_HOST_NR_BOOKS; k++)
+		printf("%s", opt_sep);
+	printf("\n");
+}
+
+/* top: a package's line: its power by book @w over the refresh. */
+static void csv_pkg_row(const struct csv_ctx *c, int p,
+			const struct vmrapl_pkg_stats *ps,
+			const double w[VMRAPL_HOST_NR_BOOKS])
+{
+	const struct dev *d = c->d;
+	/* The empty VM fields: id..charge, the three shares, _j and _w. */
+	unsigned int dom, k, empty = 7 + 3;
+
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			empty += 2;
+	printf("%s", c->pre);
+	for (k = 1; k < empty; k++)
+		printf("%s", opt_sep);
+	csv_source(d);
+	printf("%spackage%s%d", opt_sep, opt_sep, p);
+	for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++)
+		printf("%s%.3f", opt_sep, w[k]);
+	printf("%s%.3f\n", opt_sep, ps->p_static_uw / 1e6);
+}
+
+static void csv_rows(const struct csv_ctx *c, const struct row *rows, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		csv_row(c, &rows[i]);
 }
 
 /* The rows as a JSON array's elements, and the closing "]}". */
@@ -579,14 +659,6 @@ static void table_rows(const struct dev *d, const struct row *rows, int n,
 		table_row(d, &rows[i], name_w, ovh);
 }
 
-static void csv_rows(const struct dev *d, const char *pre,
-		     const struct row *rows, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		csv_row(d, pre, &rows[i]);
-}
 
 /* ---- commands ------------------------------------------------------------ */
 
@@ -789,14 +861,16 @@ static int cmd_list(int argc, char **argv)
 		goto out1;
 	}
 	if (opt_json) {
-		printf("{\"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vms\": [",
-		       vmrapl_host_source_name(d.info.source),
+		printf("{\"timestamp\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vms\": [",
+		       s1.wall, vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
 		json_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 	} else if (opt_sep) {
-		csv_header(&d, "");
-		csv_rows(&d, "", rows, s1.nr_vms);
+		struct csv_ctx c = { .d = &d, .pre = "", .timestamp = s1.wall };
+
+		csv_header(&d, "", false);
+		csv_rows(&c, rows, s1.nr_vms);
 	} else {
 		printf("J and OVH%% since each VM was first tracked; ");
 		if (opt_interval > 0)
@@ -891,16 +965,25 @@ static int cmd_top(int argc, char **argv)
 			printf("], \"vms\": [");
 			json_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
 		} else if (opt_sep) {
+			struct csv_ctx c = { .d = &d, .top = true };
 			char pre[64];
 
 			if (!it) {
 				snprintf(pre, sizeof(pre), "timestamp%siteration%s",
 					 opt_sep, opt_sep);
-				csv_header(&d, pre);
+				csv_header(&d, pre, true);
 			}
 			snprintf(pre, sizeof(pre), "%.3f%s%ld%s", ts, opt_sep,
 				 it + 1, opt_sep);
-			csv_rows(&d, pre, rows, cur.nr_vms);
+			c.pre = pre;
+			for (p = 0; p < cur.nr_pkgs; p++) {
+				double w[VMRAPL_HOST_NR_BOOKS] = { 0 };
+
+				if (p < prev.nr_pkgs)
+					pkg_power(&prev.pkgs[p], &cur.pkgs[p], dt, w);
+				csv_pkg_row(&c, p, &cur.pkgs[p], w);
+			}
+			csv_rows(&c, rows, cur.nr_vms);
 		} else {
 			if (tty)
 				printf("\033[H\033[2J");
@@ -1207,7 +1290,8 @@ static int cmd_stats(int argc, char **argv)
 	}
 
 	if (opt_json) {
-		printf("{\"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vm\": ",
+		printf("{\"timestamp\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vm\": ",
+		       opt_interval > 0 ? s1.wall : s0.wall,
 		       vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
@@ -1216,8 +1300,13 @@ static int cmd_stats(int argc, char **argv)
 		json_vcpus(&d, dt > 0 ? &v0 : NULL, &v1, dt);
 		printf("}\n");
 	} else if (opt_sep) {
-		csv_header(&d, "");
-		csv_row(&d, "", &rows[idx]);
+		struct csv_ctx c = {
+			.d = &d, .pre = "",
+			.timestamp = opt_interval > 0 ? s1.wall : s0.wall,
+		};
+
+		csv_header(&d, "", false);
+		csv_row(&c, &rows[idx]);
 	} else {
 		const struct row *r = &rows[idx];
 		char name[NAME_LEN];
@@ -1404,8 +1493,10 @@ static int cmd_stat(int argc, char **argv)
 		printf("], \"vms\": [");
 		json_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 	} else if (opt_sep) {
-		csv_header(&d, "");
-		csv_rows(&d, "", rows, s1.nr_vms);
+		struct csv_ctx c = { .d = &d, .pre = "", .timestamp = t0 };
+
+		csv_header(&d, "", false);
+		csv_rows(&c, rows, s1.nr_vms);
 	} else {
 		printf("vmraplctl stat: '");
 		for (i = 0; i < argc; i++) {

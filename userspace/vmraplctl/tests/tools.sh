@@ -384,11 +384,35 @@ assert any(r[2] == "web,1" for r in rows[1:]), rows
 }
 check "-x ,: CSV" csv_ok , 2
 check "-x ,: a name with the separator is quoted" has '"web,1"'
-check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share,overhead_pct'
+check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share,overhead_pct,source,estimated,timestamp'
 check "-x ,: the uuid, and an empty field without one" grep -Eq "^7,$qemu_pid,\"web,1\",$uuid,2,attached," <<< "$out"
 check "-x ,: an empty uuid field" grep -Eq '^9,[0-9]+,[^,]*,,1,auto,' <<< "$out"
+recent() { # $1 is a Unix time within 60 s of now
+	awk -v t="$1" -v now="$(date +%s)" 'BEGIN { d = t - now; exit !(t > 0 && d < 60 && d > -60) }'
+}
+check "-x , list: the estimated flag and a timestamp on every row" \
+	test "$(grep -Ec ',estimate,true,[0-9]+\.[0-9]{3}$' <<< "$out")" = 2
+check "-x , list: the timestamp is now" recent "$(sed -n '2s/.*,//p' <<< "$out")"
+run1 --json --interval 0 list
+check "list --json: a timestamp" recent "$(sed -n 's/.*"timestamp": \([0-9.]*\),.*/\1/p' <<< "$out")"
+run1 --json --interval 0 stats 7
+check "stats --json: a timestamp" recent "$(sed -n 's/.*"timestamp": \([0-9.]*\),.*/\1/p' <<< "$out")"
+run1 -x , --interval 0 stats 7
+check "-x , stats: the estimated flag and a timestamp" grep -Eq '^7,.*,estimate,true,[0-9]+\.[0-9]{3}$' <<< "$out"
 run1 -x ';' top --iterations 2 --interval 0.1
-check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 4
+check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 8
+check "-x top: the header has the interval share, the flag and the package columns" has ';overhead_share;overhead_pct;interval_overhead_pct;source;estimated;kind;package;sampled_w;tracked_w;host_w;idle_w;lost_w;static_w'
+check "-x top: VM rows say kind vm" test "$(grep -Ec ';estimate;true;vm;;;;;;;$' <<< "$out")" = 4
+check "-x top: package rows with host, idle and lost" test "$(grep -Ec '^[0-9.]+;[12](;){15}estimate;true;package;[01];[0-9.]+;[0-9.]+;[0-9.]+;[0-9.]+;[0-9.]+;5\.000$' <<< "$out")" = 4
+csv_fields_ok() { # every line has as many fields as the header
+	[[ -z $have_py ]] && return 0
+	python3 -c '
+import csv, sys
+rows = list(csv.reader(sys.stdin.read().splitlines(), delimiter=sys.argv[1]))
+assert all(len(r) == len(rows[0]) for r in rows), rows
+' "$1" <<< "$out"
+}
+check "-x top: every row has every field" csv_fields_ok ';'
 run1 stat -- sh -c 'sleep 0.2; exit 3'
 check "stat: exits with the command's status" test $rc = 3
 check "stat: reports the run" has 'ran 0.'
