@@ -734,6 +734,74 @@ out:
 	free(st);
 }
 
+/*
+ * info: the VMs attached by their VMMs, which hold the module (each
+ * attached VM keeps a vmrapl fd open): why "rmmod vmrapl" fails.  VMs
+ * that track_all follows do not hold it.  LIST_VMS needs CAP_PERFMON;
+ * without it they are unknown, and info still answers.
+ */
+static void info_attached(const struct dev *d)
+{
+	struct vmrapl_vm_entry *vms = NULL;
+	int i, n, nr = 0;
+
+	n = vmrapl_host_list_vms(d->fd, &vms);
+	for (i = 0; i < n; i++)
+		nr += !!(vms[i].flags & VMRAPL_VM_F_ATTACHED);
+	if (opt_json) {
+		bool first = true;
+
+		printf(", \"attached_vms\": ");
+		if (n < 0) {
+			printf("null");
+			goto out;
+		}
+		printf("[");
+		for (i = 0; i < n; i++) {
+			char name[NAME_LEN];
+
+			if (!(vms[i].flags & VMRAPL_VM_F_ATTACHED))
+				continue;
+			text_vm_name(vms[i].pid, name, sizeof(name));
+			printf("%s{\"id\": %llu, \"pid\": %u, \"name\": ",
+			       first ? "" : ", ",
+			       (unsigned long long)vms[i].id, vms[i].pid);
+			json_str(stdout, name);
+			printf("}");
+			first = false;
+		}
+		printf("]");
+		goto out;
+	}
+	if (n == -EPERM || n == -EACCES) {
+		printf("attached VMs     unknown (listing VMs needs root or CAP_PERFMON)\n");
+		goto out;
+	}
+	if (n < 0) {
+		printf("attached VMs     unknown (VMRAPL_LIST_VMS: %s)\n",
+		       strerror(-n));
+		goto out;
+	}
+	if (!nr) {
+		printf("attached VMs     none\n");
+		goto out;
+	}
+	printf("attached VMs     %d (they hold the module: rmmod fails while one is attached)\n",
+	       nr);
+	for (i = 0; i < n; i++) {
+		char name[NAME_LEN], ascii[NAME_LEN];
+
+		if (!(vms[i].flags & VMRAPL_VM_F_ATTACHED))
+			continue;
+		text_vm_name(vms[i].pid, name, sizeof(name));
+		text_ascii(name, ascii, sizeof(ascii));
+		printf("                 id %llu, pid %u, %s\n",
+		       (unsigned long long)vms[i].id, vms[i].pid, ascii);
+	}
+out:
+	free(vms);
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	char version[64], feats[128], doms[32];
@@ -798,6 +866,7 @@ static int cmd_info(int argc, char **argv)
 		printf("]");
 		if (loaded > 0)
 			printf(", \"load_time\": %.3f", loaded);
+		info_attached(&d);
 		info_static(&d);
 		printf("}\n");
 	} else {
@@ -824,6 +893,7 @@ static int cmd_info(int argc, char **argv)
 			printf("loaded           %s (totals count from then)\n",
 			       when);
 		}
+		info_attached(&d);
 		info_static(&d);
 	}
 	close(d.fd);

@@ -20,6 +20,9 @@
  * clock_gettime(CLOCK_REALTIME) of the process returns N us more than the
  * one before it (a wall clock that NTP slews or someone steps).
  *
+ * $FAKE_LIST_EPERM=1: LIST_VMS fails with EPERM (a caller without
+ * CAP_PERFMON).
+ *
  * $FAKE_SYSFS=DIR: the process's open() and access() of /sys/module/vmrapl
  * and what is under it go to DIR instead (DIR/version,
  * DIR/parameters/track_all, ...), so a test can have the module "loaded"
@@ -312,6 +315,10 @@ static int fake(unsigned long req, void *arg)
 		struct vmrapl_vm_entry *v = (void *)(uintptr_t)l->vms_ptr;
 		unsigned int i, nx = extra_vms();
 
+		if (getenv("FAKE_LIST_EPERM")) {
+			errno = EPERM;
+			return -1;
+		}
 		/* Ask for more room the first time, as a growing list would. */
 		if (l->nr_vms < 2 + nx) {
 			l->nr_vms = 2 + nx;

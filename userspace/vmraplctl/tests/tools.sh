@@ -111,6 +111,18 @@ run --json info
 check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
 check "info --json: features" has '"static_fit", "static_split", "static_core", "static_host"'
 check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64}'
+run1 info
+check "info: the attached VMs, which hold the module" grep -Eq '^attached VMs     1 \(they hold the module: rmmod fails while one is attached\)$' <<< "$out"
+check "info: each attached VM's id, pid and name" grep -Eq "^                 id 7, pid $qemu_pid, web,1$" <<< "$out"
+check "info: not the VMs track_all follows" hasnt 'id 9,'
+run1 --json info
+check "info --json: attached_vms" has "\"attached_vms\": [{\"id\": 7, \"pid\": $qemu_pid, \"name\": \"web,1\"}]"
+check "info --json: still valid JSON" json_ok
+FAKE_LIST_EPERM=1 run1 info
+check "info without CAP_PERFMON: exit 0" test $rc = 0
+check "info without CAP_PERFMON: the attached VMs are unknown, and why" grep -q '^attached VMs     unknown (listing VMs needs root or CAP_PERFMON)$' <<< "$out"
+FAKE_LIST_EPERM=1 run1 --json info
+check "info --json without CAP_PERFMON: attached_vms null" has '"attached_vms": null'
 FAKE_ORIGIN=6 run info
 check "info text: static power from the host's other packages" has 'static power 0   5.00 W (host)'
 FAKE_ORIGIN=99 run info
