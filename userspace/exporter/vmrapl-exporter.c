@@ -1272,6 +1272,33 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
+/*
+ * A listening TCP socket on @ss, made here rather than by libmicrohttpd
+ * so that a failure can be reported once, with its reason.  The fd, or
+ * -errno.
+ */
+static int listen_on(const struct sockaddr_storage *ss)
+{
+	socklen_t len = ss->ss_family == AF_INET6 ?
+			sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int fd, one = 1, err;
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* As libmicrohttpd does: a restart need not wait out TIME_WAIT. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)ss, len) ||
+	    listen(fd, SOMAXCONN)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 static int parse_seconds(const char *opt, const char *arg, double min,
 			 double max, bool zero, double *out)
 {
@@ -1314,7 +1341,7 @@ int main(int argc, char **argv)
 	char where[INET6_ADDRSTRLEN + 16];
 	struct snapshot probe;
 	sigset_t set;
-	int c, sig, err;
+	int c, sig, err, lfd;
 
 	/* getopt's messages start with argv[0]: the name, not the path. */
 	if (argc > 0)
@@ -1379,18 +1406,28 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The address as given, and what it resolved to when that differs. */
+	addr_text(&ss, where, sizeof(where));
+	lfd = listen_on(&ss);
+	if (lfd < 0) {
+		fprintf(stderr, "vmrapl-exporter: cannot listen on %s%s%s%s: %s\n",
+			listen, strcmp(listen, where) ? " (" : "",
+			strcmp(listen, where) ? where : "",
+			strcmp(listen, where) ? ")" : "", strerror(-lfd));
+		return 1;
+	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_LIMIT, 64u,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 			     MHD_OPTION_END);
-	addr_text(&ss, where, sizeof(where));
 	if (!d) {
-		fprintf(stderr, "vmrapl-exporter: cannot listen on %s (%s)\n",
-			listen, where);
+		fprintf(stderr, "vmrapl-exporter: cannot start the HTTP server on %s\n",
+			where);
+		close(lfd);
 		return 1;
 	}
 	fprintf(stderr, "vmrapl-exporter: serving http://%s/metrics\n", where);

@@ -614,6 +614,19 @@ if [[ -n $exporter && -x $exporter ]]; then
 	else
 		n=$((n + 1)); echo "ok $n exporter: --listen [::1]:PORT # SKIP no IPv6 loopback"
 	fi
+	# An address in use: the reason, and the address once.
+	port=$((port + 1))
+	"$exporter" --device "$work/none" --listen 127.0.0.1:$port 2>/dev/null &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	out=$("$exporter" --device "$work/none" --listen 127.0.0.1:$port 2>&1); rc=$?
+	check "exporter: an address in use is an error" test $rc = 1
+	check "exporter: an address in use: one line, the address once, the reason" \
+		test "$out" = "vmrapl-exporter: cannot listen on 127.0.0.1:$port: Address already in use"
+	out=$("$exporter" --device "$work/none" --listen localhost:$port 2>&1); rc=$?
+	check "exporter: a host name in use: the name and its address" \
+		test "$rc:$out" = "1:vmrapl-exporter: cannot listen on localhost:$port (127.0.0.1:$port): Address already in use"
+	stop_exporter
 	out=$("$exporter" --listen nosuchhost.invalid:1 2>&1); rc=$?
 	check "exporter: --listen unknown host is an error" test $rc = 1
 	check "exporter: --listen says why" has "bad --listen 'nosuchhost.invalid:1'"
