@@ -1378,14 +1378,14 @@ int main(int argc, char **argv)
 			       VMRAPL_VERSION, VMRAPL_ABI_VERSION);
 			return 0;
 		default:
-			usage(stderr);
+			/* getopt said what is wrong, in one line. */
+			fprintf(stderr, "try 'vmrapl-exporter --help'\n");
 			return 1;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "vmrapl-exporter: unexpected argument '%s'\n",
+		fprintf(stderr, "vmrapl-exporter: unexpected argument '%s'\ntry 'vmrapl-exporter --help'\n",
 			argv[optind]);
-		usage(stderr);
 		return 1;
 	}
 	if (parse_listen(listen, &ss, &port, &why)) {

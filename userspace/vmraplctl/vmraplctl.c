@@ -112,6 +112,13 @@ static void usage(FILE *f)
 "4 no such VM; stat: its command's exit status\n");
 }
 
+/* After a one-line error about the command line: where to look. */
+static int usage_hint(void)
+{
+	fprintf(stderr, "try '%s --help'\n", prog);
+	return EXIT_USAGE;
+}
+
 /* ---- small helpers ------------------------------------------------------ */
 
 static double now_s(void)
@@ -1833,8 +1840,8 @@ int main(int argc, char **argv)
 			       VMRAPL_ABI_VERSION);
 			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			/* getopt said what is wrong, in one line. */
+			return usage_hint();
 		}
 	}
 	if (optind >= argc) {
@@ -1857,6 +1864,5 @@ int main(int argc, char **argv)
 		return cmds[i].fn(argc - optind - 1, argv + optind + 1);
 	}
 	msg("unknown command '%s'", argv[optind]);
-	usage(stderr);
-	return EXIT_USAGE;
+	return usage_hint();
 }

@@ -205,6 +205,8 @@ out=$("$ctl" set sample_period_us=99 2>&1); rc=$?
 check "set out-of-range exits 1" test $rc = 1
 out=$("$ctl" frob 2>&1); rc=$?
 check "unknown command exits 1" test $rc = 1
+check "unknown command: one line and a hint, not the usage" \
+	test "$out" = "vmraplctl: unknown command 'frob'"$'\n'"try 'vmraplctl --help'"
 
 # A "loaded module" for set (FAKE_SYSFS): booleans read and written as
 # on/off.  set needs CAP_SYS_ADMIN.
@@ -361,8 +363,11 @@ out=$("$ctl" --bogus 2>&1); rc=$?
 check "getopt error: exit 1" test $rc = 1
 check "getopt error: starts with the short name" grep -q '^vmraplctl: unrecognized option' <<< "$out"
 check "getopt error: no build path" hasnt "$ctl:"
+check "getopt error: one line and a hint, not the usage" \
+	test "$out" = "vmraplctl: unrecognized option '--bogus'"$'\n'"try 'vmraplctl --help'"
 out=$("$ctl" -i 2>&1)
 check "getopt missing argument: short name" grep -q '^vmraplctl: option requires an argument' <<< "$out"
+check "getopt missing argument: a hint, not the usage" test "$(sed -n '2p;3p' <<< "$out")" = "try 'vmraplctl --help'"
 out=$("$ctl" --version 2>&1); rc=$?
 check "--version" test $rc = 0 -a -n "$(grep -E '^vmraplctl [0-9]' <<< "$out")"
 out=$("$ctl" -V 2>&1); rc=$?
@@ -634,6 +639,11 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: --version" test $rc = 0 -a -n "$(grep -E '^vmrapl-exporter [0-9]' <<< "$out")"
 	out=$("$exporter" --bogus 2>&1); rc=$?
 	check "exporter: getopt error starts with the short name" grep -q '^vmrapl-exporter: unrecognized option' <<< "$out"
+	check "exporter: getopt error: one line and a hint, not the usage" \
+		test "$out" = "vmrapl-exporter: unrecognized option '--bogus'"$'\n'"try 'vmrapl-exporter --help'"
+	out=$("$exporter" stray 2>&1); rc=$?
+	check "exporter: an argument: one line and a hint" \
+		test "$rc:$out" = "1:vmrapl-exporter: unexpected argument 'stray'"$'\n'"try 'vmrapl-exporter --help'"
 else
 	n=$((n + 1)); echo "ok $n exporter # SKIP not built"
 fi
