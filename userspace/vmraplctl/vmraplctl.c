@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -84,7 +86,7 @@ static void usage(FILE *f)
 "commands:\n"
 "  info                      module version, energy source, parameters\n"
 "  list                      every tracked VM: energy (J) and power (W)\n"
-"  top                       refreshing table of VMs sorted by power\n"
+"  top                       refreshing table of VMs sorted by power (q quits)\n"
 "  stats VM                  what the host knows of one VM (id, pid, name\n"
 "                            or UUID)\n"
 "  stat [--] CMD [ARGS]      run CMD, then the VMs' energy over its run time\n"
@@ -968,6 +970,83 @@ out:
 	return rc;
 }
 
+/*
+ * top on a terminal: keys are read as they are pressed and not echoed,
+ * so that q quits.  The terminal is put back at exit and on a signal.
+ * Only for a foreground process whose standard input is the terminal.
+ */
+static struct termios tty_saved;
+static volatile sig_atomic_t tty_keys;
+
+static void tty_restore(void)
+{
+	if (tty_keys) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+		tty_keys = 0;
+	}
+}
+
+static void tty_restore_and_die(int sig)
+{
+	tty_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tty_keys_on(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct termios t;
+	size_t i;
+
+	if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp() ||
+	    tcgetattr(STDIN_FILENO, &tty_saved))
+		return;
+	t = tty_saved;
+	t.c_lflag &= ~(ICANON | ECHO);
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], tty_restore_and_die);
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &t))
+		return;
+	tty_keys = 1;
+	atexit(tty_restore);
+}
+
+/* Wait @s seconds: true when q was pressed meanwhile (with tty_keys). */
+static bool wait_or_quit(double s)
+{
+	double end = now_s() + s;
+
+	if (!tty_keys) {
+		sleep_s(s);
+		return false;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		double left = end - now_s();
+		char c;
+		int r;
+
+		if (left <= 0)
+			return false;
+		r = poll(&p, 1, (int)ceil(left * 1000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (!r)
+			continue;
+		if (r < 0 || !(p.revents & POLLIN) ||
+		    read(STDIN_FILENO, &c, 1) != 1) {
+			/* No keys any more (the terminal went): just wait. */
+			sleep_s(end - now_s());
+			return false;
+		}
+		if (c == 'q' || c == 'Q')
+			return true;
+	}
+}
+
 /* Package power of each book (VMRAPL_HOST_BOOK_*) from @a to @b. */
 static void pkg_power(const struct vmrapl_pkg_stats *a,
 		      const struct vmrapl_pkg_stats *b, double dt,
@@ -1004,11 +1083,13 @@ static int cmd_top(int argc, char **argv)
 	rc = sample_take(&d, &prev, true);
 	if (rc)
 		goto out;
+	tty_keys_on();
 	for (it = 0; !opt_iterations || it < opt_iterations; it++) {
 		struct row *rows;
 		double dt, ts;
 
-		sleep_s(interval);
+		if (wait_or_quit(interval))
+			break;
 		rc = sample_take(&d, &cur, true);
 		if (rc)
 			break;
@@ -1092,6 +1173,7 @@ static int cmd_top(int argc, char **argv)
 		prev = cur;
 	}
 	sample_free(&prev);
+	tty_restore();
 out:
 	close(d.fd);
 	return rc;

@@ -374,6 +374,41 @@ out=$("$ctl" -V 2>&1); rc=$?
 check "-V" test $rc = 0 -a -n "$(grep -E '^vmraplctl [0-9]' <<< "$out")"
 
 # ---- top --json: NDJSON with timestamps; -o FILE; -x SEP; stat ----
+# top on a terminal: q quits (a pseudo-terminal from python3's pty).
+top_q() { # exit 0 when "q" ends a top that would run 100 refreshes,
+	# and the terminal echoes again
+	[[ -z $have_py ]] && return 0
+	LD_PRELOAD=$shim python3 -c '
+import os, pty, select, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+buf, t = b"", time.time()
+while b"vmraplctl top - " not in buf and time.time() - t < 10:
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            buf += os.read(fd, 4096)
+        except OSError:
+            break
+os.write(fd, b"q")
+t = time.time()
+while time.time() - t < 5:
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            os.read(fd, 4096)
+        except OSError:
+            pass
+    wpid, st = os.waitpid(pid, os.WNOHANG)
+    if wpid:
+        echo = termios.tcgetattr(fd)[3] & termios.ECHO
+        sys.exit(0 if os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0 and echo else 1)
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+sys.exit(1)
+' "$ctl" --device "$dev" top --interval 0.5 --iterations 100
+}
+check "top: q quits, and the terminal echoes again" top_q
+
 run1 --json top --iterations 3 --interval 0.1
 check "top --json: one JSON object per line" json_ok -l
 check "top --json: three lines" test "$(grep -c . <<< "$out")" = 3
