@@ -909,6 +909,15 @@ static int cmd_info(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The text of list and top when no VM is tracked: why there may be none. */
+static void no_vms(const struct dev *d)
+{
+	if (track_all_value(d))
+		printf("no VMs: no VMM has attached one and no KVM VM is running (track_all is on)\n");
+	else
+		printf("no VMs: no VMM has attached one (track_all is off: other KVM VMs are not tracked)\n");
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	struct sample s0 = { 0 }, s1;
@@ -950,6 +959,8 @@ static int cmd_list(int argc, char **argv)
 
 		csv_header(&d, "", false);
 		csv_rows(&c, rows, s1.nr_vms);
+	} else if (!s1.nr_vms) {
+		no_vms(&d);
 	} else {
 		printf("J and OVH%% since each VM was first tracked; ");
 		if (opt_interval > 0)
@@ -1163,9 +1174,14 @@ static int cmd_top(int argc, char **argv)
 				       cur.pkgs[p].nr_cpus,
 				       cur.pkgs[p].p_static_uw / 1e6);
 			}
-			printf("\nW and OVH%% over the last %.1f s; J since each VM was first tracked\n",
-			       dt);
-			table_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
+			printf("\n");
+			if (!cur.nr_vms) {
+				no_vms(&d);
+			} else {
+				printf("W and OVH%% over the last %.1f s; J since each VM was first tracked\n",
+				       dt);
+				table_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
+			}
 		}
 		fflush(stdout);
 		free(rows);

@@ -20,6 +20,8 @@
  * clock_gettime(CLOCK_REALTIME) of the process returns N us more than the
  * one before it (a wall clock that NTP slews or someone steps).
  *
+ * $FAKE_NO_BASE_VMS=1: no VMs 7 and 9 (only those of $FAKE_VMS, if any).
+ *
  * $FAKE_LIST_EPERM=1: LIST_VMS fails with EPERM (a caller without
  * CAP_PERFMON).
  *
@@ -314,21 +316,24 @@ static int fake(unsigned long req, void *arg)
 		struct vmrapl_vm_list *l = arg;
 		struct vmrapl_vm_entry *v = (void *)(uintptr_t)l->vms_ptr;
 		unsigned int i, nx = extra_vms();
+		unsigned int nb = getenv("FAKE_NO_BASE_VMS") ? 0 : 2;
 
 		if (getenv("FAKE_LIST_EPERM")) {
 			errno = EPERM;
 			return -1;
 		}
 		/* Ask for more room the first time, as a growing list would. */
-		if (l->nr_vms < 2 + nx) {
-			l->nr_vms = 2 + nx;
+		if (l->nr_vms < nb + nx) {
+			l->nr_vms = nb + nx;
 			return 0;
 		}
-		vm_entry(&v[0], 7, -1, c);
-		vm_entry(&v[1], 9, -1, c);
+		if (nb) {
+			vm_entry(&v[0], 7, -1, c);
+			vm_entry(&v[1], 9, -1, c);
+		}
 		for (i = 0; i < nx; i++)
-			vm_entry(&v[2 + i], extra[i].id, (int)i, c);
-		l->nr_vms = 2 + nx;
+			vm_entry(&v[nb + i], extra[i].id, (int)i, c);
+		l->nr_vms = nb + nx;
 		return 0;
 	}
 	if (req == VMRAPL_GET_VM_STATS) {

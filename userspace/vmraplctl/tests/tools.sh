@@ -346,6 +346,20 @@ run1 -x , --interval 0 list
 check "names: CSV has a long name whole" has ",$long60,"
 unset FAKE_VMS
 
+# ---- no VMs ----
+FAKE_NO_BASE_VMS=1 run1 list
+check "no VMs: list exits 0" test $rc = 0
+check "no VMs: list says so, and why there may be none" \
+	test "$out" = "no VMs: no VMM has attached one and no KVM VM is running (track_all is on)"
+mkdir -p "$work/sys0/parameters"; echo N > "$work/sys0/parameters/track_all"
+out=$(LD_PRELOAD=$shim FAKE_NO_BASE_VMS=1 FAKE_SYSFS=$work/sys0 "$ctl" --device "$dev" list 2>&1)
+check "no VMs, track_all off: list says what is not tracked" \
+	test "$out" = "no VMs: no VMM has attached one (track_all is off: other KVM VMs are not tracked)"
+FAKE_NO_BASE_VMS=1 run1 --json list
+check "no VMs: list --json has an empty array" grep -q '"vms": \[\]}$' <<< "$out"
+FAKE_NO_BASE_VMS=1 run1 top --iterations 1 --interval 0.1
+check "no VMs: top says so under its header" grep -q '^no VMs: no VMM has attached one and no KVM VM is running (track_all is on)$' <<< "$out"
+
 # ---- error messages ----
 out=$("$ctl" --device /nonexistent/vmrapl info 2>&1); rc=$?
 check "missing device: exit 2" test $rc = 2
