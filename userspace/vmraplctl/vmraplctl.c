@@ -1559,9 +1559,10 @@ static int cmd_stat(int argc, char **argv)
 	struct sample s0, s1;
 	struct row *rows = NULL;
 	double t0, dt;
-	int rc, i, p, k, status, ended = 0, crc;
+	int rc, i, p, k, status, ended = 0, crc, exec_err = 0, pfd[2];
 	unsigned int dom;
 	struct dev d;
+	ssize_t n;
 	pid_t pid;
 
 	if (argc < 1) {
@@ -1576,6 +1577,16 @@ static int cmd_stat(int argc, char **argv)
 		close(d.fd);
 		return rc;
 	}
+	/*
+	 * A pipe that exec closes: the child writes errno to it when the
+	 * command cannot be run, and then there is nothing to report.
+	 */
+	if (pipe2(pfd, O_CLOEXEC)) {
+		msg("pipe: %s", strerror(errno));
+		sample_free(&s0);
+		close(d.fd);
+		return EXIT_USAGE;
+	}
 	fflush(NULL);
 	/* Like perf stat and time: ^C is the command's, the report still comes. */
 	sigaction(SIGINT, &ign, &old_int);
@@ -1583,27 +1594,47 @@ static int cmd_stat(int argc, char **argv)
 	t0 = wall_s();
 	pid = fork();
 	if (pid == 0) {
+		int err;
+
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(d.fd);
+		close(pfd[0]);
 		if (orig_stdout >= 0)
 			dup2(orig_stdout, STDOUT_FILENO);
 		execvp(argv[0], argv);
-		msg("cannot run '%s': %s", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		err = errno;
+		msg("cannot run '%s': %s", argv[0], strerror(err));
+		if (write(pfd[1], &err, sizeof(err)) != sizeof(err))
+			_exit(126);
+		_exit(err == ENOENT ? 127 : 126);
 	}
+	close(pfd[1]);
 	if (pid < 0) {
 		msg("fork: %s", strerror(errno));
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(pfd[0]);
 		sample_free(&s0);
 		close(d.fd);
 		return EXIT_USAGE;
 	}
+	do {
+		n = read(pfd[0], &exec_err, sizeof(exec_err));
+	} while (n < 0 && errno == EINTR);
+	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	crc = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_USAGE;
+	if (n == sizeof(exec_err)) {
+		/* The child said why; there was no run to report. */
+		sample_free(&s0);
+		close(d.fd);
+		return crc;
+	}
 	rc = sample_take(&d, &s1, true);
 	if (rc)
 		goto out;

@@ -493,6 +493,13 @@ check "stat -o: the command's output stays on stdout" test "$out" = hello
 check "stat -o -x: CSV in the file" grep -q '^7,' "$work/stat.out"
 run stat -- /nonexistent/cmd
 check "stat: a command that is not there exits 127" test $rc = 127
+check "stat: a command that is not there: 'cannot run' and nothing else" \
+	test "$out" = "vmraplctl: cannot run '/nonexistent/cmd': No such file or directory"
+run --json stat -- /nonexistent/cmd
+check "stat --json: no report when the command did not run" test "$rc:$out" = "127:vmraplctl: cannot run '/nonexistent/cmd': No such file or directory"
+: > "$work/noexec"; chmod 644 "$work/noexec"
+run stat -- "$work/noexec"
+check "stat: a command that cannot be run exits 126, no report" test "$rc:$out" = "126:vmraplctl: cannot run '$work/noexec': Permission denied"
 
 # GET /metrics from $1:$2 into $out (retrying while the exporter starts).
 scrape() {
