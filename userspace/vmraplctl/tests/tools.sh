@@ -346,6 +346,31 @@ run1 -x , --interval 0 list
 check "names: CSV has a long name whole" has ",$long60,"
 unset FAKE_VMS
 
+# ---- the man pages' SEE ALSO: only what "make install" installs ----
+see_also_ok() { # man page $1
+	local top=$here/../../.. refs r bad=0
+	refs=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$1" | sed 's/\\f[BIRP]//g; s/\\-/-/g')
+	[[ -n $refs ]] || return 1
+	# Pages: NAME (N) must be a page of Documentation/man the Makefile installs.
+	for r in $(grep -o '^\.BR* [a-z0-9_.-]* ([0-9])' <<< "$refs" | awk '{ print $2 "." substr($3, 2, 1) }'); do
+		if ! grep -q "Documentation/man/$r\$" "$top/userspace/Makefile"; then
+			echo "# $1: SEE ALSO names $r, which make install does not install" >&2
+			bad=1
+		fi
+	done
+	# Files: each must be one the install target copies.
+	for r in $(grep -o '[A-Za-z0-9_./-]*/[A-Za-z0-9_.-]*\.[a-z]*' <<< "$refs"); do
+		if ! grep -q "/$(basename "$r")" "$top/userspace/Makefile"; then
+			echo "# $1: SEE ALSO names $r, which make install does not install" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+for m in "$here"/../../../Documentation/man/*.[1-8]; do
+	check "man page $(basename "$m"): SEE ALSO names only what make install installs" see_also_ok "$m"
+done
+
 # ---- no VMs ----
 FAKE_NO_BASE_VMS=1 run1 list
 check "no VMs: list exits 0" test $rc = 0
