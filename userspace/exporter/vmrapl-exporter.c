@@ -569,6 +569,23 @@ static double load_time_of(const struct vmrapl_info *info)
 	return r;
 }
 
+/*
+ * The static and dynamic parts of the pkg energy, of a VM and of a vCPU.
+ * Their names said "pkg" beside domain="pkg" until 0.4; the old names
+ * are still exported, with the same samples, for one release.
+ */
+#define VM_PART		"vmrapl_vm_energy_by_part_joules_total"
+#define VCPU_PART	"vmrapl_vm_vcpu_energy_by_part_joules_total"
+#define DEPRECATED(name) \
+	"Deprecated: the old name of " name ", with the same samples; it goes in the next release."
+static const char *const vm_part_names[] = {
+	VM_PART, "vmrapl_vm_pkg_energy_by_part_joules_total",
+};
+static const char *const vcpu_part_names[] = {
+	VCPU_PART, "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
+};
+#define NR_PART_NAMES	(sizeof(vm_part_names) / sizeof(vm_part_names[0]))
+
 static void metrics(struct buf *b)
 {
 	char labels[48];
@@ -620,13 +637,15 @@ static void metrics(struct buf *b)
 			    "", vm_overhead(&s, i), NULL);
 
 	if (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) {
-		header(b, "vmrapl_vm_pkg_energy_by_part_joules_total", "counter",
-		       "A VM's pkg energy (overhead included) split into its static part (its share of the package's static power under static_policy) and its dynamic part; sum without(part) is vmrapl_vm_energy_joules_total{domain=\"pkg\"}.");
-		for (i = 0; i < s.nr_vms; i++)
-			part_samples(b, &s,
-				     "vmrapl_vm_pkg_energy_by_part_joules_total",
-				     i, "", vm_energy(&s, i)[VMRAPL_DOM_PKG],
-				     vm_static(&s, i));
+		for (k = 0; k < NR_PART_NAMES; k++) {
+			header(b, vm_part_names[k], "counter", k ?
+			       DEPRECATED(VM_PART) :
+			       "A VM's pkg energy (overhead included) split into its static part (its share of the package's static power under static_policy) and its dynamic part; sum without(part) is vmrapl_vm_energy_joules_total{domain=\"pkg\"}.");
+			for (i = 0; i < s.nr_vms; i++)
+				part_samples(b, &s, vm_part_names[k], i, "",
+					     vm_energy(&s, i)[VMRAPL_DOM_PKG],
+					     vm_static(&s, i));
+		}
 	}
 
 	if (opt_power_interval > 0) {
@@ -651,10 +670,11 @@ static void metrics(struct buf *b)
 					    i, labels,
 					    s.detail[i].vcpus[v].energy_uj, NULL);
 			}
-		if (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) {
-			header(b, "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
-			       "counter",
-			       "One vCPU's pkg energy split into static and dynamic parts, as vmrapl_vm_pkg_energy_by_part_joules_total (--vcpu-metrics).");
+		for (k = 0; (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) &&
+			    k < NR_PART_NAMES; k++) {
+			header(b, vcpu_part_names[k], "counter", k ?
+			       DEPRECATED(VCPU_PART) :
+			       "One vCPU's pkg energy split into static and dynamic parts, as " VM_PART " (--vcpu-metrics).");
 			for (i = 0; i < s.nr_vms; i++)
 				for (v = 0; v < s.detail[i].nr_vcpus; v++) {
 					const struct vmrapl_vcpu_stats *vs =
@@ -662,8 +682,7 @@ static void metrics(struct buf *b)
 
 					snprintf(labels, sizeof(labels),
 						 "vcpu=\"%d\",", v);
-					part_samples(b, &s,
-						     "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
+					part_samples(b, &s, vcpu_part_names[k],
 						     i, labels,
 						     vs->energy_uj[VMRAPL_DOM_PKG],
 						     vs->static_uj);

@@ -371,6 +371,17 @@ for m in "$here"/../../../Documentation/man/*.[1-8]; do
 	check "man page $(basename "$m"): SEE ALSO names only what make install installs" see_also_ok "$m"
 done
 
+# The rules and the dashboard use the new name of the by-part series (the
+# old one only as the fallback of an "or", for exporters from before).
+uses_new_name() { # file: its queries (not its comments and descriptions)
+	local old=vmrapl_vm_pkg_energy_by_part_joules_total q
+	q=$(grep -v '^ *#\|"description"' "$1")
+	grep -q 'rate(vmrapl_vm_energy_by_part_joules_total' <<< "$q" &&
+	! grep "$old" <<< "$q" | grep -v "or rate($old" | grep -q .
+}
+check "rules: the by-part series by their new name" uses_new_name "$here/../../exporter/vmrapl.rules.yml"
+check "dashboard: the by-part series by their new name" uses_new_name "$here/../../exporter/grafana/vmrapl.json"
+
 # ---- no VMs ----
 FAKE_NO_BASE_VMS=1 run1 list
 check "no VMs: list exits 0" test $rc = 0
@@ -559,7 +570,7 @@ all_have_uuid() {
 parts_sum() {
 	awk -v u="$uuid" '
 		index($0, "vmrapl_vm_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"" u "\",domain=\"pkg\"}") == 1 { t = $2 }
-		index($0, "vmrapl_vm_pkg_energy_by_part_joules_total{vm=\"web,1\",id=\"7\",") == 1 { p += $2; n++ }
+		index($0, "vmrapl_vm_energy_by_part_joules_total{vm=\"web,1\",id=\"7\",") == 1 { p += $2; n++ }
 		END { d = t - p; exit !(n == 2 && t > 0 && d < 1e-5 && d > -1e-5) }' <<< "$out"
 }
 
@@ -591,8 +602,16 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",uuid="'"$uuid"'",domain="pkg"\} [0-9.]+$' <<< "$out"
 	check "exporter: source" has 'vmrapl_source_info{source="estimate",estimated="true"} 1'
 	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
-	check "exporter: a VM's static part" grep -Eq '^vmrapl_vm_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
-	check "exporter: a VM's dynamic part" grep -Eq '^vmrapl_vm_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="dynamic",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a VM's static part" grep -Eq '^vmrapl_vm_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a VM's dynamic part" grep -Eq '^vmrapl_vm_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="dynamic",domain="pkg"\} [0-9.]+$' <<< "$out"
+	old_is_new() { # the deprecated name $1 has the samples of $2, and says so
+		local a b
+		a=$(grep "^$1{" <<< "$out" | sed "s/^$1{//")
+		b=$(grep "^$2{" <<< "$out" | sed "s/^$2{//")
+		[[ -n $a && $a == "$b" ]] && grep -q "^# HELP $1 Deprecated: the old name of $2" <<< "$out"
+	}
+	check "exporter: the old name, deprecated, has the same samples" \
+		old_is_new vmrapl_vm_pkg_energy_by_part_joules_total vmrapl_vm_energy_by_part_joules_total
 	check "exporter: static + dynamic == the pkg total" parts_sum
 	check "exporter: static power and origin" has 'vmrapl_package_static_power_watts{package="0",origin="fit"} 5.000000'
 	check "exporter: static power from idle runs" has 'vmrapl_package_static_power_watts{package="1",origin="idle"} 5.000000'
@@ -654,7 +673,9 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, shared name: no -<id> renaming" hasnt 'twin-'
 	check "exporter, shared name: both VMs by id" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="1[89]",domain="pkg"}' <<< "$out")" = 2
 	check "exporter: vcpu series have the id and uuid" has "vmrapl_vm_vcpu_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",vcpu=\"1\",domain=\"pkg\"}"
-	check "exporter: a vCPU's static part" grep -Eq '^vmrapl_vm_vcpu_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",vcpu="1",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a vCPU's static part" grep -Eq '^vmrapl_vm_vcpu_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",vcpu="1",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: the vCPUs' old name, deprecated, has the same samples" \
+		old_is_new vmrapl_vm_vcpu_pkg_energy_by_part_joules_total vmrapl_vm_vcpu_energy_by_part_joules_total
 	check "powercap tree: the older of two VMs has the name" eventually test -d "$work/pc2/twin/intel-rapl:0"
 	check "powercap tree: the other gets NAME-ID" eventually test -d "$work/pc2/twin-19/intel-rapl:0"
 	check "powercap tree: no control characters in directory names" bash -c '! ls "$1" | LC_ALL=C grep -q "[[:cntrl:]]"' _ "$work/pc2"
