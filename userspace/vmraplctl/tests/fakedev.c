@@ -114,7 +114,8 @@ static int open_fake(const char *sym, const char *path, int flags,
 {
 	int (*real)(const char *, int, ...) =
 		(int (*)(const char *, int, ...))dlsym(RTLD_NEXT, sym);
-	mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+	mode_t mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ?
+		      va_arg(ap, mode_t) : 0;
 	char buf[4096];
 
 	return real(sysfs_path(path, buf, sizeof(buf)), flags, mode);
