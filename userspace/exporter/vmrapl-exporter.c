@@ -569,6 +569,23 @@ static double load_time_of(const struct vmrapl_info *info)
 	return r;
 }
 
+/*
+ * The static and dynamic parts of the pkg energy, of a VM and of a vCPU.
+ * Their names said "pkg" beside domain="pkg" until 0.4; the old names
+ * are still exported, with the same samples, for one release.
+ */
+#define VM_PART		"vmrapl_vm_energy_by_part_joules_total"
+#define VCPU_PART	"vmrapl_vm_vcpu_energy_by_part_joules_total"
+#define DEPRECATED(name) \
+	"Deprecated: the old name of " name ", with the same samples; it goes in the next release."
+static const char *const vm_part_names[] = {
+	VM_PART, "vmrapl_vm_pkg_energy_by_part_joules_total",
+};
+static const char *const vcpu_part_names[] = {
+	VCPU_PART, "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
+};
+#define NR_PART_NAMES	(sizeof(vm_part_names) / sizeof(vm_part_names[0]))
+
 static void metrics(struct buf *b)
 {
 	char labels[48];
@@ -620,13 +637,15 @@ static void metrics(struct buf *b)
 			    "", vm_overhead(&s, i), NULL);
 
 	if (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) {
-		header(b, "vmrapl_vm_pkg_energy_by_part_joules_total", "counter",
-		       "A VM's pkg energy (overhead included) split into its static part (its share of the package's static power under static_policy) and its dynamic part; sum without(part) is vmrapl_vm_energy_joules_total{domain=\"pkg\"}.");
-		for (i = 0; i < s.nr_vms; i++)
-			part_samples(b, &s,
-				     "vmrapl_vm_pkg_energy_by_part_joules_total",
-				     i, "", vm_energy(&s, i)[VMRAPL_DOM_PKG],
-				     vm_static(&s, i));
+		for (k = 0; k < NR_PART_NAMES; k++) {
+			header(b, vm_part_names[k], "counter", k ?
+			       DEPRECATED(VM_PART) :
+			       "A VM's pkg energy (overhead included) split into its static part (its share of the package's static power under static_policy) and its dynamic part; sum without(part) is vmrapl_vm_energy_joules_total{domain=\"pkg\"}.");
+			for (i = 0; i < s.nr_vms; i++)
+				part_samples(b, &s, vm_part_names[k], i, "",
+					     vm_energy(&s, i)[VMRAPL_DOM_PKG],
+					     vm_static(&s, i));
+		}
 	}
 
 	if (opt_power_interval > 0) {
@@ -651,10 +670,11 @@ static void metrics(struct buf *b)
 					    i, labels,
 					    s.detail[i].vcpus[v].energy_uj, NULL);
 			}
-		if (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) {
-			header(b, "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
-			       "counter",
-			       "One vCPU's pkg energy split into static and dynamic parts, as vmrapl_vm_pkg_energy_by_part_joules_total (--vcpu-metrics).");
+		for (k = 0; (s.info.features & VMRAPL_INFO_F_STATIC_SPLIT) &&
+			    k < NR_PART_NAMES; k++) {
+			header(b, vcpu_part_names[k], "counter", k ?
+			       DEPRECATED(VCPU_PART) :
+			       "One vCPU's pkg energy split into static and dynamic parts, as " VM_PART " (--vcpu-metrics).");
 			for (i = 0; i < s.nr_vms; i++)
 				for (v = 0; v < s.detail[i].nr_vcpus; v++) {
 					const struct vmrapl_vcpu_stats *vs =
@@ -662,8 +682,7 @@ static void metrics(struct buf *b)
 
 					snprintf(labels, sizeof(labels),
 						 "vcpu=\"%d\",", v);
-					part_samples(b, &s,
-						     "vmrapl_vm_vcpu_pkg_energy_by_part_joules_total",
+					part_samples(b, &s, vcpu_part_names[k],
 						     i, labels,
 						     vs->energy_uj[VMRAPL_DOM_PKG],
 						     vs->static_uj);
@@ -1272,6 +1291,33 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
+/*
+ * A listening TCP socket on @ss, made here rather than by libmicrohttpd
+ * so that a failure can be reported once, with its reason.  The fd, or
+ * -errno.
+ */
+static int listen_on(const struct sockaddr_storage *ss)
+{
+	socklen_t len = ss->ss_family == AF_INET6 ?
+			sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int fd, one = 1, err;
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* As libmicrohttpd does: a restart need not wait out TIME_WAIT. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)ss, len) ||
+	    listen(fd, SOMAXCONN)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 static int parse_seconds(const char *opt, const char *arg, double min,
 			 double max, bool zero, double *out)
 {
@@ -1314,7 +1360,7 @@ int main(int argc, char **argv)
 	char where[INET6_ADDRSTRLEN + 16];
 	struct snapshot probe;
 	sigset_t set;
-	int c, sig, err;
+	int c, sig, err, lfd;
 
 	/* getopt's messages start with argv[0]: the name, not the path. */
 	if (argc > 0)
@@ -1351,14 +1397,14 @@ int main(int argc, char **argv)
 			       VMRAPL_VERSION, VMRAPL_ABI_VERSION);
 			return 0;
 		default:
-			usage(stderr);
+			/* getopt said what is wrong, in one line. */
+			fprintf(stderr, "try 'vmrapl-exporter --help'\n");
 			return 1;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "vmrapl-exporter: unexpected argument '%s'\n",
+		fprintf(stderr, "vmrapl-exporter: unexpected argument '%s'\ntry 'vmrapl-exporter --help'\n",
 			argv[optind]);
-		usage(stderr);
 		return 1;
 	}
 	if (parse_listen(listen, &ss, &port, &why)) {
@@ -1379,18 +1425,28 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The address as given, and what it resolved to when that differs. */
+	addr_text(&ss, where, sizeof(where));
+	lfd = listen_on(&ss);
+	if (lfd < 0) {
+		fprintf(stderr, "vmrapl-exporter: cannot listen on %s%s%s%s: %s\n",
+			listen, strcmp(listen, where) ? " (" : "",
+			strcmp(listen, where) ? where : "",
+			strcmp(listen, where) ? ")" : "", strerror(-lfd));
+		return 1;
+	}
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handler, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_LISTEN_SOCKET, lfd,
 			     MHD_OPTION_CONNECTION_LIMIT, 64u,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 			     MHD_OPTION_END);
-	addr_text(&ss, where, sizeof(where));
 	if (!d) {
-		fprintf(stderr, "vmrapl-exporter: cannot listen on %s (%s)\n",
-			listen, where);
+		fprintf(stderr, "vmrapl-exporter: cannot start the HTTP server on %s\n",
+			where);
+		close(lfd);
 		return 1;
 	}
 	fprintf(stderr, "vmrapl-exporter: serving http://%s/metrics\n", where);

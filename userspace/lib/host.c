@@ -278,6 +278,55 @@ int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
 	return 0;
 }
 
+/* Is the command line's argv[0] QEMU's (qemu-system-*, qemu-kvm, ...)? */
+int vmrapl_host_cmdline_is_qemu(const char *cmdline, size_t len)
+{
+	size_t alen = strnlen(cmdline, len);
+	const char *base = cmdline, *p;
+
+	for (p = cmdline; p < cmdline + alen; p++)
+		if (*p == '/')
+			base = p + 1;
+	return (size_t)(cmdline + alen - base) >= 4 && !strncmp(base, "qemu", 4);
+}
+
+/*
+ * Another VMM's name: the first "--name VALUE", "--name=VALUE" or
+ * "-name VALUE", as it is (no option syntax inside the value).
+ */
+static int plain_name(const char *cmdline, size_t len, char *buf,
+		      size_t buflen)
+{
+	const char *p = cmdline, *end = cmdline + len, *v = NULL;
+
+	while (p < end && !v) {
+		size_t alen = strnlen(p, end - p);
+		const char *next = p + alen + 1;
+
+		if ((!strcmp(p, "-name") || !strcmp(p, "--name")) &&
+		    next < end)
+			v = next;
+		else if (!strncmp(p, "--name=", 7) && p + alen < end)
+			v = p + 7;
+		p = next;
+	}
+	if (!v || v >= end)
+		return 0;
+	snprintf(buf, buflen, "%.*s", (int)strnlen(v, end - v), v);
+	return buf[0] ? 1 : 0;
+}
+
+int vmrapl_host_cmdline_name(const char *cmdline, size_t len, char *buf,
+			     size_t buflen)
+{
+	if (!buflen)
+		return 0;
+	buf[0] = 0;
+	if (vmrapl_host_cmdline_is_qemu(cmdline, len))
+		return vmrapl_host_qemu_name(cmdline, len, buf, buflen);
+	return plain_name(cmdline, len, buf, buflen);
+}
+
 /*
  * The value of the last "-@opt VALUE" (or "--@opt VALUE") in a command line
  * of @len bytes, as QEMU takes the last of repeated options; NULL when
@@ -427,7 +476,7 @@ int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len)
 	if (!len)
 		return 0;
 	n = read_cmdline(pid, &cmd);
-	if (n > 0 && vmrapl_host_qemu_name(cmd, n, buf, len)) {
+	if (n > 0 && vmrapl_host_cmdline_name(cmd, n, buf, len)) {
 		free(cmd);
 		return 1;
 	}
@@ -648,6 +697,55 @@ const char *vmrapl_host_charge_name(uint32_t charge)
 int vmrapl_host_charge_value(const char *name)
 {
 	return value_of(NAMES(charge_names), name);
+}
+
+size_t vmrapl_host_feature_names(uint64_t features, char *buf, size_t len)
+{
+	static const struct { uint64_t bit; const char *name; } f[] = {
+		{ VMRAPL_INFO_F_ESTIMATED, "estimated" },
+		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
+		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
+		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
+		{ VMRAPL_INFO_F_STATIC_FIT, "static_fit" },
+		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
+		{ VMRAPL_INFO_F_PERCORE, "percore" },
+		{ VMRAPL_INFO_F_APERF, "aperf" },
+		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
+		{ VMRAPL_INFO_F_STATIC_HOST, "static_host" },
+	};
+	uint64_t rest = features;
+	size_t i, n = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!(rest & f[i].bit))
+			continue;
+		rest &= ~f[i].bit;
+		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "", f[i].name);
+		if (n >= len)
+			return len - 1;
+	}
+	if (rest)
+		n += snprintf(buf + n, len - n, "%s0x%llx", n ? " " : "",
+			      (unsigned long long)rest);
+	return n < len ? n : len - 1;
+}
+
+size_t vmrapl_host_domain_names(uint32_t domains, char *buf, size_t len)
+{
+	unsigned int dom;
+	size_t n = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS && n < len; dom++)
+		if (domains & (1u << dom))
+			n += snprintf(buf + n, len - n, "%s%s", n ? " " : "",
+				      vmrapl_host_domain_name(dom));
+	return n < len ? n : len - 1;
 }
 
 static const char *const book_names[VMRAPL_HOST_NR_BOOKS] = {

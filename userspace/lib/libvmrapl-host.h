@@ -52,19 +52,33 @@ int vmrapl_host_pkg_static(int devfd, struct vmrapl_pkg_stats **out,
 			   struct vmrapl_pkg_static **st);
 
 /*
- * The name of the VM whose VMM is @pid: QEMU's "-name guest=NAME,..." or
- * "-name NAME[,...]" from /proc/<pid>/cmdline, else /proc/<pid>/comm,
- * else "pid<N>".  Always fills @buf (NUL terminated); returns 1 when the
- * name came from -name, 0 otherwise.
+ * The name of the VM whose VMM is @pid: vmrapl_host_cmdline_name() of
+ * /proc/<pid>/cmdline, else /proc/<pid>/comm, else "pid<N>".  Always
+ * fills @buf (NUL terminated); returns 1 when the name came from the
+ * command line, 0 otherwise.
  */
 int vmrapl_host_vm_name(pid_t pid, char *buf, size_t len);
 
 /*
  * Parse a QEMU command line (NUL-separated arguments, @len bytes) for
- * -name; 1 and @buf filled when found, 0 otherwise.
+ * -name, by QEMU's rules ("guest=NAME,..." or "NAME[,...]", ",," a
+ * comma); 1 and @buf filled when found, 0 otherwise.
  */
 int vmrapl_host_qemu_name(const char *cmdline, size_t len, char *buf,
 			  size_t buflen);
+
+/* Is the command line's argv[0] QEMU's: its base name starts "qemu"? */
+int vmrapl_host_cmdline_is_qemu(const char *cmdline, size_t len);
+
+/*
+ * A VM's name from its VMM's command line: for QEMU (argv[0]'s base name
+ * starts with "qemu": qemu-system-x86_64, qemu-kvm) its -name by QEMU's
+ * rules (vmrapl_host_qemu_name()); for any other VMM the first
+ * "--name VALUE", "--name=VALUE" or "-name VALUE" as it is, commas and
+ * all.  1 and @buf filled when found, 0 and "" otherwise.
+ */
+int vmrapl_host_cmdline_name(const char *cmdline, size_t len, char *buf,
+			     size_t buflen);
 
 /* A UUID in its canonical text form: 36 characters and the NUL. */
 #define VMRAPL_HOST_UUID_LEN	37
@@ -138,6 +152,15 @@ const char *vmrapl_host_domain_name(unsigned int dom);
 /* VMRAPL_CHARGE_*: "thread", "guest", "unknown". */
 const char *vmrapl_host_charge_name(uint32_t charge);
 int vmrapl_host_charge_value(const char *name);
+
+/*
+ * The names of the VMRAPL_INFO_F_* bits in @features ("estimated
+ * track_all ..."; a bit without a name as 0xN) and of the domains in the
+ * VMRAPL_DOM_* mask @domains ("pkg dram"), separated by spaces, into
+ * @buf (@len bytes, NUL terminated; "" for none).  Return the length.
+ */
+size_t vmrapl_host_feature_names(uint64_t features, char *buf, size_t len);
+size_t vmrapl_host_domain_names(uint32_t domains, char *buf, size_t len);
 
 /*
  * The books of struct vmrapl_pkg_stats, in its order: sampled (every dE

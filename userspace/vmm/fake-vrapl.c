@@ -143,13 +143,45 @@ int fake_vrapl_start(struct fake_vrapl *f, const pthread_t *threads)
 	return 0;
 }
 
-void fake_vrapl_destroy(struct fake_vrapl *f)
+static void fake_vrapl_stop(struct fake_vrapl *f)
 {
 	if (f->running) {
 		__atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(f->writer, NULL);
 		f->running = 0;
 	}
+}
+
+void fake_vrapl_stats(struct fake_vrapl *f, struct vmrapl_stats *st,
+		      struct vmrapl_vcpu_stats *v)
+{
+	uint32_t doms = f->page->domains;
+	unsigned int i, d;
+
+	fake_vrapl_stop(f);
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->nr_vcpus = f->nr_vcpus;
+	for (i = 0; i < f->nr_vcpus; i++) {
+		/* counts of 2^-FAKE_ESU J in uJ */
+		uint64_t uj = (uint64_t)((double)f->core[i] * 1e6 /
+					 (double)(1u << FAKE_ESU));
+
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].energy_uj[VMRAPL_DOM_PKG] = uj;
+		v[i].energy_uj[VMRAPL_DOM_CORE] = uj;
+		v[i].energy_uj[VMRAPL_DOM_DRAM] = uj / 4;
+		for (d = 0; d < VMRAPL_NR_DOMAINS; d++) {
+			if (!(doms & (1u << d)))
+				v[i].energy_uj[d] = 0;
+			st->energy_uj[d] += v[i].energy_uj[d];
+		}
+	}
+}
+
+void fake_vrapl_destroy(struct fake_vrapl *f)
+{
+	fake_vrapl_stop(f);
 	free(f->page);
 	free(f->clocks);
 	free(f->core);

@@ -45,6 +45,14 @@ int fake_vrapl_attach(struct fake_vrapl *f, unsigned int regset,
 		      unsigned int nr_vcpus, struct vmrapl_vm **out);
 /* Start updating from the CPU time of @threads (the vCPU threads). */
 int fake_vrapl_start(struct fake_vrapl *f, const pthread_t *threads);
+/*
+ * Stop updating, and book what the fake charged as the module would
+ * answer VMRAPL_VM_GET_STATS: each vCPU's energy per measured domain
+ * (pkg and core its own, DRAM a quarter of it) in @v (f->nr_vcpus
+ * entries) and their sum in @st; runtimes are the caller's.
+ */
+void fake_vrapl_stats(struct fake_vrapl *f, struct vmrapl_stats *st,
+		      struct vmrapl_vcpu_stats *v);
 void fake_vrapl_destroy(struct fake_vrapl *f);
 
 #endif

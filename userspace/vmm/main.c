@@ -50,11 +50,22 @@ static void collect_stats(struct vmm *m)
 	if (!m->vrvm)
 		return;
 	vmrapl_exit_counters(m->vrvm, &m->xc);
-	if (m->mode != VRAPL_KERNEL)
+	if (m->mode == VRAPL_OFF)
 		return;
 	m->vstats = calloc(m->o.nr_vcpus, sizeof(*m->vstats));
 	if (!m->vstats)
 		die(EXIT_VRAPL, "out of memory");
+	if (m->mode == VRAPL_FAKE) {
+		unsigned int i;
+
+		/* The fake's books, with the vCPU threads' CPU time. */
+		fake_vrapl_stats(&m->fake, &m->stats, m->vstats);
+		for (i = 0; i < m->o.nr_vcpus; i++) {
+			m->vstats[i].runtime_ns = m->vcpus[i].cpu_ns;
+			m->stats.runtime_ns += m->vcpus[i].cpu_ns;
+		}
+		return;
+	}
 	m->stats_rc = vmrapl_get_stats(m->vrvm, &m->stats, m->vstats,
 				       m->o.nr_vcpus, m->vpstats,
 				       VMRAPL_MAX_VPKGS);

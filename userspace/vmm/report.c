@@ -16,12 +16,45 @@
 /* After vmrapl_open(): what the module says about itself (text mode). */
 void report_vrapl_info(const struct vmm *m, const struct vmrapl_info *info)
 {
-	if (!m->o.json)
-		printf("vRAPL: abi %u, source %s, %u package(s), domains 0x%x, "
-		       "host esu %u, features 0x%" PRIx64 "\n",
-		       info->abi_version, vmrapl_host_source_name(info->source),
-		       info->nr_packages, info->domains, info->host_esu,
-		       (uint64_t)info->features);
+	char doms[64], feats[256];
+
+	if (m->o.json)
+		return;
+	vmrapl_host_domain_names(info->domains, doms, sizeof(doms));
+	vmrapl_host_feature_names(info->features, feats, sizeof(feats));
+	printf("vRAPL: abi %u, source %s, %u package(s), domains %s, "
+	       "host ESU %u (1/%llu J), features %s\n",
+	       info->abi_version, vmrapl_host_source_name(info->source),
+	       info->nr_packages, doms[0] ? doms : "none", info->host_esu,
+	       1ull << (info->host_esu & 63), feats[0] ? feats : "none");
+}
+
+/* --fake-vrapl: the same line for the in-process stand-in (text mode). */
+void report_fake_info(const struct vmm *m)
+{
+	char doms[64];
+
+	if (m->o.json)
+		return;
+	vmrapl_host_domain_names(m->domains, doms, sizeof(doms));
+	printf("vRAPL: fake (in-process page, no module), domains %s, "
+	       "%u W per busy vCPU\n", doms[0] ? doms : "none",
+	       FAKE_WATTS_PER_VCPU);
+}
+
+static bool measured(const struct vmm *m, unsigned int dom)
+{
+	return m->domains & (1u << dom);
+}
+
+/* "1.234 J", or "not measured" for a domain the source does not measure. */
+static const char *joules(const struct vmm *m, unsigned int dom, __u64 uj,
+			  char *buf, size_t len)
+{
+	if (!measured(m, dom))
+		return "not measured";
+	snprintf(buf, len, "%.3f J", uj / 1e6);
+	return buf;
 }
 
 static const char *guest_desc(const struct options *o, char *buf, size_t len)
@@ -52,15 +85,19 @@ static double report_span_s(const struct vcpu *v)
 	return (double)(v->last_report_ns - v->first_report_ns) / 1e9;
 }
 
-/* "key": {"pkg": N, "core": N, "dram": N} */
-static void json_energy(const char *key, const __u64 *e)
+/* "key": {"pkg": N, "core": N, "dram": N}; null for a domain not measured. */
+static void json_energy(const struct vmm *m, const char *key, const __u64 *e)
 {
 	unsigned int d;
 
 	printf("\"%s\": {", key);
-	for (d = 0; d < VMRAPL_NR_DOMAINS; d++)
-		printf("%s\"%s\": %" PRIu64, d ? ", " : "",
-		       vmrapl_host_domain_name(d), (uint64_t)e[d]);
+	for (d = 0; d < VMRAPL_NR_DOMAINS; d++) {
+		printf("%s\"%s\": ", d ? ", " : "", vmrapl_host_domain_name(d));
+		if (measured(m, d))
+			printf("%" PRIu64, (uint64_t)e[d]);
+		else
+			printf("null");
+	}
 	printf("}");
 }
 
@@ -95,8 +132,6 @@ void print_json(const struct vmm *m, int code)
 		       m->xc.wrmsr_dropped, m->xc.gp);
 		if (m->stats_rc)
 			json_str(stdout, strerror(-m->stats_rc));
-		else if (m->mode == VRAPL_FAKE)
-			printf("\"no kernel stats in fake mode\"");
 		else
 			printf("null");
 	} else {
@@ -167,7 +202,7 @@ void print_json(const struct vmm *m, int code)
 		printf("%s],\n     \"host\": ", v->nr_msrs ? "\n     " : "");
 		if (have_stats(m) && i < m->stats.nr_vcpus) {
 			printf("{");
-			json_energy("energy_uj", m->vstats[i].energy_uj);
+			json_energy(m, "energy_uj", m->vstats[i].energy_uj);
 			printf(", \"runtime_ns\": %" PRIu64 "}",
 			       (uint64_t)m->vstats[i].runtime_ns);
 		} else {
@@ -185,9 +220,9 @@ void print_json(const struct vmm *m, int code)
 		const struct vmrapl_stats *st = &m->stats;
 
 		printf("{");
-		json_energy("energy_uj", st->energy_uj);
+		json_energy(m, "energy_uj", st->energy_uj);
 		printf(", ");
-		json_energy("overhead_uj", st->overhead_uj);
+		json_energy(m, "overhead_uj", st->overhead_uj);
 		printf(", \"runtime_ns\": %" PRIu64 ", \"overhead_ns\": %" PRIu64
 		       ", \"vpkgs\": [", (uint64_t)st->runtime_ns,
 		       (uint64_t)st->overhead_ns);
@@ -196,9 +231,9 @@ void print_json(const struct vmm *m, int code)
 		for (i = 0; i < nvp; i++) {
 			printf("%s\n    {\"vpkg\": %u, \"nr_vcpus\": %u, ",
 			       i ? "," : "", i, m->vpstats[i].nr_vcpus);
-			json_energy("energy_uj", m->vpstats[i].energy_uj);
+			json_energy(m, "energy_uj", m->vpstats[i].energy_uj);
 			printf(", ");
-			json_energy("overhead_uj", m->vpstats[i].overhead_uj);
+			json_energy(m, "overhead_uj", m->vpstats[i].overhead_uj);
 			printf("}");
 		}
 		printf("%s]}", nvp ? "\n  " : "");
@@ -226,7 +261,7 @@ void print_json(const struct vmm *m, int code)
 
 void print_human(const struct vmm *m)
 {
-	char buf[64];
+	char buf[64], jbuf[3][32];
 	unsigned int i;
 	int j;
 
@@ -251,8 +286,10 @@ void print_human(const struct vmm *m)
 		       wall > 0 ? 100.0 * cpu / wall : 0.0, v->exits,
 		       v->exits_io, v->exits_hlt, v->exits_msr);
 		if (have_stats(m) && i < m->stats.nr_vcpus)
-			printf(", host pkg %" PRIu64 " uJ",
-			       (uint64_t)m->vstats[i].energy_uj[VMRAPL_DOM_PKG]);
+			printf(", host pkg %s",
+			       joules(m, VMRAPL_DOM_PKG,
+				      m->vstats[i].energy_uj[VMRAPL_DOM_PKG],
+				      jbuf[0], sizeof(jbuf[0])));
 		printf("\n");
 		for (j = 0; j < v->nr_msrs; j++) {
 			const struct msr_track *t = &v->msr[j];
@@ -278,12 +315,16 @@ void print_human(const struct vmm *m)
 			printf("  error: %s\n", v->err);
 	}
 	if (have_stats(m))
-		printf("vm: pkg %" PRIu64 " uJ (overhead %" PRIu64 " uJ), "
-		       "core %" PRIu64 " uJ, dram %" PRIu64 " uJ, runtime %.3f s\n",
-		       (uint64_t)m->stats.energy_uj[VMRAPL_DOM_PKG],
-		       (uint64_t)m->stats.overhead_uj[VMRAPL_DOM_PKG],
-		       (uint64_t)m->stats.energy_uj[VMRAPL_DOM_CORE],
-		       (uint64_t)m->stats.energy_uj[VMRAPL_DOM_DRAM],
+		printf("vm: pkg %.3f J (overhead %.3f J), core %s, dram %s, "
+		       "runtime %.3f s\n",
+		       m->stats.energy_uj[VMRAPL_DOM_PKG] / 1e6,
+		       m->stats.overhead_uj[VMRAPL_DOM_PKG] / 1e6,
+		       joules(m, VMRAPL_DOM_CORE,
+			      m->stats.energy_uj[VMRAPL_DOM_CORE], jbuf[1],
+			      sizeof(jbuf[1])),
+		       joules(m, VMRAPL_DOM_DRAM,
+			      m->stats.energy_uj[VMRAPL_DOM_DRAM], jbuf[2],
+			      sizeof(jbuf[2])),
 		       (double)m->stats.runtime_ns / 1e9);
 	if (m->after_close_tried)
 		printf("GET_STATS after KVM close: %s\n", m->after_close_rc ?

@@ -40,7 +40,7 @@ run() {
 }
 
 echo "TAP version 13"
-echo "1..19"
+echo "1..21"
 
 if [ ! -x "$VMM" ]; then
 	echo "Bail out! $VMM not built"
@@ -156,6 +156,29 @@ if run fakeamd 0 --guest rdmsr-loop --fake-vrapl --rapl amd --duration 1 --json;
 	fi
 fi
 
+# The summary: one unit per quantity (J), domain names, and "not
+# measured" (JSON: null) for the domain the source lacks (AMD: DRAM).
+if run summary 0 --guest spin --fake-vrapl --rapl amd --duration 0.5; then
+	if grep -q '^vRAPL: fake (in-process page, no module), domains pkg core, ' "$TMP/summary.out" &&
+	   grep -Eq '^vm: pkg [0-9]+\.[0-9]{3} J \(overhead 0\.000 J\), core [0-9]+\.[0-9]{3} J, dram not measured, runtime [0-9.]+ s$' "$TMP/summary.out" &&
+	   grep -Eq '^vcpu 0 .*, host pkg [0-9]+\.[0-9]{3} J$' "$TMP/summary.out" &&
+	   ! grep -q ' uJ\|0x[0-9a-f]*,' "$TMP/summary.out"; then
+		ok "text summary: J, domain names, dram not measured"
+	else
+		notok "text summary"
+		diag "$TMP/summary.out"
+	fi
+fi
+if run summaryjson 0 --guest spin --fake-vrapl --rapl amd --duration 0.5 --json; then
+	if grep -Eq '"vm": \{"energy_uj": \{"pkg": [1-9][0-9]*, "core": [1-9][0-9]*, "dram": null\}' "$TMP/summaryjson.out" &&
+	   grep -q '"stats_error": null' "$TMP/summaryjson.out"; then
+		ok "JSON summary: uJ fields, null for the domain not measured"
+	else
+		notok "JSON summary"
+		diag "$TMP/summaryjson.out"
+	fi
+fi
+
 # --report-msr: a load that also reads its own energy counter.
 for g in spin duty:30; do
 	name=report-$(echo "$g" | tr ':' '-')
@@ -219,7 +242,7 @@ elif run require 3 --require-vrapl --duration 0.1; then
 	ok "--require-vrapl without the module exits 3"
 fi
 
-if [ "$n" -ne 19 ]; then
+if [ "$n" -ne 21 ]; then
 	notok "test count: ran $n"
 fi
 [ "$failed" -eq 0 ]

@@ -167,6 +167,7 @@ struct vmm {
 	int after_close_rc;		/* kvm-first: GET_STATS after KVM close */
 	bool after_close_tried;
 	enum vrapl_mode mode;
+	uint32_t domains;		/* VMRAPL_DOM_* the source measures */
 	bool page_mapped;
 	struct fake_vrapl fake;
 	double wall_s;
@@ -225,6 +226,7 @@ void vrapl_fail(const char *what, int err) __attribute__((noreturn));
 
 /* report.c */
 void report_vrapl_info(const struct vmm *m, const struct vmrapl_info *info);
+void report_fake_info(const struct vmm *m);
 void print_json(const struct vmm *m, int code);
 void print_human(const struct vmm *m);
 

@@ -67,6 +67,8 @@ void vrapl_setup(struct vmm *m)
 			vrapl_fail("fake vRAPL", r);
 		fprintf(stderr, "vRAPL fake: in-process page, no module\n");
 		m->mode = VRAPL_FAKE;
+		m->domains = m->fake.page->domains;
+		report_fake_info(m);
 		m->page_mapped = true;
 		vrapl_filter(m);
 		return;
@@ -81,6 +83,7 @@ void vrapl_setup(struct vmm *m)
 		fprintf(stderr, "vRAPL off: %s\n", m->vrapl_off_reason);
 		return;
 	}
+	m->domains = vmrapl_get_info(m->vr)->domains;
 	report_vrapl_info(m, vmrapl_get_info(m->vr));
 
 	/* The register set matches the vendor the guest's CPUID shows. */

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -84,11 +86,12 @@ static void usage(FILE *f)
 "commands:\n"
 "  info                      module version, energy source, parameters\n"
 "  list                      every tracked VM: energy (J) and power (W)\n"
-"  top                       refreshing table of VMs sorted by power\n"
+"  top                       refreshing table of VMs sorted by power (q quits)\n"
 "  stats VM                  what the host knows of one VM (id, pid, name\n"
 "                            or UUID)\n"
 "  stat [--] CMD [ARGS]      run CMD, then the VMs' energy over its run time\n"
-"  set NAME=VALUE...         set sample_period_us, static_policy, track_all\n"
+"  set NAME=VALUE...         set sample_period_us (us), static_policy\n"
+"                            (occupied, busy, none), track_all (on, off)\n"
 "\n"
 "options:\n"
 "  -j, --json                machine-readable output (info, list, top, stats,\n"
@@ -109,6 +112,13 @@ static void usage(FILE *f)
 "\n"
 "exit codes: 0 ok, 1 usage/error, 2 module not loaded, 3 permission denied,\n"
 "4 no such VM; stat: its command's exit status\n");
+}
+
+/* After a one-line error about the command line: where to look. */
+static int usage_hint(void)
+{
+	fprintf(stderr, "try '%s --help'\n", prog);
+	return EXIT_USAGE;
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -202,6 +212,7 @@ static bool dom_on(const struct dev *d, unsigned int dom)
 
 struct sample {
 	double t;
+	double wall;		/* the same instant, Unix time */
 	struct vmrapl_vm_entry *vms;
 	int nr_vms;
 	struct vmrapl_pkg_stats *pkgs;
@@ -245,6 +256,7 @@ static int sample_take(const struct dev *d, struct sample *s, bool pkgs)
 	}
 	s->nr_vms = n;
 	s->t = now_s();
+	s->wall = wall_s();
 	return EXIT_OK;
 }
 
@@ -265,6 +277,8 @@ struct row {
 	char uuid[VMRAPL_HOST_UUID_LEN];	/* QEMU's -uuid, or "" */
 	bool have_power;
 	double power_w[VMRAPL_NR_DOMAINS];
+	/* The overhead's share of the pkg energy over the interval, or -1. */
+	double iv_ovh;
 };
 
 static double delta_w(uint64_t a, uint64_t b, double dt)
@@ -288,6 +302,7 @@ static struct row *make_rows(const struct sample *prev,
 		struct row *r = &rows[i];
 
 		r->e = cur->vms[i];
+		r->iv_ovh = -1;
 		text_vm_name(r->e.pid, r->name, sizeof(r->name));
 		text_vm_uuid(r->e.pid, r->uuid);
 		p = prev ? find_id(prev, r->e.id) : NULL;
@@ -295,12 +310,19 @@ static struct row *make_rows(const struct sample *prev,
 			continue;
 		r->have_power = true;
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
-			if (r->e.energy_uj[dom] < p->energy_uj[dom])
+			if (r->e.energy_uj[dom] < p->energy_uj[dom] ||
+			    r->e.overhead_uj[dom] < p->overhead_uj[dom])
 				r->have_power = false;
 			r->power_w[dom] = delta_w(p->energy_uj[dom],
 						  r->e.energy_uj[dom],
 						  cur->t - prev->t);
 		}
+		if (r->have_power &&
+		    r->e.energy_uj[VMRAPL_DOM_PKG] > p->energy_uj[VMRAPL_DOM_PKG])
+			r->iv_ovh = (double)(r->e.overhead_uj[VMRAPL_DOM_PKG] -
+					     p->overhead_uj[VMRAPL_DOM_PKG]) /
+				    (double)(r->e.energy_uj[VMRAPL_DOM_PKG] -
+					     p->energy_uj[VMRAPL_DOM_PKG]);
 	}
 	return rows;
 }
@@ -355,7 +377,16 @@ static uint64_t dyn_uj(uint64_t energy_uj, uint64_t static_uj)
 	return energy_uj > static_uj ? energy_uj - static_uj : 0;
 }
 
-static void json_row(const struct dev *d, const struct row *r)
+/*
+ * The overhead's share of a row's pkg energy shows over one of two
+ * windows: that of its energy (list and stats: since vmrapl first
+ * tracked the VM; stat: the command's run), or the interval of its power
+ * (top).  OVH_TOTAL or OVH_INTERVAL picks the table's OVH% column.
+ */
+enum ovh_window { OVH_TOTAL, OVH_INTERVAL };
+
+static void json_row(const struct dev *d, const struct row *r,
+		     enum ovh_window ovh)
 {
 	unsigned int dom;
 	bool first = true;
@@ -390,8 +421,17 @@ static void json_row(const struct dev *d, const struct row *r)
 	} else {
 		printf("null");
 	}
-	printf(", \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f",
-	       ovh_share(&r->e), r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
+	/* overhead_share: the same as a fraction, kept for older readers. */
+	printf(", \"overhead_pct\": %.3f, \"overhead_share\": %.4f, \"runtime_s\": %.3f, \"overhead_runtime_s\": %.3f",
+	       100.0 * ovh_share(&r->e), ovh_share(&r->e),
+	       r->e.runtime_ns / 1e9, r->e.overhead_ns / 1e9);
+	if (ovh == OVH_INTERVAL) {
+		printf(", \"interval_overhead_pct\": ");
+		if (r->iv_ovh >= 0)
+			printf("%.3f", 100.0 * r->iv_ovh);
+		else
+			printf("null");
+	}
 	/* The PKG energy's static part under the host's policy, and the rest. */
 	if (static_split(d))
 		printf(", \"static_j\": %.6f, \"dynamic_j\": %.6f",
@@ -401,12 +441,41 @@ static void json_row(const struct dev *d, const struct row *r)
 	printf("}");
 }
 
-static void table_header(const struct dev *d)
+/*
+ * The text table's NAME column: as wide as the longest name (its table
+ * form, text_ascii()), at least 4 and at most NAME_COL_MAX columns; a
+ * longer name is cut to fit and ends in "..." (the ID column beside it
+ * tells VMs apart; --json, -x and stats show it whole).
+ */
+#define NAME_COL_MAX	40
+
+static void table_name(const char *name, char *out, size_t len)
+{
+	text_ascii(name, out, len);
+	if (strlen(out) > NAME_COL_MAX)
+		strcpy(out + NAME_COL_MAX - 3, "...");
+}
+
+static int name_width(const struct row *rows, int n)
+{
+	char name[NAME_LEN];
+	int i, w = 4;
+
+	for (i = 0; i < n; i++) {
+		table_name(rows[i].name, name, sizeof(name));
+		if ((int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	return w;
+}
+
+static void table_header(const struct dev *d, int name_w)
 {
 	unsigned int dom;
 	char h[32];
 
-	printf("%-6s %-7s %-20s %5s %-8s", "ID", "PID", "NAME", "VCPUS", "MODE");
+	printf("%-6s %-7s %-*s %5s %-8s", "ID", "PID", name_w, "NAME", "VCPUS",
+	       "MODE");
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
 		if (!dom_on(d, dom))
 			continue;
@@ -422,14 +491,15 @@ static void table_header(const struct dev *d)
 	printf(" %6s\n", "OVH%");
 }
 
-static void table_row(const struct dev *d, const struct row *r)
+static void table_row(const struct dev *d, const struct row *r, int name_w,
+		      enum ovh_window ovh)
 {
 	char name[NAME_LEN];
 	unsigned int dom;
 
-	text_ascii(r->name, name, sizeof(name));
-	printf("%-6llu %-7u %-20.20s %5u %-8s", (unsigned long long)r->e.id,
-	       r->e.pid, name, r->e.nr_vcpus,
+	table_name(r->name, name, sizeof(name));
+	printf("%-6llu %-7u %-*s %5u %-8s", (unsigned long long)r->e.id,
+	       r->e.pid, name_w, name, r->e.nr_vcpus,
 	       (r->e.flags & VMRAPL_VM_F_ATTACHED) ? "attached" : "auto");
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 		if (dom_on(d, dom))
@@ -442,17 +512,37 @@ static void table_row(const struct dev *d, const struct row *r)
 		else
 			printf(" %9s", "-");
 	}
-	printf(" %6.1f\n", 100.0 * ovh_share(&r->e));
+	if (ovh == OVH_TOTAL)
+		printf(" %6.1f\n", 100.0 * ovh_share(&r->e));
+	else if (r->iv_ovh >= 0)
+		printf(" %6.1f\n", 100.0 * r->iv_ovh);
+	else
+		printf(" %6s\n", "-");
 }
 
 /*
- * -x SEP: a header line of field names, then one line per VM: @pre_names
- * and @pre (the values of the fields before the VM's, each followed by
- * SEP) lead each line.
+ * -x SEP: a header line of field names, then one line per VM, with the
+ * fields the text and the JSON have.  @pre_names and @pre (the values of
+ * the fields before the VM's, each followed by SEP) lead each line.  The
+ * VM's fields come first, in the order they have always had, then:
+ *
+ *   list, stats, stat:  source, estimated, timestamp
+ *   top:                interval_overhead_pct, source, estimated, kind,
+ *                       package, then the package's power by book and its
+ *                       static power; a VM's line has kind "vm" and no
+ *                       package fields, a package's line (kind "package")
+ *                       no VM fields.
  */
-static void csv_header(const struct dev *d, const char *pre_names)
+struct csv_ctx {
+	const struct dev *d;
+	const char *pre;
+	bool top;
+	double timestamp;	/* list, stats, stat */
+};
+
+static void csv_header(const struct dev *d, const char *pre_names, bool top)
 {
-	unsigned int dom;
+	unsigned int dom, k;
 
 	printf("%s", pre_names);
 	printf("id%spid%sname%suuid%svcpus%smode%scharge", opt_sep, opt_sep,
@@ -463,14 +553,33 @@ static void csv_header(const struct dev *d, const char *pre_names)
 	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 		if (dom_on(d, dom))
 			printf("%s%s_w", opt_sep, vmrapl_host_domain_name(dom));
-	printf("%soverhead_share\n", opt_sep);
+	printf("%soverhead_share%soverhead_pct", opt_sep, opt_sep);
+	if (top)
+		printf("%sinterval_overhead_pct", opt_sep);
+	printf("%ssource%sestimated", opt_sep, opt_sep);
+	if (!top) {
+		printf("%stimestamp\n", opt_sep);
+		return;
+	}
+	printf("%skind%spackage", opt_sep, opt_sep);
+	for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++)
+		printf("%s%s_w", opt_sep, vmrapl_host_book_name(k));
+	printf("%sstatic_w\n", opt_sep);
 }
 
-static void csv_row(const struct dev *d, const char *pre, const struct row *r)
+/* source SEP estimated */
+static void csv_source(const struct dev *d)
 {
-	unsigned int dom;
+	printf("%s%s%s%s", opt_sep, vmrapl_host_source_name(d->info.source),
+	       opt_sep, estimated(d) ? "true" : "false");
+}
 
-	printf("%s%llu%s%u%s", pre, (unsigned long long)r->e.id, opt_sep,
+static void csv_row(const struct csv_ctx *c, const struct row *r)
+{
+	const struct dev *d = c->d;
+	unsigned int dom, k;
+
+	printf("%s%llu%s%u%s", c->pre, (unsigned long long)r->e.id, opt_sep,
 	       r->e.pid, opt_sep);
 	text_csv(stdout, r->name, opt_sep);
 	printf("%s", opt_sep);
@@ -488,70 +597,83 @@ static void csv_row(const struct dev *d, const char *pre, const struct row *r)
 		if (r->have_power)
 			printf("%.3f", r->power_w[dom]);
 	}
-	printf("%s%.4f\n", opt_sep, ovh_share(&r->e));
+	printf("%s%.4f%s%.3f", opt_sep, ovh_share(&r->e), opt_sep,
+	       100.0 * ovh_share(&r->e));
+	if (c->top) {
+		printf("%s", opt_sep);
+		if (r->iv_ovh >= 0)
+			printf("%.3f", 100.0 * r->iv_ovh);
+	}
+	csv_source(d);
+	if (!c->top) {
+		printf("%s%.3f\n", opt_sep, c->timestamp);
+		return;
+	}
+	printf("%svm%s", opt_sep, opt_sep);
+	for (k = 0; k <= VMRAPL_HOST_NR_BOOKS; k++)
+		printf("%s", opt_sep);
+	printf("\n");
+}
+
+/* top: a package's line: its power by book @w over the refresh. */
+static void csv_pkg_row(const struct csv_ctx *c, int p,
+			const struct vmrapl_pkg_stats *ps,
+			const double w[VMRAPL_HOST_NR_BOOKS])
+{
+	const struct dev *d = c->d;
+	/* The empty VM fields: id..charge, the three shares, _j and _w. */
+	unsigned int dom, k, empty = 7 + 3;
+
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
+		if (dom_on(d, dom))
+			empty += 2;
+	printf("%s", c->pre);
+	for (k = 1; k < empty; k++)
+		printf("%s", opt_sep);
+	csv_source(d);
+	printf("%spackage%s%d", opt_sep, opt_sep, p);
+	for (k = 0; k < VMRAPL_HOST_NR_BOOKS; k++)
+		printf("%s%.3f", opt_sep, w[k]);
+	printf("%s%.3f\n", opt_sep, ps->p_static_uw / 1e6);
+}
+
+static void csv_rows(const struct csv_ctx *c, const struct row *rows, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		csv_row(c, &rows[i]);
 }
 
 /* The rows as a JSON array's elements, and the closing "]}". */
-static void json_rows(const struct dev *d, const struct row *rows, int n)
+static void json_rows(const struct dev *d, const struct row *rows, int n,
+		      enum ovh_window ovh)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
 		printf("%s", i ? ", " : "");
-		json_row(d, &rows[i]);
+		json_row(d, &rows[i], ovh);
 	}
 	printf("]}\n");
 }
 
-static void table_rows(const struct dev *d, const struct row *rows, int n)
+static void table_rows(const struct dev *d, const struct row *rows, int n,
+		       enum ovh_window ovh)
 {
-	int i;
+	int i, name_w = name_width(rows, n);
 
-	table_header(d);
+	table_header(d, name_w);
 	for (i = 0; i < n; i++)
-		table_row(d, &rows[i]);
+		table_row(d, &rows[i], name_w, ovh);
 }
 
-static void csv_rows(const struct dev *d, const char *pre,
-		     const struct row *rows, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		csv_row(d, pre, &rows[i]);
-}
 
 /* ---- commands ------------------------------------------------------------ */
 
 static void features_list(const struct dev *d, char *buf, size_t len)
 {
-	static const struct { uint64_t bit; const char *name; } f[] = {
-		{ VMRAPL_INFO_F_ESTIMATED, "estimated" },
-		{ VMRAPL_INFO_F_TEST_INJECT, "test_inject" },
-		{ VMRAPL_INFO_F_TRACK_ALL, "track_all" },
-		{ VMRAPL_INFO_F_LOAD_TIME, "load_time" },
-		{ VMRAPL_INFO_F_STATIC_FIT, "static_fit" },
-		{ VMRAPL_INFO_F_STATIC_SPLIT, "static_split" },
-		{ VMRAPL_INFO_F_PERCORE, "percore" },
-		{ VMRAPL_INFO_F_APERF, "aperf" },
-		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
-		{ VMRAPL_INFO_F_STATIC_HOST, "static_host" },
-	};
-	uint64_t rest = d->info.features;
-	size_t i, n = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (!(rest & f[i].bit))
-			continue;
-		rest &= ~f[i].bit;
-		n += snprintf(buf + n, len - n, "%s%s", n ? " " : "", f[i].name);
-		if (n >= len)
-			return;
-	}
-	if (rest)
-		snprintf(buf + n, len - n, "%s0x%llx", n ? " " : "",
-			 (unsigned long long)rest);
+	vmrapl_host_feature_names(d->info.features, buf, len);
 }
 
 static int track_all_value(const struct dev *d)
@@ -601,8 +723,8 @@ static void info_static(const struct dev *d)
 			       s->core_static_uw / 1e6, s->core_blocks);
 			continue;
 		}
-		printf("static power %-3d %.3f W (%s); fit %.3f +- %.3f W, "
-		       "%.3f W/busy CPU, %u blocks, %s", i,
+		printf("static power %-3d %.2f W (%s); fit %.2f +- %.2f W, "
+		       "%.2f W/busy CPU, %u blocks, %s", i,
 		       p[i].p_static_uw / 1e6,
 		       vmrapl_host_origin_name(s->origin),
 		       s->fit_static_uw / 1e6, s->fit_static_sd_uw / 1e6,
@@ -610,7 +732,7 @@ static void info_static(const struct dev *d)
 		       cond ? "conditioned" : "not conditioned");
 		/* Only with per-core energy counters (VMRAPL_INFO_F_PERCORE). */
 		if (s->core_blocks)
-			printf("; package less cores %.3f W, %u blocks",
+			printf("; package less cores %.2f W, %u blocks",
 			       s->core_static_uw / 1e6, s->core_blocks);
 		printf("\n");
 	}
@@ -621,6 +743,74 @@ out:
 	free(st);
 }
 
+/*
+ * info: the VMs attached by their VMMs, which hold the module (each
+ * attached VM keeps a vmrapl fd open): why "rmmod vmrapl" fails.  VMs
+ * that track_all follows do not hold it.  LIST_VMS needs CAP_PERFMON;
+ * without it they are unknown, and info still answers.
+ */
+static void info_attached(const struct dev *d)
+{
+	struct vmrapl_vm_entry *vms = NULL;
+	int i, n, nr = 0;
+
+	n = vmrapl_host_list_vms(d->fd, &vms);
+	for (i = 0; i < n; i++)
+		nr += !!(vms[i].flags & VMRAPL_VM_F_ATTACHED);
+	if (opt_json) {
+		bool first = true;
+
+		printf(", \"attached_vms\": ");
+		if (n < 0) {
+			printf("null");
+			goto out;
+		}
+		printf("[");
+		for (i = 0; i < n; i++) {
+			char name[NAME_LEN];
+
+			if (!(vms[i].flags & VMRAPL_VM_F_ATTACHED))
+				continue;
+			text_vm_name(vms[i].pid, name, sizeof(name));
+			printf("%s{\"id\": %llu, \"pid\": %u, \"name\": ",
+			       first ? "" : ", ",
+			       (unsigned long long)vms[i].id, vms[i].pid);
+			json_str(stdout, name);
+			printf("}");
+			first = false;
+		}
+		printf("]");
+		goto out;
+	}
+	if (n == -EPERM || n == -EACCES) {
+		printf("attached VMs     unknown (listing VMs needs root or CAP_PERFMON)\n");
+		goto out;
+	}
+	if (n < 0) {
+		printf("attached VMs     unknown (VMRAPL_LIST_VMS: %s)\n",
+		       strerror(-n));
+		goto out;
+	}
+	if (!nr) {
+		printf("attached VMs     none\n");
+		goto out;
+	}
+	printf("attached VMs     %d (they hold the module: rmmod fails while one is attached)\n",
+	       nr);
+	for (i = 0; i < n; i++) {
+		char name[NAME_LEN], ascii[NAME_LEN];
+
+		if (!(vms[i].flags & VMRAPL_VM_F_ATTACHED))
+			continue;
+		text_vm_name(vms[i].pid, name, sizeof(name));
+		text_ascii(name, ascii, sizeof(ascii));
+		printf("                 id %llu, pid %u, %s\n",
+		       (unsigned long long)vms[i].id, vms[i].pid, ascii);
+	}
+out:
+	free(vms);
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	char version[64], feats[128], doms[32];
@@ -628,7 +818,6 @@ static int cmd_info(int argc, char **argv)
 	double loaded;
 	struct dev d;
 	unsigned int dom;
-	size_t n = 0;
 	int rc;
 
 	(void)argv;
@@ -646,11 +835,7 @@ static int cmd_info(int argc, char **argv)
 	if (vmrapl_host_module_version(version, sizeof(version)))
 		snprintf(version, sizeof(version), "unknown");
 	features_list(&d, feats, sizeof(feats));
-	doms[0] = 0;
-	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
-		if (dom_on(&d, dom))
-			n += snprintf(doms + n, sizeof(doms) - n, "%s%s",
-				      n ? " " : "", vmrapl_host_domain_name(dom));
+	vmrapl_host_domain_names(d.info.domains, doms, sizeof(doms));
 	src = vmrapl_host_source_name(d.info.source);
 	loaded = vmrapl_host_load_time(&d.info);
 
@@ -690,6 +875,7 @@ static int cmd_info(int argc, char **argv)
 		printf("]");
 		if (loaded > 0)
 			printf(", \"load_time\": %.3f", loaded);
+		info_attached(&d);
 		info_static(&d);
 		printf("}\n");
 	} else {
@@ -700,12 +886,12 @@ static int cmd_info(int argc, char **argv)
 		printf("packages         %u\n", d.info.nr_packages);
 		printf("CPUs             %u\n", d.info.nr_cpus);
 		printf("domains          %s\n", doms[0] ? doms : "none");
-		printf("host ESU         %u (%.3f uJ)\n", d.info.host_esu,
-		       1e6 / (double)(1ull << (d.info.host_esu & 63)));
+		printf("host ESU         %u (1/%llu J)\n", d.info.host_esu,
+		       1ull << (d.info.host_esu & 63));
 		printf("sample period    %u us\n", d.info.sample_period_us);
 		printf("static policy    %s\n",
 		       vmrapl_host_policy_name(d.info.static_policy));
-		printf("track_all        %d\n", track_all_value(&d));
+		printf("track_all        %s\n", track_all_value(&d) ? "on" : "off");
 		printf("features         %s\n", feats[0] ? feats : "none");
 		if (loaded > 0) {
 			time_t t = (time_t)loaded;
@@ -716,10 +902,20 @@ static int cmd_info(int argc, char **argv)
 			printf("loaded           %s (totals count from then)\n",
 			       when);
 		}
+		info_attached(&d);
 		info_static(&d);
 	}
 	close(d.fd);
 	return EXIT_OK;
+}
+
+/* The text of list and top when no VM is tracked: why there may be none. */
+static void no_vms(const struct dev *d)
+{
+	if (track_all_value(d))
+		printf("no VMs: no VMM has attached one and no KVM VM is running (track_all is on)\n");
+	else
+		printf("no VMs: no VMM has attached one (track_all is off: other KVM VMs are not tracked)\n");
 }
 
 static int cmd_list(int argc, char **argv)
@@ -753,16 +949,25 @@ static int cmd_list(int argc, char **argv)
 		goto out1;
 	}
 	if (opt_json) {
-		printf("{\"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vms\": [",
-		       vmrapl_host_source_name(d.info.source),
+		printf("{\"timestamp\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vms\": [",
+		       s1.wall, vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
-		json_rows(&d, rows, s1.nr_vms);
+		json_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 	} else if (opt_sep) {
-		csv_header(&d, "");
-		csv_rows(&d, "", rows, s1.nr_vms);
+		struct csv_ctx c = { .d = &d, .pre = "", .timestamp = s1.wall };
+
+		csv_header(&d, "", false);
+		csv_rows(&c, rows, s1.nr_vms);
+	} else if (!s1.nr_vms) {
+		no_vms(&d);
 	} else {
-		table_rows(&d, rows, s1.nr_vms);
+		printf("J and OVH%% since each VM was first tracked; ");
+		if (opt_interval > 0)
+			printf("W over the last %.1f s\n", s1.t - s0.t);
+		else
+			printf("no W (--interval 0)\n");
+		table_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 		if (estimated(&d))
 			printf("(source %s: *estimated*, not measured)\n",
 			       vmrapl_host_source_name(d.info.source));
@@ -774,6 +979,83 @@ out:
 	sample_free(&s0);
 	close(d.fd);
 	return rc;
+}
+
+/*
+ * top on a terminal: keys are read as they are pressed and not echoed,
+ * so that q quits.  The terminal is put back at exit and on a signal.
+ * Only for a foreground process whose standard input is the terminal.
+ */
+static struct termios tty_saved;
+static volatile sig_atomic_t tty_keys;
+
+static void tty_restore(void)
+{
+	if (tty_keys) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+		tty_keys = 0;
+	}
+}
+
+static void tty_restore_and_die(int sig)
+{
+	tty_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tty_keys_on(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct termios t;
+	size_t i;
+
+	if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp() ||
+	    tcgetattr(STDIN_FILENO, &tty_saved))
+		return;
+	t = tty_saved;
+	t.c_lflag &= ~(ICANON | ECHO);
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], tty_restore_and_die);
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &t))
+		return;
+	tty_keys = 1;
+	atexit(tty_restore);
+}
+
+/* Wait @s seconds: true when q was pressed meanwhile (with tty_keys). */
+static bool wait_or_quit(double s)
+{
+	double end = now_s() + s;
+
+	if (!tty_keys) {
+		sleep_s(s);
+		return false;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		double left = end - now_s();
+		char c;
+		int r;
+
+		if (left <= 0)
+			return false;
+		r = poll(&p, 1, (int)ceil(left * 1000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (!r)
+			continue;
+		if (r < 0 || !(p.revents & POLLIN) ||
+		    read(STDIN_FILENO, &c, 1) != 1) {
+			/* No keys any more (the terminal went): just wait. */
+			sleep_s(end - now_s());
+			return false;
+		}
+		if (c == 'q' || c == 'Q')
+			return true;
+	}
 }
 
 /* Package power of each book (VMRAPL_HOST_BOOK_*) from @a to @b. */
@@ -812,11 +1094,13 @@ static int cmd_top(int argc, char **argv)
 	rc = sample_take(&d, &prev, true);
 	if (rc)
 		goto out;
+	tty_keys_on();
 	for (it = 0; !opt_iterations || it < opt_iterations; it++) {
 		struct row *rows;
 		double dt, ts;
 
-		sleep_s(interval);
+		if (wait_or_quit(interval))
+			break;
 		rc = sample_take(&d, &cur, true);
 		if (rc)
 			break;
@@ -848,18 +1132,27 @@ static int cmd_top(int argc, char **argv)
 				printf("}}");
 			}
 			printf("], \"vms\": [");
-			json_rows(&d, rows, cur.nr_vms);
+			json_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
 		} else if (opt_sep) {
+			struct csv_ctx c = { .d = &d, .top = true };
 			char pre[64];
 
 			if (!it) {
 				snprintf(pre, sizeof(pre), "timestamp%siteration%s",
 					 opt_sep, opt_sep);
-				csv_header(&d, pre);
+				csv_header(&d, pre, true);
 			}
 			snprintf(pre, sizeof(pre), "%.3f%s%ld%s", ts, opt_sep,
 				 it + 1, opt_sep);
-			csv_rows(&d, pre, rows, cur.nr_vms);
+			c.pre = pre;
+			for (p = 0; p < cur.nr_pkgs; p++) {
+				double w[VMRAPL_HOST_NR_BOOKS] = { 0 };
+
+				if (p < prev.nr_pkgs)
+					pkg_power(&prev.pkgs[p], &cur.pkgs[p], dt, w);
+				csv_pkg_row(&c, p, &cur.pkgs[p], w);
+			}
+			csv_rows(&c, rows, cur.nr_vms);
 		} else {
 			if (tty)
 				printf("\033[H\033[2J");
@@ -882,7 +1175,13 @@ static int cmd_top(int argc, char **argv)
 				       cur.pkgs[p].p_static_uw / 1e6);
 			}
 			printf("\n");
-			table_rows(&d, rows, cur.nr_vms);
+			if (!cur.nr_vms) {
+				no_vms(&d);
+			} else {
+				printf("W and OVH%% over the last %.1f s; J since each VM was first tracked\n",
+				       dt);
+				table_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
+			}
 		}
 		fflush(stdout);
 		free(rows);
@@ -890,6 +1189,7 @@ static int cmd_top(int argc, char **argv)
 		prev = cur;
 	}
 	sample_free(&prev);
+	tty_restore();
 out:
 	close(d.fd);
 	return rc;
@@ -1063,7 +1363,7 @@ static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
 		printf("  %-5d", i);
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 			if (dom_on(d, dom))
-				printf(" %14.6f", b->v[i].energy_uj[dom] / 1e6);
+				printf(" %14.3f", b->v[i].energy_uj[dom] / 1e6);
 		printf(" %11.3f", b->v[i].runtime_ns / 1e9);
 		if (vcpu_busy(a, b, i, dt) >= 0) {
 			printf(" %5.1f%%", 100.0 * vcpu_busy(a, b, i, dt));
@@ -1073,7 +1373,7 @@ static void text_vcpus(const struct dev *d, const struct vcpu_snap *a,
 					       vcpu_power(a, b, i, dom, dt));
 		}
 		if (static_split(d))
-			printf(" %12.6f %12.6f", b->v[i].static_uj / 1e6,
+			printf(" %12.3f %12.3f", b->v[i].static_uj / 1e6,
 			       dyn_uj(b->v[i].energy_uj[VMRAPL_DOM_PKG],
 				      b->v[i].static_uj) / 1e6);
 		printf("\n");
@@ -1165,17 +1465,23 @@ static int cmd_stats(int argc, char **argv)
 	}
 
 	if (opt_json) {
-		printf("{\"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vm\": ",
+		printf("{\"timestamp\": %.3f, \"source\": \"%s\", \"estimated\": %s, \"interval_s\": %.3f, \"vm\": ",
+		       opt_interval > 0 ? s1.wall : s0.wall,
 		       vmrapl_host_source_name(d.info.source),
 		       estimated(&d) ? "true" : "false",
 		       opt_interval > 0 ? s1.t - s0.t : 0.0);
-		json_row(&d, &rows[idx]);
+		json_row(&d, &rows[idx], OVH_INTERVAL);
 		printf(", \"per_vcpu\": ");
 		json_vcpus(&d, dt > 0 ? &v0 : NULL, &v1, dt);
 		printf("}\n");
 	} else if (opt_sep) {
-		csv_header(&d, "");
-		csv_row(&d, "", &rows[idx]);
+		struct csv_ctx c = {
+			.d = &d, .pre = "",
+			.timestamp = opt_interval > 0 ? s1.wall : s0.wall,
+		};
+
+		csv_header(&d, "", false);
+		csv_row(&c, &rows[idx]);
 	} else {
 		const struct row *r = &rows[idx];
 		char name[NAME_LEN];
@@ -1194,20 +1500,25 @@ static int cmd_stats(int argc, char **argv)
 		printf("  energy           ");
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 			if (dom_on(&d, dom))
-				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
+				printf(" %s %.3f J", vmrapl_host_domain_name(dom),
 				       r->e.energy_uj[dom] / 1e6);
 		printf("\n  overhead         ");
 		for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++)
 			if (dom_on(&d, dom))
-				printf(" %s %.6f J", vmrapl_host_domain_name(dom),
+				printf(" %s %.3f J", vmrapl_host_domain_name(dom),
 				       r->e.overhead_uj[dom] / 1e6);
-		printf("\n  overhead share    %.1f %%\n", 100.0 * ovh_share(&r->e));
+		printf("\n  overhead share    %.1f %% since first tracked",
+		       100.0 * ovh_share(&r->e));
+		if (r->iv_ovh >= 0)
+			printf("; %.1f %% over the last %.1f s",
+			       100.0 * r->iv_ovh, s1.t - s0.t);
+		printf("\n");
 		if (static_split(&d)) {
-			printf("  static (pkg)      %.6f J (policy %s; overhead %.6f J)\n",
+			printf("  static (pkg)      %.3f J (policy %s; overhead %.3f J)\n",
 			       r->e.static_uj / 1e6,
 			       vmrapl_host_policy_name(d.info.static_policy),
 			       r->e.overhead_static_uj / 1e6);
-			printf("  dynamic (pkg)     %.6f J\n",
+			printf("  dynamic (pkg)     %.3f J\n",
 			       dyn_uj(r->e.energy_uj[VMRAPL_DOM_PKG],
 				      r->e.static_uj) / 1e6);
 		}
@@ -1248,9 +1559,10 @@ static int cmd_stat(int argc, char **argv)
 	struct sample s0, s1;
 	struct row *rows = NULL;
 	double t0, dt;
-	int rc, i, p, k, status, ended = 0, crc;
+	int rc, i, p, k, status, ended = 0, crc, exec_err = 0, pfd[2];
 	unsigned int dom;
 	struct dev d;
+	ssize_t n;
 	pid_t pid;
 
 	if (argc < 1) {
@@ -1265,6 +1577,16 @@ static int cmd_stat(int argc, char **argv)
 		close(d.fd);
 		return rc;
 	}
+	/*
+	 * A pipe that exec closes: the child writes errno to it when the
+	 * command cannot be run, and then there is nothing to report.
+	 */
+	if (pipe2(pfd, O_CLOEXEC)) {
+		msg("pipe: %s", strerror(errno));
+		sample_free(&s0);
+		close(d.fd);
+		return EXIT_USAGE;
+	}
 	fflush(NULL);
 	/* Like perf stat and time: ^C is the command's, the report still comes. */
 	sigaction(SIGINT, &ign, &old_int);
@@ -1272,27 +1594,47 @@ static int cmd_stat(int argc, char **argv)
 	t0 = wall_s();
 	pid = fork();
 	if (pid == 0) {
+		int err;
+
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(d.fd);
+		close(pfd[0]);
 		if (orig_stdout >= 0)
 			dup2(orig_stdout, STDOUT_FILENO);
 		execvp(argv[0], argv);
-		msg("cannot run '%s': %s", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		err = errno;
+		msg("cannot run '%s': %s", argv[0], strerror(err));
+		if (write(pfd[1], &err, sizeof(err)) != sizeof(err))
+			_exit(126);
+		_exit(err == ENOENT ? 127 : 126);
 	}
+	close(pfd[1]);
 	if (pid < 0) {
 		msg("fork: %s", strerror(errno));
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(pfd[0]);
 		sample_free(&s0);
 		close(d.fd);
 		return EXIT_USAGE;
 	}
+	do {
+		n = read(pfd[0], &exec_err, sizeof(exec_err));
+	} while (n < 0 && errno == EINTR);
+	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	crc = WIFEXITED(status) ? WEXITSTATUS(status) :
 	      WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_USAGE;
+	if (n == sizeof(exec_err)) {
+		/* The child said why; there was no run to report. */
+		sample_free(&s0);
+		close(d.fd);
+		return crc;
+	}
 	rc = sample_take(&d, &s1, true);
 	if (rc)
 		goto out;
@@ -1355,10 +1697,12 @@ static int cmd_stat(int argc, char **argv)
 			printf("}}");
 		}
 		printf("], \"vms\": [");
-		json_rows(&d, rows, s1.nr_vms);
+		json_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 	} else if (opt_sep) {
-		csv_header(&d, "");
-		csv_rows(&d, "", rows, s1.nr_vms);
+		struct csv_ctx c = { .d = &d, .pre = "", .timestamp = t0 };
+
+		csv_header(&d, "", false);
+		csv_rows(&c, rows, s1.nr_vms);
 	} else {
 		printf("vmraplctl stat: '");
 		for (i = 0; i < argc; i++) {
@@ -1367,9 +1711,9 @@ static int cmd_stat(int argc, char **argv)
 			text_ascii(argv[i], a, sizeof(a));
 			printf("%s%s", i ? " " : "", a);
 		}
-		printf("' ran %.3f s, exit status %d; VMs' energy (J) and average power (W) over it:\n\n",
+		printf("' ran %.3f s, exit status %d; VMs' energy (J), average power (W) and OVH%% over it:\n\n",
 		       dt, crc);
-		table_rows(&d, rows, s1.nr_vms);
+		table_rows(&d, rows, s1.nr_vms, OVH_TOTAL);
 		if (ended)
 			printf("(%d VM%s ended during the command and %s not shown)\n",
 			       ended, ended > 1 ? "s" : "", ended > 1 ? "are" : "is");
@@ -1416,12 +1760,43 @@ static bool have_cap_sys_admin(void)
 	       CAP_TO_MASK(CAP_SYS_ADMIN);
 }
 
+/* Module parameters that are booleans: shown and taken as on/off. */
+static bool param_is_bool(const char *name)
+{
+	return !strcmp(name, "track_all");
+}
+
+/* A boolean parameter's value as the kernel prints it (Y/N, 1/0): on/off. */
+static const char *bool_word(const char *v)
+{
+	if (!strcmp(v, "Y") || !strcmp(v, "y") || !strcmp(v, "1"))
+		return "on";
+	if (!strcmp(v, "N") || !strcmp(v, "n") || !strcmp(v, "0"))
+		return "off";
+	return v;
+}
+
+/*
+ * The value to write for NAME=@value: a boolean's on/off as 1/0 (the
+ * module parameter takes 0 or 1); else @value itself.
+ */
+static const char *param_value(const char *name, const char *value)
+{
+	if (param_is_bool(name)) {
+		if (!strcmp(value, "on"))
+			return "1";
+		if (!strcmp(value, "off"))
+			return "0";
+	}
+	return value;
+}
+
 static int cmd_set(int argc, char **argv)
 {
 	int i, err;
 
 	if (argc < 1) {
-		msg("usage: vmraplctl set sample_period_us=N | static_policy=occupied|busy|none | track_all=0|1");
+		msg("usage: vmraplctl set sample_period_us=N | static_policy=occupied|busy|none | track_all=on|off");
 		return EXIT_USAGE;
 	}
 	/* Check everything before changing anything. */
@@ -1434,7 +1809,11 @@ static int cmd_set(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		*eq = 0;
-		err = vmrapl_host_param_check(argv[i], eq + 1, &why);
+		err = vmrapl_host_param_check(argv[i],
+					      param_value(argv[i], eq + 1),
+					      &why);
+		if (err && param_is_bool(argv[i]))
+			why = "must be on or off (or 1 or 0)";
 		*eq = '=';
 		if (err) {
 			msg("'%s': %s", argv[i], why);
@@ -1451,10 +1830,11 @@ static int cmd_set(int argc, char **argv)
 	}
 	for (i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
-		const char *name = argv[i], *value = eq + 1;
+		const char *name = argv[i], *value;
 		char old[64], now[64];
 
 		*eq = 0;
+		value = param_value(name, eq + 1);
 		if (vmrapl_host_param_get(name, old, sizeof(old)))
 			snprintf(old, sizeof(old), "?");
 		err = vmrapl_host_param_set(name, value);
@@ -1480,7 +1860,11 @@ static int cmd_set(int argc, char **argv)
 		}
 		if (vmrapl_host_param_get(name, now, sizeof(now)))
 			snprintf(now, sizeof(now), "?");
-		printf("%s: %s -> %s\n", name, old, now);
+		if (param_is_bool(name))
+			printf("%s: %s -> %s\n", name, bool_word(old),
+			       bool_word(now));
+		else
+			printf("%s: %s -> %s\n", name, old, now);
 	}
 	return EXIT_OK;
 }
@@ -1585,8 +1969,8 @@ int main(int argc, char **argv)
 			       VMRAPL_ABI_VERSION);
 			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			/* getopt said what is wrong, in one line. */
+			return usage_hint();
 		}
 	}
 	if (optind >= argc) {
@@ -1609,6 +1993,5 @@ int main(int argc, char **argv)
 		return cmds[i].fn(argc - optind - 1, argv + optind + 1);
 	}
 	msg("unknown command '%s'", argv[optind]);
-	usage(stderr);
-	return EXIT_USAGE;
+	return usage_hint();
 }

@@ -3,7 +3,9 @@
  * Unit tests of libvmrapl-host's command-line parsing: QEMU's -uuid
  * (vmrapl_host_qemu_uuid(), vmrapl_host_uuid_canonical()) on command
  * lines the tools' shell tests cannot make, such as ones cut off where
- * /proc stops reading.  Output: TAP version 13.
+ * /proc stops reading, and a VM's name (vmrapl_host_cmdline_name()):
+ * QEMU's -name rules for QEMU only; the names of domain and feature
+ * masks.  Output: TAP version 13.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -49,6 +51,27 @@ static void expect(const char *what, const char *args, size_t cut,
 		tap(found == 0 && !got[0], "%s", what);
 	if (found && (!want || strcmp(got, want)))
 		printf("# got '%.*s'\n", VMRAPL_HOST_UUID_LEN - 1, got);
+}
+
+/* The name vmrapl_host_cmdline_name() finds in @args (as parse()). */
+static void expect_name(const char *what, const char *args, const char *want)
+{
+	char cmd[512], got[128];
+	size_t i, n = strlen(args) + 1;
+	int found;
+
+	memcpy(cmd, args, n);
+	for (i = 0; i < n; i++)
+		if (cmd[i] == '|')
+			cmd[i] = 0;
+	memset(got, 'x', sizeof(got));
+	found = vmrapl_host_cmdline_name(cmd, n, got, sizeof(got));
+	if (want)
+		tap(found == 1 && !strcmp(got, want), "name: %s", what);
+	else
+		tap(found == 0 && !got[0], "name: %s", what);
+	if (found && (!want || strcmp(got, want)))
+		printf("# got '%s'\n", got);
 }
 
 int main(void)
@@ -100,6 +123,49 @@ int main(void)
 	tap(vmrapl_host_uuid_canonical("00000000-0000-0000-0000-000000000000",
 				       out) == 1,
 	    "canonical: the nil UUID has the form (QEMU accepts it)");
+
+	expect_name("QEMU -name guest=NAME,...: ,, is a comma",
+		    "qemu-system-x86_64|-name|guest=web,,1,debug-threads=on",
+		    "web,1");
+	expect_name("QEMU by path, legacy -name NAME,...",
+		    "/usr/libexec/qemu-kvm|-name|web,process=w", "web");
+	expect_name("QEMU: guest= after another option",
+		    "qemu-system-aarch64|-name|process=p,guest=g", "g");
+	expect_name("QEMU without -name", "qemu-system-x86_64|-m|1G", NULL);
+	expect_name("another VMM: --name as it is",
+		    "/usr/lib/vmrapl/vmrapl-vmm|--name|my vm, \"quoted\"",
+		    "my vm, \"quoted\"");
+	expect_name("another VMM: --name=VALUE",
+		    "vmrapl-vmm|--vcpus|2|--name=a,,b", "a,,b");
+	expect_name("another VMM: guest= is no option of its",
+		    "bash|-c|sleep 1|qemu-system-x86_64|-name|guest=a,b",
+		    "guest=a,b");
+	expect_name("another VMM: the first --name",
+		    "vmm|--name|one|--name|two", "one");
+	expect_name("another VMM without --name", "vmm|--vcpus|2", NULL);
+	expect_name("another VMM: --name without a value", "vmm|--name", NULL);
+	expect_name("a program called qemuish is QEMU's, by its base name",
+		    "/opt/x/qemu-wrapper|-name|a,b", "a");
+	expect_name("a directory called qemu is not", "/qemu/bin/vmm|-name|a,b",
+		    "a,b");
+
+	{
+		char b[128];
+
+		vmrapl_host_domain_names(1u << VMRAPL_DOM_PKG |
+					 1u << VMRAPL_DOM_DRAM, b, sizeof(b));
+		tap(!strcmp(b, "pkg dram"), "domain names: pkg dram");
+		vmrapl_host_domain_names(0, b, sizeof(b));
+		tap(!strcmp(b, ""), "domain names: none is empty");
+		vmrapl_host_feature_names(VMRAPL_INFO_F_ESTIMATED |
+					  VMRAPL_INFO_F_TRACK_ALL |
+					  (1ull << 62), b, sizeof(b));
+		tap(!strcmp(b, "estimated track_all 0x4000000000000000"),
+		    "feature names: named bits, the rest in hex");
+		vmrapl_host_feature_names(VMRAPL_INFO_F_ESTIMATED |
+					  VMRAPL_INFO_F_TRACK_ALL, b, 12);
+		tap(strlen(b) == 11, "feature names: cut to the buffer");
+	}
 
 	return tap_done();
 }

@@ -3,8 +3,9 @@
  * LD_PRELOAD shim for the host tools' tests: a regular file whose name ends
  * in "fake-vmrapl", passed as --device, answers GET_INFO, GET_PKG_STATS,
  * LIST_VMS and GET_VM_STATS with made-up books that grow by 1 J per VM and
- * per call.  VM 7 (2 vCPUs, 2:1) belongs to $FAKE_QEMU_PID (default: the
- * caller), VM 9 (1 vCPU) to the caller.
+ * per call.  VM 7 (2 vCPUs, 2:1; a tenth of its energy is overhead)
+ * belongs to $FAKE_QEMU_PID (default: the caller), VM 9 (1 vCPU; 0.1 J of
+ * overhead, all of it before the first call) to the caller.
  *
  * $FAKE_VMS="ID:PID[ ID:PID...]" (or "@FILE", FILE holding that list,
  * read at every call so that VMs can come and go) adds up to 32 VMs
@@ -18,10 +19,21 @@
  * default 1 s after boot.  $FAKE_REALTIME_DRIFT_US=N: every
  * clock_gettime(CLOCK_REALTIME) of the process returns N us more than the
  * one before it (a wall clock that NTP slews or someone steps).
+ *
+ * $FAKE_NO_BASE_VMS=1: no VMs 7 and 9 (only those of $FAKE_VMS, if any).
+ *
+ * $FAKE_LIST_EPERM=1: LIST_VMS fails with EPERM (a caller without
+ * CAP_PERFMON).
+ *
+ * $FAKE_SYSFS=DIR: the process's open() and access() of /sys/module/vmrapl
+ * and what is under it go to DIR instead (DIR/version,
+ * DIR/parameters/track_all, ...), so a test can have the module "loaded"
+ * with parameters it can read back.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +94,64 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
 	return 0;
 }
 
+#define SYSFS	"/sys/module/vmrapl"
+
+/* @path, or its place under $FAKE_SYSFS (in @buf). */
+static const char *sysfs_path(const char *path, char *buf, size_t len)
+{
+	const char *dir = getenv("FAKE_SYSFS");
+	size_t n = strlen(SYSFS);
+
+	if (!dir || !path || strncmp(path, SYSFS, n) ||
+	    (path[n] && path[n] != '/'))
+		return path;
+	snprintf(buf, len, "%s%s", dir, path + n);
+	return buf;
+}
+
+static int open_fake(const char *sym, const char *path, int flags,
+		     va_list ap)
+{
+	int (*real)(const char *, int, ...) =
+		(int (*)(const char *, int, ...))dlsym(RTLD_NEXT, sym);
+	mode_t mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ?
+		      va_arg(ap, mode_t) : 0;
+	char buf[4096];
+
+	return real(sysfs_path(path, buf, sizeof(buf)), flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, flags);
+	r = open_fake("open", path, flags, ap);
+	va_end(ap);
+	return r;
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, flags);
+	r = open_fake("open64", path, flags, ap);
+	va_end(ap);
+	return r;
+}
+
+int access(const char *path, int mode)
+{
+	int (*real)(const char *, int) =
+		(int (*)(const char *, int))dlsym(RTLD_NEXT, "access");
+	char buf[4096];
+
+	return real(sysfs_path(path, buf, sizeof(buf)), mode);
+}
+
 #define MAX_EXTRA	32
 static struct { uint64_t id; uint32_t pid; } extra[MAX_EXTRA];
 
@@ -128,6 +198,45 @@ static int extra_index(uint64_t id)
 		if (extra[i].id == id)
 			return (int)i;
 	return -1;
+}
+
+/*
+ * The LIST_VMS entry of VM @id (7, 9, or extra VM @x) at call @c; its
+ * GET_VM_STATS totals are the same.
+ */
+static void vm_entry(struct vmrapl_vm_entry *v, uint64_t id, int x,
+		     unsigned int c)
+{
+	const char *qp = getenv("FAKE_QEMU_PID");
+
+	memset(v, 0, sizeof(*v));
+	v->id = id;
+	if (id == 7 && x < 0) {
+		v->pid = qp ? (uint32_t)atoi(qp) : (uint32_t)getpid();
+		v->nr_vcpus = 2;
+		v->flags = VMRAPL_VM_F_ATTACHED;
+		v->energy_uj[0] = 1000000ull * c;
+		v->energy_uj[2] = 10000ull * c;
+		v->overhead_uj[0] = 100000ull * c;
+		v->static_uj = 250000ull * c;
+		v->overhead_static_uj = 25000ull * c;
+		v->runtime_ns = 1000000000ull;
+	} else if (id == 9 && x < 0) {
+		v->pid = getpid();
+		v->nr_vcpus = 1;
+		v->charge = VMRAPL_CHARGE_GUEST;
+		v->energy_uj[0] = 500000ull * c;
+		/* overhead early on, none since: its share falls */
+		v->overhead_uj[0] = 100000ull;
+	} else {
+		v->pid = extra[x].pid;
+		v->nr_vcpus = 1;
+		v->flags = VMRAPL_VM_F_ATTACHED;
+		v->energy_uj[0] = 250000ull * c;
+		v->energy_uj[2] = 1000ull * c;
+		v->overhead_uj[0] = 50000ull * c;
+		v->overhead_uj[2] = 100ull * c;
+	}
 }
 
 static int fake(unsigned long req, void *arg)
@@ -207,58 +316,46 @@ static int fake(unsigned long req, void *arg)
 	if (req == VMRAPL_LIST_VMS) {
 		struct vmrapl_vm_list *l = arg;
 		struct vmrapl_vm_entry *v = (void *)(uintptr_t)l->vms_ptr;
-		const char *qp = getenv("FAKE_QEMU_PID");
 		unsigned int i, nx = extra_vms();
+		unsigned int nb = getenv("FAKE_NO_BASE_VMS") ? 0 : 2;
 
+		if (getenv("FAKE_LIST_EPERM")) {
+			errno = EPERM;
+			return -1;
+		}
 		/* Ask for more room the first time, as a growing list would. */
-		if (l->nr_vms < 2 + nx) {
-			l->nr_vms = 2 + nx;
+		if (l->nr_vms < nb + nx) {
+			l->nr_vms = nb + nx;
 			return 0;
 		}
-		memset(v, 0, (2 + nx) * sizeof(*v));
-		v[0].id = 7;
-		v[0].pid = qp ? (uint32_t)atoi(qp) : (uint32_t)getpid();
-		v[0].nr_vcpus = 2;
-		v[0].flags = VMRAPL_VM_F_ATTACHED;
-		v[0].energy_uj[0] = 1000000ull * c;
-		v[0].energy_uj[2] = 10000ull * c;
-		v[0].overhead_uj[0] = 100000ull * c;
-		v[0].static_uj = 250000ull * c;
-		v[0].overhead_static_uj = 25000ull * c;
-		v[0].runtime_ns = 1000000000ull;
-		v[1].id = 9;
-		v[1].pid = getpid();
-		v[1].nr_vcpus = 1;
-		v[1].charge = VMRAPL_CHARGE_GUEST;
-		v[1].energy_uj[0] = 500000ull * c;
-		for (i = 0; i < nx; i++) {
-			v[2 + i].id = extra[i].id;
-			v[2 + i].pid = extra[i].pid;
-			v[2 + i].nr_vcpus = 1;
-			v[2 + i].flags = VMRAPL_VM_F_ATTACHED;
-			v[2 + i].energy_uj[0] = 250000ull * c;
-			v[2 + i].energy_uj[2] = 1000ull * c;
-			v[2 + i].overhead_uj[0] = 50000ull * c;
-			v[2 + i].overhead_uj[2] = 100ull * c;
+		if (nb) {
+			vm_entry(&v[0], 7, -1, c);
+			vm_entry(&v[1], 9, -1, c);
 		}
-		l->nr_vms = 2 + nx;
+		for (i = 0; i < nx; i++)
+			vm_entry(&v[nb + i], extra[i].id, (int)i, c);
+		l->nr_vms = nb + nx;
 		return 0;
 	}
 	if (req == VMRAPL_GET_VM_STATS) {
 		struct vmrapl_vm_query *q = arg;
 		struct vmrapl_stats *st = (void *)(uintptr_t)q->stats_ptr;
 		struct vmrapl_vcpu_stats *v;
+		struct vmrapl_vm_entry e;
 		uint32_t n;
+		int x;
 
 		if (q->size != sizeof(*q) || q->flags || !st ||
 		    st->size != sizeof(*st) || (st->nr_vcpus && !st->vcpus_ptr)) {
 			errno = EINVAL;
 			return -1;
 		}
-		if (q->id != 7 && q->id != 9 && extra_index(q->id) < 0) {
+		x = q->id == 7 || q->id == 9 ? -1 : extra_index(q->id);
+		if (q->id != 7 && q->id != 9 && x < 0) {
 			errno = ENOENT;
 			return -1;
 		}
+		vm_entry(&e, q->id, x, c);
 		v = (void *)(uintptr_t)st->vcpus_ptr;
 		n = q->id == 7 ? 2 : 1;
 		if (st->nr_vcpus >= 1) {
@@ -277,7 +374,11 @@ static int fake(unsigned long req, void *arg)
 		}
 		st->nr_vcpus = n;
 		st->nr_vpkgs = 1;
-		st->static_uj = q->id == 7 ? 250000ull * c : 0;
+		memcpy(st->energy_uj, e.energy_uj, sizeof(st->energy_uj));
+		memcpy(st->overhead_uj, e.overhead_uj, sizeof(st->overhead_uj));
+		st->runtime_ns = e.runtime_ns;
+		st->static_uj = e.static_uj;
+		st->overhead_static_uj = e.overhead_static_uj;
 		return 0;
 	}
 	errno = ENOTTY;

@@ -66,14 +66,21 @@ comm_proc() {
 	kids+=("$kid")
 }
 
-# A process with a QEMU-style command line (not exec'ed away by bash), as
-# libvirt starts QEMU: -name guest=NAME and the domain's UUID as -uuid.
+# A process with a QEMU command line (not exec'ed away by bash), as
+# libvirt starts QEMU: argv[0] qemu-system-x86_64, -name guest=NAME and
+# the domain's UUID as -uuid.
 uuid=8f6c1a34-1c2d-4e5f-9a0b-1c2d3e4f5a6b
-bash -c 'sleep 30; :' qemu-system-x86_64 -machine q35 -name guest=web,,1,debug-threads=on -uuid "$uuid" > /dev/null 2>&1 &
+(exec -a qemu-system-x86_64 bash -c 'sleep 30; :' qemu -machine q35 -name guest=web,,1,debug-threads=on -uuid "$uuid" > /dev/null 2>&1) &
 qemu_pid=$!
-# QEMU-style processes with other -uuid values: $kid is the pid.
+# QEMU processes with other -name and -uuid values: $kid is the pid.
 qemu_proc() { # name, uuid
-	bash -c 'sleep 60; :' qemu-system-x86_64 -name "guest=$1" -uuid "$2" > /dev/null 2>&1 &
+	(exec -a /usr/bin/qemu-system-x86_64 bash -c 'sleep 60; :' qemu -name "guest=$1" -uuid "$2" > /dev/null 2>&1) &
+	kid=$!
+	kids+=("$kid")
+}
+# Another VMM (argv[0] is not QEMU's) with --name: $kid is the pid.
+vmm_proc() { # name
+	bash -c 'sleep 60; :' vmrapl-vmm --name "$1" > /dev/null 2>&1 &
 	kid=$!
 	kids+=("$kid")
 }
@@ -94,18 +101,32 @@ check "info: load time, 1 s after boot" load_ok
 run info
 check "info text: *estimated*" has '*estimated*'
 check "info text: load time" has 'totals count from then'
-check "info text: static power and its fit" has 'static power 0   5.000 W (fit); fit 5.000 +- 0.125 W, 2.500 W/busy CPU, 128 blocks, conditioned'
-check "info text: static power from idle runs" has 'static power 1   5.000 W (idle)'
-check "info text: package less cores" has '12 blocks, not conditioned; package less cores 6.200 W, 64 blocks'
+check "info text: the host ESU in J" has 'host ESU         14 (1/16384 J)'
+check "info text: track_all on" grep -q '^track_all        on$' <<< "$out"
+check "info text: static power and its fit" has 'static power 0   5.00 W (fit); fit 5.00 +- 0.12 W, 2.50 W/busy CPU, 128 blocks, conditioned'
+check "info text: static power from idle runs" has 'static power 1   5.00 W (idle)'
+check "info text: package less cores" has '12 blocks, not conditioned; package less cores 6.20 W, 64 blocks'
 check "info text: no per-core line without per-core counters" hasnt '128 blocks, conditioned; package less cores'
 run --json info
 check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
 check "info --json: features" has '"static_fit", "static_split", "static_core", "static_host"'
 check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64}'
+run1 info
+check "info: the attached VMs, which hold the module" grep -Eq '^attached VMs     1 \(they hold the module: rmmod fails while one is attached\)$' <<< "$out"
+check "info: each attached VM's id, pid and name" grep -Eq "^                 id 7, pid $qemu_pid, web,1$" <<< "$out"
+check "info: not the VMs track_all follows" hasnt 'id 9,'
+run1 --json info
+check "info --json: attached_vms" has "\"attached_vms\": [{\"id\": 7, \"pid\": $qemu_pid, \"name\": \"web,1\"}]"
+check "info --json: still valid JSON" json_ok
+FAKE_LIST_EPERM=1 run1 info
+check "info without CAP_PERFMON: exit 0" test $rc = 0
+check "info without CAP_PERFMON: the attached VMs are unknown, and why" grep -q '^attached VMs     unknown (listing VMs needs root or CAP_PERFMON)$' <<< "$out"
+FAKE_LIST_EPERM=1 run1 --json info
+check "info --json without CAP_PERFMON: attached_vms null" has '"attached_vms": null'
 FAKE_ORIGIN=6 run info
-check "info text: static power from the host's other packages" has 'static power 0   5.000 W (host)'
+check "info text: static power from the host's other packages" has 'static power 0   5.00 W (host)'
 FAKE_ORIGIN=99 run info
-check "info text: an origin from a newer module" has 'static power 0   5.000 W (unknown)'
+check "info text: an origin from a newer module" has 'static power 0   5.00 W (unknown)'
 
 run --json --interval 0.2 list
 check "list --json" test $rc = 0
@@ -116,6 +137,7 @@ check "list: attached VM with pid" has "\"id\": 7, \"pid\": $qemu_pid,"
 check "list: energy per measured domain" has '"energy_j": {"pkg": '
 check "list: power over the interval" has '"power_w": {"pkg": '
 check "list: auto VM, guest charge" has '"attached": false, "mode": "auto", "charge": "guest"'
+check "list --json: overhead_pct in percent, overhead_share kept" has '"overhead_pct": 10.000, "overhead_share": 0.1000,'
 run list --interval 0
 check "list text, no power" has 'pkg_J'
 
@@ -124,6 +146,25 @@ check "top --json two refreshes" test "$rc" = 0 -a "$(grep -c '"iteration"' <<< 
 check "top: package powers" has '"packages": [{"package": 0, "cpus": 2, "p_static_w": 5.000, "power_w": {"sampled": '
 run top --iterations 1 --interval 0.1
 check "top text header" has 'pkg 1:'
+
+# OVH%: VM 9's overhead all came before the first read, VM 7's is a
+# tenth of every joule.  list: since each VM was first tracked; top: over
+# the refresh; stats: both.
+last_field() { # the last field of the table row of VM $1
+	awk -v id="$1" '$1 == id { print $NF }' <<< "$out"
+}
+run1 list --interval 0.1
+check "OVH% list: the header says since when" has 'J and OVH% since each VM was first tracked; W over the last 0.1 s'
+check "OVH% list: VM 9's share since it was first tracked" awk -v v="$(last_field 9)" 'BEGIN { exit !(v > 0) }'
+check "OVH% list: VM 7's share" test "$(last_field 7)" = 10.0
+run1 top --iterations 2 --interval 0.1
+check "OVH% top: the header says over the refresh" has 'W and OVH% over the last 0.1 s; J since each VM was first tracked'
+check "OVH% top: VM 9's share over the refresh is 0" test "$(last_field 9 | sort -u)" = 0.0
+check "OVH% top: VM 7's share over the refresh" test "$(last_field 7 | sort -u)" = 10.0
+run1 --json top --iterations 1 --interval 0.1
+check "OVH% top --json: interval_overhead_pct" grep -Eq '"id": 9, .*"interval_overhead_pct": 0\.000' <<< "$out"
+run1 stats --interval 0.1 9
+check "OVH% stats: both windows" grep -Eq '^  overhead share +[0-9.]+ % since first tracked; 0\.0 % over the last 0\.1 s$' <<< "$out"
 
 run --json --interval 0.1 stats web,1
 check "stats by name" has '"id": 7,'
@@ -136,6 +177,8 @@ check "stats --json: the VM's static part" grep -Eq '"static_j": [0-9.]+, "dynam
 check "stats --json: each vCPU's static and dynamic parts" grep -Eq '"vcpu": 1, "energy_j": \{[^}]*\}, "runtime_s": [0-9.]+, "static_j": [0-9.]+, "dynamic_j": [0-9.]+' <<< "$out"
 run stats "$qemu_pid"
 check "stats by pid (text), per-vCPU rows" grep -Eq '^  1 +[0-9.]+ +[0-9.]+ +0\.400' <<< "$out"
+check "stats text: J with 3 decimals, as list" grep -Eq '^  energy +pkg [0-9]+\.[0-9]{3} J dram [0-9]+\.[0-9]{3} J$' <<< "$out"
+check "stats text: per-vCPU J with 3 decimals" grep -Eq '^  1 +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +0\.400 .* [0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3}$' <<< "$out"
 check "stats text: the uuid" grep -Eq "^  uuid +$uuid\$" <<< "$out"
 check "stats text: static part" grep -Eq '^  static \(pkg\) +[0-9.]+ J \(policy busy; overhead [0-9.]+ J\)$' <<< "$out"
 check "stats text: dynamic part" grep -Eq '^  dynamic \(pkg\) +[0-9.]+ J$' <<< "$out"
@@ -162,6 +205,34 @@ out=$("$ctl" set sample_period_us=99 2>&1); rc=$?
 check "set out-of-range exits 1" test $rc = 1
 out=$("$ctl" frob 2>&1); rc=$?
 check "unknown command exits 1" test $rc = 1
+check "unknown command: one line and a hint, not the usage" \
+	test "$out" = "vmraplctl: unknown command 'frob'"$'\n'"try 'vmraplctl --help'"
+
+# A "loaded module" for set (FAKE_SYSFS): booleans read and written as
+# on/off.  set needs CAP_SYS_ADMIN.
+mkdir -p "$work/sys/parameters"
+echo 0.4.0 > "$work/sys/version"
+echo Y > "$work/sys/parameters/track_all"
+echo busy > "$work/sys/parameters/static_policy"
+sysrun() { out=$(LD_PRELOAD=$shim FAKE_SYSFS=$work/sys "$ctl" --device "$dev" "$@" 2>&1); rc=$?; }
+sysrun set track_all=yes
+check "set track_all=yes: exit 1" test $rc = 1
+check "set track_all=yes: says on or off" has "'track_all=yes': must be on or off (or 1 or 0)"
+if [[ $(id -u) = 0 ]]; then
+	sysrun set track_all=off
+	check "set track_all=off: on -> off" test "$rc:$out" = "0:track_all: on -> off"
+	check "set track_all=off: writes 0" test "$(cat "$work/sys/parameters/track_all")" = 0
+	sysrun info
+	check "info after set track_all=off: off" grep -q '^track_all        off$' <<< "$out"
+	sysrun set track_all=1
+	check "set track_all=1: off -> on" test "$rc:$out" = "0:track_all: off -> on"
+	sysrun set static_policy=none
+	check "set static_policy: OLD -> NEW" test "$rc:$out" = "0:static_policy: busy -> none"
+else
+	for t in "set track_all=off" "set track_all=off writes 0" "info after set" "set track_all=1" "set static_policy"; do
+		n=$((n + 1)); echo "ok $n $t # SKIP not root"
+	done
+fi
 
 # ---- VMs whose names are hostile (item: one VM name breaks every scrape) --
 comm_proc $'bad\xffutf8';			p_bad=$kid
@@ -174,7 +245,7 @@ comm_proc $'cut\xe2\x82';			p_cut=$kid
 comm_proc twin;					p_twin1=$kid
 comm_proc twin;					p_twin2=$kid
 # A QEMU -name can be longer than comm, and hold anything but NUL.
-bash -c 'sleep 60; :' qemu-system-x86_64 -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1 &
+(exec -a qemu-system-x86_64 bash -c 'sleep 60; :' qemu -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1) &
 p_qemu2=$!; kids+=("$p_qemu2")
 # QEMU -uuid: in upper case, and values that are no canonical UUID (one
 # of them would end the label value and add a line if it were printed).
@@ -201,7 +272,7 @@ check "fuzzed names: QEMU -name" has $'"name": "long \xef\xbf\xbd \\"name\\" wit
 run1 --interval 0 list
 table_ok() { # every line printable ASCII, every row as wide as the header
 	! LC_ALL=C grep -q '[^ -~]' <<< "$out" &&
-	LC_ALL=C awk 'NR == 1 { w = length($0) } /^[0-9]/ && length($0) != w { bad = 1 } END { exit bad || NR < 12 }' <<< "$out"
+	LC_ALL=C awk '/^ID / { w = length($0) } /^[0-9]/ && length($0) != w { bad = 1 } END { exit bad || !w || NR < 7 }' <<< "$out"
 }
 check "fuzzed names: text table is ASCII with fixed columns" table_ok
 check "fuzzed names: text table shows ? for what it cannot print" has 'bad?utf8'
@@ -248,6 +319,83 @@ run --json --interval 0 list
 check "shared name: list keeps the name" test "$(grep -o '"name": "twin"' <<< "$out" | wc -l)" = 2
 unset FAKE_VMS
 
+# ---- names: never cut silently; QEMU's -name rules only for QEMU ----
+long60=very-long-name-of-a-vm-that-does-not-fit-any-column-of-a-table-at-all
+qemu_proc customer-acme-production-database-01 "$uuid_lo";	p_db1=$kid
+qemu_proc customer-acme-production-database-02 "$uuid_lo";	p_db2=$kid
+vmm_proc 'my vm, "quoted"';					p_myvm=$kid
+qemu_proc "$long60" "$uuid_lo";					p_long60=$kid
+(exec -a qemu-kvm bash -c 'sleep 60; :' qemu -name 'legacy,,name,process=x' > /dev/null 2>&1) &
+p_legacy=$!; kids+=("$p_legacy")
+vmm_proc 'guest=a,b';						p_vguest=$kid
+sleep 0.3
+export FAKE_VMS="30:$p_db1 31:$p_db2 32:$p_myvm 33:$p_long60 34:$p_legacy 35:$p_vguest"
+run1 --interval 0 list
+check "names: list shows a 36-character name whole (01)" grep -Eq '^30 +[0-9]+ +customer-acme-production-database-01 ' <<< "$out"
+check "names: list shows a 36-character name whole (02)" grep -Eq '^31 +[0-9]+ +customer-acme-production-database-02 ' <<< "$out"
+check "names: a name too long for the column is cut with a marker, its id beside it" grep -Eq '^33 +[0-9]+ +very-long-name-of-a-vm-that-does-not-\.\.\. ' <<< "$out"
+check "names: the table's rows are as wide as its header" table_ok
+run1 top --iterations 1 --interval 0.1
+check "names: top shows a 36-character name whole" grep -Eq '^31 +[0-9]+ +customer-acme-production-database-02 ' <<< "$out"
+run1 --json --interval 0 list
+check "names: another VMM's --name as it is, commas and quotes kept" has '"name": "my vm, \"quoted\""'
+check "names: another VMM's --name guest=a,b is no QEMU option" has '"name": "guest=a,b"'
+check "names: QEMU's legacy -name NAME,... with ,, (argv[0] qemu-kvm)" has '"name": "legacy,name"'
+check "names: JSON has a long name whole" has "\"name\": \"$long60\""
+run1 -x , --interval 0 list
+check "names: CSV has a long name whole" has ",$long60,"
+unset FAKE_VMS
+
+# ---- the man pages' SEE ALSO: only what "make install" installs ----
+see_also_ok() { # man page $1
+	local top=$here/../../.. refs r bad=0
+	refs=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' "$1" | sed 's/\\f[BIRP]//g; s/\\-/-/g')
+	[[ -n $refs ]] || return 1
+	# Pages: NAME (N) must be a page of Documentation/man the Makefile installs.
+	for r in $(grep -o '^\.BR* [a-z0-9_.-]* ([0-9])' <<< "$refs" | awk '{ print $2 "." substr($3, 2, 1) }'); do
+		if ! grep -q "Documentation/man/$r\$" "$top/userspace/Makefile"; then
+			echo "# $1: SEE ALSO names $r, which make install does not install" >&2
+			bad=1
+		fi
+	done
+	# Files: each must be one the install target copies.
+	for r in $(grep -o '[A-Za-z0-9_./-]*/[A-Za-z0-9_.-]*\.[a-z]*' <<< "$refs"); do
+		if ! grep -q "/$(basename "$r")" "$top/userspace/Makefile"; then
+			echo "# $1: SEE ALSO names $r, which make install does not install" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+for m in "$here"/../../../Documentation/man/*.[1-8]; do
+	check "man page $(basename "$m"): SEE ALSO names only what make install installs" see_also_ok "$m"
+done
+
+# The rules and the dashboard use the new name of the by-part series (the
+# old one only as the fallback of an "or", for exporters from before).
+uses_new_name() { # file: its queries (not its comments and descriptions)
+	local old=vmrapl_vm_pkg_energy_by_part_joules_total q
+	q=$(grep -v '^ *#\|"description"' "$1")
+	grep -q 'rate(vmrapl_vm_energy_by_part_joules_total' <<< "$q" &&
+	! grep "$old" <<< "$q" | grep -v "or rate($old" | grep -q .
+}
+check "rules: the by-part series by their new name" uses_new_name "$here/../../exporter/vmrapl.rules.yml"
+check "dashboard: the by-part series by their new name" uses_new_name "$here/../../exporter/grafana/vmrapl.json"
+
+# ---- no VMs ----
+FAKE_NO_BASE_VMS=1 run1 list
+check "no VMs: list exits 0" test $rc = 0
+check "no VMs: list says so, and why there may be none" \
+	test "$out" = "no VMs: no VMM has attached one and no KVM VM is running (track_all is on)"
+mkdir -p "$work/sys0/parameters"; echo N > "$work/sys0/parameters/track_all"
+out=$(LD_PRELOAD=$shim FAKE_NO_BASE_VMS=1 FAKE_SYSFS=$work/sys0 "$ctl" --device "$dev" list 2>&1)
+check "no VMs, track_all off: list says what is not tracked" \
+	test "$out" = "no VMs: no VMM has attached one (track_all is off: other KVM VMs are not tracked)"
+FAKE_NO_BASE_VMS=1 run1 --json list
+check "no VMs: list --json has an empty array" grep -q '"vms": \[\]}$' <<< "$out"
+FAKE_NO_BASE_VMS=1 run1 top --iterations 1 --interval 0.1
+check "no VMs: top says so under its header" grep -q '^no VMs: no VMM has attached one and no KVM VM is running (track_all is on)$' <<< "$out"
+
 # ---- error messages ----
 out=$("$ctl" --device /nonexistent/vmrapl info 2>&1); rc=$?
 check "missing device: exit 2" test $rc = 2
@@ -265,14 +413,52 @@ out=$("$ctl" --bogus 2>&1); rc=$?
 check "getopt error: exit 1" test $rc = 1
 check "getopt error: starts with the short name" grep -q '^vmraplctl: unrecognized option' <<< "$out"
 check "getopt error: no build path" hasnt "$ctl:"
+check "getopt error: one line and a hint, not the usage" \
+	test "$out" = "vmraplctl: unrecognized option '--bogus'"$'\n'"try 'vmraplctl --help'"
 out=$("$ctl" -i 2>&1)
 check "getopt missing argument: short name" grep -q '^vmraplctl: option requires an argument' <<< "$out"
+check "getopt missing argument: a hint, not the usage" test "$(sed -n '2p;3p' <<< "$out")" = "try 'vmraplctl --help'"
 out=$("$ctl" --version 2>&1); rc=$?
 check "--version" test $rc = 0 -a -n "$(grep -E '^vmraplctl [0-9]' <<< "$out")"
 out=$("$ctl" -V 2>&1); rc=$?
 check "-V" test $rc = 0 -a -n "$(grep -E '^vmraplctl [0-9]' <<< "$out")"
 
 # ---- top --json: NDJSON with timestamps; -o FILE; -x SEP; stat ----
+# top on a terminal: q quits (a pseudo-terminal from python3's pty).
+top_q() { # exit 0 when "q" ends a top that would run 100 refreshes,
+	# and the terminal echoes again
+	[[ -z $have_py ]] && return 0
+	LD_PRELOAD=$shim python3 -c '
+import os, pty, select, sys, termios, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+buf, t = b"", time.time()
+while b"vmraplctl top - " not in buf and time.time() - t < 10:
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            buf += os.read(fd, 4096)
+        except OSError:
+            break
+os.write(fd, b"q")
+t = time.time()
+while time.time() - t < 5:
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            os.read(fd, 4096)
+        except OSError:
+            pass
+    wpid, st = os.waitpid(pid, os.WNOHANG)
+    if wpid:
+        echo = termios.tcgetattr(fd)[3] & termios.ECHO
+        sys.exit(0 if os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0 and echo else 1)
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+sys.exit(1)
+' "$ctl" --device "$dev" top --interval 0.5 --iterations 100
+}
+check "top: q quits, and the terminal echoes again" top_q
+
 run1 --json top --iterations 3 --interval 0.1
 check "top --json: one JSON object per line" json_ok -l
 check "top --json: three lines" test "$(grep -c . <<< "$out")" = 3
@@ -300,11 +486,35 @@ assert any(r[2] == "web,1" for r in rows[1:]), rows
 }
 check "-x ,: CSV" csv_ok , 2
 check "-x ,: a name with the separator is quoted" has '"web,1"'
-check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share'
+check "-x ,: header" has 'id,pid,name,uuid,vcpus,mode,charge,pkg_j,dram_j,pkg_w,dram_w,overhead_share,overhead_pct,source,estimated,timestamp'
 check "-x ,: the uuid, and an empty field without one" grep -Eq "^7,$qemu_pid,\"web,1\",$uuid,2,attached," <<< "$out"
 check "-x ,: an empty uuid field" grep -Eq '^9,[0-9]+,[^,]*,,1,auto,' <<< "$out"
+recent() { # $1 is a Unix time within 60 s of now
+	awk -v t="$1" -v now="$(date +%s)" 'BEGIN { d = t - now; exit !(t > 0 && d < 60 && d > -60) }'
+}
+check "-x , list: the estimated flag and a timestamp on every row" \
+	test "$(grep -Ec ',estimate,true,[0-9]+\.[0-9]{3}$' <<< "$out")" = 2
+check "-x , list: the timestamp is now" recent "$(sed -n '2s/.*,//p' <<< "$out")"
+run1 --json --interval 0 list
+check "list --json: a timestamp" recent "$(sed -n 's/.*"timestamp": \([0-9.]*\),.*/\1/p' <<< "$out")"
+run1 --json --interval 0 stats 7
+check "stats --json: a timestamp" recent "$(sed -n 's/.*"timestamp": \([0-9.]*\),.*/\1/p' <<< "$out")"
+run1 -x , --interval 0 stats 7
+check "-x , stats: the estimated flag and a timestamp" grep -Eq '^7,.*,estimate,true,[0-9]+\.[0-9]{3}$' <<< "$out"
 run1 -x ';' top --iterations 2 --interval 0.1
-check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 4
+check "-x top: header once, then rows" test "$(grep -c '^timestamp;iteration;id' <<< "$out")" = 1 -a "$(grep -c '^[0-9.]*;[12];' <<< "$out")" = 8
+check "-x top: the header has the interval share, the flag and the package columns" has ';overhead_share;overhead_pct;interval_overhead_pct;source;estimated;kind;package;sampled_w;tracked_w;host_w;idle_w;lost_w;static_w'
+check "-x top: VM rows say kind vm" test "$(grep -Ec ';estimate;true;vm;;;;;;;$' <<< "$out")" = 4
+check "-x top: package rows with host, idle and lost" test "$(grep -Ec '^[0-9.]+;[12](;){15}estimate;true;package;[01];[0-9.]+;[0-9.]+;[0-9.]+;[0-9.]+;[0-9.]+;5\.000$' <<< "$out")" = 4
+csv_fields_ok() { # every line has as many fields as the header
+	[[ -z $have_py ]] && return 0
+	python3 -c '
+import csv, sys
+rows = list(csv.reader(sys.stdin.read().splitlines(), delimiter=sys.argv[1]))
+assert all(len(r) == len(rows[0]) for r in rows), rows
+' "$1" <<< "$out"
+}
+check "-x top: every row has every field" csv_fields_ok ';'
 run1 stat -- sh -c 'sleep 0.2; exit 3'
 check "stat: exits with the command's status" test $rc = 3
 check "stat: reports the run" has 'ran 0.'
@@ -319,6 +529,13 @@ check "stat -o: the command's output stays on stdout" test "$out" = hello
 check "stat -o -x: CSV in the file" grep -q '^7,' "$work/stat.out"
 run stat -- /nonexistent/cmd
 check "stat: a command that is not there exits 127" test $rc = 127
+check "stat: a command that is not there: 'cannot run' and nothing else" \
+	test "$out" = "vmraplctl: cannot run '/nonexistent/cmd': No such file or directory"
+run --json stat -- /nonexistent/cmd
+check "stat --json: no report when the command did not run" test "$rc:$out" = "127:vmraplctl: cannot run '/nonexistent/cmd': No such file or directory"
+: > "$work/noexec"; chmod 644 "$work/noexec"
+run stat -- "$work/noexec"
+check "stat: a command that cannot be run exits 126, no report" test "$rc:$out" = "126:vmraplctl: cannot run '$work/noexec': Permission denied"
 
 # GET /metrics from $1:$2 into $out (retrying while the exporter starts).
 scrape() {
@@ -353,7 +570,7 @@ all_have_uuid() {
 parts_sum() {
 	awk -v u="$uuid" '
 		index($0, "vmrapl_vm_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"" u "\",domain=\"pkg\"}") == 1 { t = $2 }
-		index($0, "vmrapl_vm_pkg_energy_by_part_joules_total{vm=\"web,1\",id=\"7\",") == 1 { p += $2; n++ }
+		index($0, "vmrapl_vm_energy_by_part_joules_total{vm=\"web,1\",id=\"7\",") == 1 { p += $2; n++ }
 		END { d = t - p; exit !(n == 2 && t > 0 && d < 1e-5 && d > -1e-5) }' <<< "$out"
 }
 
@@ -385,8 +602,16 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: power gauge" grep -Eq '^vmrapl_vm_power_watts\{vm="web,1",id="7",uuid="'"$uuid"'",domain="pkg"\} [0-9.]+$' <<< "$out"
 	check "exporter: source" has 'vmrapl_source_info{source="estimate",estimated="true"} 1'
 	check "exporter: vm info" has "vmrapl_vm_info{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",pid=\"$qemu_pid\",vcpus=\"2\",attached=\"true\"} 1"
-	check "exporter: a VM's static part" grep -Eq '^vmrapl_vm_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
-	check "exporter: a VM's dynamic part" grep -Eq '^vmrapl_vm_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="dynamic",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a VM's static part" grep -Eq '^vmrapl_vm_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a VM's dynamic part" grep -Eq '^vmrapl_vm_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",part="dynamic",domain="pkg"\} [0-9.]+$' <<< "$out"
+	old_is_new() { # the deprecated name $1 has the samples of $2, and says so
+		local a b
+		a=$(grep "^$1{" <<< "$out" | sed "s/^$1{//")
+		b=$(grep "^$2{" <<< "$out" | sed "s/^$2{//")
+		[[ -n $a && $a == "$b" ]] && grep -q "^# HELP $1 Deprecated: the old name of $2" <<< "$out"
+	}
+	check "exporter: the old name, deprecated, has the same samples" \
+		old_is_new vmrapl_vm_pkg_energy_by_part_joules_total vmrapl_vm_energy_by_part_joules_total
 	check "exporter: static + dynamic == the pkg total" parts_sum
 	check "exporter: static power and origin" has 'vmrapl_package_static_power_watts{package="0",origin="fit"} 5.000000'
 	check "exporter: static power from idle runs" has 'vmrapl_package_static_power_watts{package="1",origin="idle"} 5.000000'
@@ -448,7 +673,9 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, shared name: no -<id> renaming" hasnt 'twin-'
 	check "exporter, shared name: both VMs by id" test "$(grep -c 'vmrapl_vm_energy_joules_total{vm="twin",id="1[89]",domain="pkg"}' <<< "$out")" = 2
 	check "exporter: vcpu series have the id and uuid" has "vmrapl_vm_vcpu_energy_joules_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\",vcpu=\"1\",domain=\"pkg\"}"
-	check "exporter: a vCPU's static part" grep -Eq '^vmrapl_vm_vcpu_pkg_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",vcpu="1",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: a vCPU's static part" grep -Eq '^vmrapl_vm_vcpu_energy_by_part_joules_total\{vm="web,1",id="7",uuid="'"$uuid"'",vcpu="1",part="static",domain="pkg"\} [0-9.]+$' <<< "$out"
+	check "exporter: the vCPUs' old name, deprecated, has the same samples" \
+		old_is_new vmrapl_vm_vcpu_pkg_energy_by_part_joules_total vmrapl_vm_vcpu_energy_by_part_joules_total
 	check "powercap tree: the older of two VMs has the name" eventually test -d "$work/pc2/twin/intel-rapl:0"
 	check "powercap tree: the other gets NAME-ID" eventually test -d "$work/pc2/twin-19/intel-rapl:0"
 	check "powercap tree: no control characters in directory names" bash -c '! ls "$1" | LC_ALL=C grep -q "[[:cntrl:]]"' _ "$work/pc2"
@@ -494,6 +721,19 @@ if [[ -n $exporter && -x $exporter ]]; then
 	else
 		n=$((n + 1)); echo "ok $n exporter: --listen [::1]:PORT # SKIP no IPv6 loopback"
 	fi
+	# An address in use: the reason, and the address once.
+	port=$((port + 1))
+	"$exporter" --device "$work/none" --listen 127.0.0.1:$port 2>/dev/null &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	out=$("$exporter" --device "$work/none" --listen 127.0.0.1:$port 2>&1); rc=$?
+	check "exporter: an address in use is an error" test $rc = 1
+	check "exporter: an address in use: one line, the address once, the reason" \
+		test "$out" = "vmrapl-exporter: cannot listen on 127.0.0.1:$port: Address already in use"
+	out=$("$exporter" --device "$work/none" --listen localhost:$port 2>&1); rc=$?
+	check "exporter: a host name in use: the name and its address" \
+		test "$rc:$out" = "1:vmrapl-exporter: cannot listen on localhost:$port (127.0.0.1:$port): Address already in use"
+	stop_exporter
 	out=$("$exporter" --listen nosuchhost.invalid:1 2>&1); rc=$?
 	check "exporter: --listen unknown host is an error" test $rc = 1
 	check "exporter: --listen says why" has "bad --listen 'nosuchhost.invalid:1'"
@@ -501,6 +741,11 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: --version" test $rc = 0 -a -n "$(grep -E '^vmrapl-exporter [0-9]' <<< "$out")"
 	out=$("$exporter" --bogus 2>&1); rc=$?
 	check "exporter: getopt error starts with the short name" grep -q '^vmrapl-exporter: unrecognized option' <<< "$out"
+	check "exporter: getopt error: one line and a hint, not the usage" \
+		test "$out" = "vmrapl-exporter: unrecognized option '--bogus'"$'\n'"try 'vmrapl-exporter --help'"
+	out=$("$exporter" stray 2>&1); rc=$?
+	check "exporter: an argument: one line and a hint" \
+		test "$rc:$out" = "1:vmrapl-exporter: unexpected argument 'stray'"$'\n'"try 'vmrapl-exporter --help'"
 else
 	n=$((n + 1)); echo "ok $n exporter # SKIP not built"
 fi
