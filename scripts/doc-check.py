@@ -111,6 +111,7 @@ OTHER_COMMANDS = {
     'sed', 'awk', 'sudo', 'insmod', 'rmmod', 'udevadm', 'pkg-config',
     'fio', 'stress-ng', 'turbostat', 'script', 'chromium', 'configure',
     './configure', 'valgrind', 'ssh', 'tar', 'cat', 'echo', 'ls',
+    'fuser',
 }
 
 
@@ -887,11 +888,13 @@ def check_man(f, tools, all_long, tops, fnd, stats):
                         check_path(f, line, w, docdir, tops, fnd, stats)
         # the options: the page's own unless another command comes first;
         # a command is one named in bold or in an example
+        # An option in italics is another program's, named in prose (a
+        # VMM's --name); bold and examples are the page's own.
         if example:
             words = [(w, True) for w in shell_words(full)]
         else:
             words = [(w, font == 'B') for font, t in pieces
-                     for w in t.split()]
+                     if font != 'I' for w in t.split()]
         owner = own
         k = 0
         while k < len(words):
