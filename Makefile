@@ -26,6 +26,8 @@
 #                             guest reads its energy (rapl_qemu.c)
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
+#   make try                  boot the rig with the demo's VMs and a shell
+#                             to try the tools in (exit ends it)
 #   make readme-demo          make demo, and its output into README.md
 #   make prom-check           a fleet of two rig hypervisors under one real
 #                             Prometheus: rules, dashboard queries, Chromium
@@ -92,7 +94,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse doc-check qemu \
-	checkpatch ksrc deps check check-debug check-qemu debug-kernel vmtest demo readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -224,6 +226,10 @@ vmtest: module testmod selftests qemu
 
 demo:
 	@$(TOP)/scripts/demo.sh $(KVER)
+
+# The rig as a playground: the demo's three VMs and a shell; exit ends it.
+try: module userspace selftests qemu
+	@$(TOP)/selftests/rig/run.sh $(KVER) --mode try
 
 # One make demo run; the start and the end of what it printed replace
 # README.md's demo section.

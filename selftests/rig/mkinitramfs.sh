@@ -31,6 +31,7 @@
 #   /bin/rdmsr                selftests/rig/rdmsr.c (static)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
 #   /etc/rig/debug.skip       selftests/rig/debug.skip (--variant debug)
+#   /etc/rig/try-hint         selftests/rig/try-hint (rig.mode=try)
 #   /init                     selftests/rig/init
 #
 # VARIANT l2 builds that nested guest's image instead: busybox, the RAPL
@@ -250,6 +251,8 @@ if [[ -f $top/udev/60-vmrapl.rules ]]; then
 fi
 # Programs the debug variant skips, and why (used by /init only there).
 grep -Ev '^[[:space:]]*(#|$)' "$top/selftests/rig/debug.skip" > "$root/etc/rig/debug.skip" 2>/dev/null || true
+# What make try (rig.mode=try) shows before its shell.
+cp "$top/selftests/rig/try-hint" "$root/etc/rig/try-hint"
 echo "$kver" > "$root/etc/rig/kver"
 ${CC:-cc} -static -O2 -Wall -o "$root/bin/rdmsr" "$top/selftests/rig/rdmsr.c"
 

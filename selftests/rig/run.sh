@@ -4,7 +4,7 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa|debug|rapl|icount] [--mode tests|demo|bench|prom|shell]
+# Usage: run.sh KVER [--variant numa|debug|rapl|icount] [--mode tests|demo|bench|prom|shell|try]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
 # Variants: numa (two NUMA nodes per package), debug (a kernel with KASAN,
@@ -75,6 +75,13 @@ fi
 # The rapl variant's rapl_qemu boots three nested guests and migrates
 # one (110 to 140 s: 13 to 37 s per boot).
 [[ $variant == rapl ]] && test_timeout=${RIG_TEST_TIMEOUT:-900}
+# A person at the console (shell, try): no silence watchdog, four hours.
+interactive=0
+if [[ $mode == shell || $mode == try ]]; then
+	interactive=1
+	silence=${RIG_SILENCE:-$((1 << 30))}
+	timeout=${timeout:-${RIG_TIMEOUT:-14400}}
+fi
 timeout=${timeout:-${RIG_TIMEOUT:-900}}
 
 tag=$kver${variant:+-$variant}
@@ -125,6 +132,8 @@ if [[ $build_initramfs == 1 ]]; then
 fi
 
 cmdline="console=ttyS0,115200 panic=-1 printk.time=1 loglevel=7"
+# make try: the kernel's warnings on the terminal, not its boot chatter.
+[[ $mode == try ]] && cmdline=${cmdline/loglevel=7/loglevel=4}
 # TCG vCPUs share two host cores; give RCU more slack before it reports a
 # stall so the check catches real stalls, not emulation hiccups.
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=60"
@@ -241,7 +250,7 @@ fi
 
 stdin=/dev/null
 fg=()
-if [[ $mode == shell && -t 0 ]]; then
+if [[ $interactive == 1 && -t 0 ]]; then
 	stdin=/dev/stdin
 	# timeout(1) runs QEMU in a process group of its own, in the
 	# background of the terminal: QEMU's first tcsetattr() of it (raw
@@ -352,7 +361,7 @@ qemu_backtrace() {
 echo "rig $tag: booting (timeout ${timeout}s)"
 start=$(date +%s)
 boot
-[[ $mode == shell ]] && exit "$qrc"
+[[ $interactive == 1 ]] && exit "$qrc"
 # Under TCG a nested-KVM guest of the 6.1 kernel has been seen to stop
 # dead (no oops, no lockup report) on a loaded host.  Such a hang is
 # retried once, and said so; a second hang, or any other failure, stands.
