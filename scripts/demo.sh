@@ -18,8 +18,16 @@ kver=${1:-$(make -s --no-print-directory kver)}
 [[ -n $kver ]] || { echo "demo: no kernel headers installed" >&2; exit 1; }
 
 stage 2/5 "build module for $kver, userspace and test programs"
-make --no-print-directory module KVER="$kver" >/dev/null
-make --no-print-directory userspace selftests >/dev/null
+# The build's chatter (and libnuma.a's static-link note about
+# getaddrinfo, which is not ours) goes to a log, shown only on failure.
+buildlog=build/demo-build.log
+mkdir -p build
+if ! { make --no-print-directory module KVER="$kver" &&
+       make --no-print-directory userspace selftests; } > "$buildlog" 2>&1; then
+	tail -n 30 "$buildlog"
+	echo "demo: the build failed; the whole log is $buildlog" >&2
+	exit 1
+fi
 echo "built build/$kver/vmrapl.ko"
 [[ -x build/selftests/demo ]] || echo "note: no demo program yet (selftests/vmrapl/demo.c); the boot only loads the module"
 
@@ -51,7 +59,7 @@ awk '/^### TEST demo BEGIN/ { on = 1; next }
      /^### TRACE [0-9]+ .* BEGIN$/ { trace = 1; next }
      /^### TRACE [0-9]+ END$/ { trace = 0; next }
      on && !trace && !/^\[ *[0-9]+\.[0-9]+\]/' "$console" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g'
-grep -E '^rig ' build/demo-rig.out | tail -n 3
+grep -E '^rig ' build/demo-rig.out | grep -v ': per program:$' | tail -n 2
 # The picture: each VM's power over the run, host and guest, same axes.
 if [[ $rc == 0 ]]; then
 	if png=$(scripts/plot-demo.sh "$console" build/demo); then
