@@ -105,7 +105,8 @@ struct cpu {
 
 /*
  * The physical model of one package (model.c): idle floor when every
- * core is idle, an uncore uplift while any is active, per-core power by
+ * core is idle (in its C-state: at once, after --pc6-delay-us, or never
+ * with --no-pc6), an uncore uplift while any is active, per-core power by
  * intensity scaled by a frequency that falls with the active cores.
  */
 struct pmodel {
@@ -120,6 +121,8 @@ struct pkg {
 	u64 floor0_uw;			/* the floor drift swings around */
 	double drift_phase;		/* rad, per seed and package */
 	int ncpu, first, nbusy;
+	bool pc6;			/* in the C-state: floor alone */
+	u32 pc6_ver;			/* the pending EV_PC6's */
 	double fscale;			/* (f / f_all)^2 at nbusy */
 	u64 t_truth;			/* truths integrated up to here */
 	u64 power_uw;			/* package power now */
@@ -206,8 +209,11 @@ struct sim {
 	u64 qemu_wrap_zero, scaph_wrap_skip;
 };
 
-/* At equal times, the anchors' loops run before a window is read. */
-enum { EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
+/*
+ * At equal times, the anchors' loops run before a window is read, and a
+ * package enters its C-state (--pc6-delay-us) before anything else.
+ */
+enum { EV_PC6, EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
        EV_VMSTART, EV_VMSTOP, EV_LOAD };
 
 struct ev {
@@ -262,6 +268,11 @@ extern double floor_spread;
 extern double floor_drift;
 extern bool no_host_floor;
 extern u64 idle_lead_s;
+extern u64 pc6_delay_ns;
+extern bool no_pc6;
+extern u64 core_latch_ns;
+extern double update_jitter;
+extern u32 ctr_esu;
 
 /* model.c */
 void rng_seed(u64 s);
@@ -281,6 +292,7 @@ void pkg_model_init(struct pkg *pk);
 void core_ctrs_init(int pi, u64 seed);
 void pkg_advance(int pi);
 void pkg_retune(int pi);
+void pkg_pc6(int pi, u32 ver);
 void task_accrue(struct task *t);
 u64 vm_runtime(const struct vm *v);
 void sync_all(void);
