@@ -159,15 +159,23 @@ integral (relative error < 1e-9, or the run fails).
   default), per zone, active energy = dE x the node's /proc/stat usage
   ratio; a VM gets active energy x its process's CPU time delta over the
   sum of every process's delta.  Idle energy is never attributed.
+- *naive (5 s CPU-time share)*: no release, a baseline: what one would
+  write first (bench/sim/alg_naive.c).  Every 5 s, each package's energy
+  over the 5 s (its counter's delta) is split by CPU-time share: a VM
+  gets the delta x its threads' exact CPU time on the package / (the
+  package's CPUs x 5 s); host tasks' and idle CPU time get nothing.  No
+  static power, no epochs, no per-core weight.  Not an anchor: the
+  targets below compare vmrapl with the four rows above.
 
-The anchors' 5 s loops run at multiples of 5 s, so the "5 s aligned"
-windows end where they update; QEMU's loop runs at whole seconds from the
+The anchors' 5 s loops (and the naive baseline's) run at multiples of
+5 s, so the "5 s aligned" windows end where they update; QEMU's loop runs at whole seconds from the
 VM's start.  *Own rule*: each algorithm against its own rule fed exact
 inputs (vmrapl: the occupied truth it means to compute; QEMU: exact CPU
 time x exact package energy, I/O threads counted; Scaphandre: exact share
 of capacity x exact host energy; Kepler: exact usage ratio x exact CPU
-share x exact energy).  A window counts when the judge's energy is at
-least 0.05 J per second of window.  *Homogeneous*: every task of a package
+share x exact energy; naive: its split of the exact package energy).
+A window counts when the judge's energy is at least 0.05 J per second of
+window.  *Homogeneous*: every task of a package
 has one intensity (host tasks included); only *heterogeneous* mixes them.
 
 HDR

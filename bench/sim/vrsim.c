@@ -31,7 +31,9 @@
  *   qemu-vmsr    QEMU 10's vmsr loop as released (alg_qemu.c);
  *   scaphandre   Scaphandre 1.0's qemu exporter as released, and the same
  *                with its units fixed (alg_scaph.c);
- *   kepler       Kepler 0.10's ratio model (alg_kepler.c).
+ *   kepler       Kepler 0.10's ratio model (alg_kepler.c);
+ *   naive        a baseline, no release: each package's energy split by
+ *                the VMs' CPU-time share every 5 s (alg_naive.c).
  * Each anchor is re-implemented from reading its released code; the
  * header of its file says what it does and where that comes from.
  *
@@ -269,6 +271,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			break;
 		case EV_KEPLER:
 			on_kepler();
+			on_naive();	/* its loop: Kepler's instants */
 			break;
 		case EV_VMSTART:
 			vm_start(e.id);

@@ -10,7 +10,8 @@
  *   sched.c       the event queue, the scheduler, VMs and tasks
  *   alg_*.c       one per algorithm: vmrapl (three static-power settings,
  *                 and per-core energy weighting),
- *                 qemu-vmsr, scaphandre (as coded, units fixed), kepler
+ *                 qemu-vmsr, scaphandre (as coded, units fixed), kepler,
+ *                 and a naive baseline (5 s CPU-time share)
  *   workloads.c   the workloads
  *   output.c      the error statistics over seeds, markdown and JSON
  *   vrsim.c       options, one run (the event loop), main
@@ -43,7 +44,7 @@ enum { V_LEARN, V_HI, V_LO, V_CORE, NVR };
 
 /* The rows of the tables: an algorithm, or one setting of one. */
 enum { R_VR, R_VR_HI, R_VR_LO, R_VR_CORE, R_QEMU, R_SCAPH, R_SCAPH_FIX,
-       R_KEPLER, NROW };
+       R_KEPLER, R_NAIVE, NROW };
 
 /* What an estimate is judged against: three truths, then its own rule. */
 enum { J_OCC, J_DYN, J_BUSY, J_OWN, NJUDGE };
@@ -136,6 +137,8 @@ struct pkg {
 	/* anchors: last raw reads */
 	u64 kepler_raw;
 	double kepler_truth_j;
+	u64 naive_raw;			/* the naive baseline's */
+	double naive_truth_j;
 	bool q_read;			/* qemu: read at this iteration */
 };
 
@@ -162,6 +165,8 @@ struct vm {
 	/* kepler */
 	bool k_seen;
 	u64 k_ticks, k_rt;
+	/* the naive baseline: CPU time per package at its last loop */
+	u64 n_rt[MAXPKG];
 	/* window snapshots, one per second */
 	double *snap;
 };
@@ -203,6 +208,9 @@ struct sim {
 	/* kepler's node state */
 	bool k_have;
 	u64 k_busy, k_ticks_all;
+	/* the naive baseline's loop */
+	bool n_have;
+	u64 n_t_last;
 	/* checks */
 	u64 events, switches, closes, conservation_bad;
 	u64 core_closes;			/* V_CORE's */
@@ -326,6 +334,7 @@ double vmrapl_vm_j(const struct vm *v, int var);
 void on_qemu(int vi);
 void on_scaph(void);
 void on_kepler(void);
+void on_naive(void);
 
 /* workloads.c */
 extern const struct workload workloads[];
