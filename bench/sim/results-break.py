@@ -281,7 +281,7 @@ def section(dir):
         '(`vr_lag_share()`, kmod/vr_lag.c: "nothing runs now"); the '
         'delay\'s uncore is such energy, which the truths give to no one.  '
         'The rows with a fixed static power learn nothing and show that '
-        'effect alone: on %s, p_static -25 %% went from %s net to %s and '
+        'effect without the learning\'s: on %s, p_static -25 %% went from %s net to %s and '
         '%s, +25 %% from %s to %s and %s.  The learned row keeps what is '
         'left of the two: net %s, %s and %s, error %s, %s and %s %% '
         '(phases %s, %s and %s %%).' % (
