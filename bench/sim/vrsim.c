@@ -549,7 +549,8 @@ int main(int argc, char **argv)
 			d = arg_double(name, optarg);
 			if (d < 1 || d > 1e9)
 				arg_range(name, optarg);
-			latch_ns = core_latch_ns = (u64)llround(d * 1000);
+			latch_ns = (u64)llround(d * 1000);
+			core_latch_ns = latch_ns;
 			break;
 		case OPT_UPDATE_JITTER:
 			update_jitter = arg_double(name, optarg);
