@@ -3,11 +3,12 @@
 #
 # README.md's accuracy table from bench/results.json: per workload, the
 # 60 s mean error (occupied truth) over the seeds of vmrapl's two main rows
-# (with the seeds' min-max) and of the anchors (QEMU vmsr, Scaphandre as
-# coded and with its units fixed, Kepler); the p_static +-25 % rows are
-# only in bench/RESULTS.md.  Rewrites the table's rows in README.md in
-# place (the header line starting "| workload | vmrapl, learned static"
-# and its separator stay), or prints them with --print.
+# (with the seeds' min-max), of the anchors (QEMU vmsr, Scaphandre as
+# coded and with its units fixed, Kepler) and, where results.json has it,
+# of the naive baseline (5 s CPU-time share; a column added to the header
+# then); the p_static +-25 % rows are only in bench/RESULTS.md.  Rewrites
+# the table in README.md in place (found by its header line, starting
+# "| workload | vmrapl, learned static"), or prints its rows with --print.
 #
 # Usage: scripts/bench-table.py [--print] [results.json] [README.md]
 import json
@@ -22,8 +23,25 @@ def fmt(v):
     return "%.2f" % v if v < 10 else "%.1f" % v
 
 
+HEAD = ("| workload | vmrapl, learned static (seeds min–max) | vmrapl "
+        "per-core energy (seeds min–max) | QEMU vmsr 10 | Scaphandre 1.0.3 "
+        "| Scaphandre, units fixed | Kepler 0.10 |")
+ANCHORS = ("qemu_vmsr", "scaphandre", "scaphandre_units_fixed", "kepler")
+
+
+def has_naive(path):
+    return all("naive" in r["algorithms"]
+               for r in json.load(open(path))["results"])
+
+
+def header(naive):
+    h = HEAD + (" Naive, 5 s CPU-time share |" if naive else "")
+    return [h, "|---|" + "---:|" * (h.count("|") - 2)]
+
+
 def rows(path):
     out = []
+    naive = has_naive(path)
     for r in json.load(open(path))["results"]:
         a = r["algorithms"]
 
@@ -36,8 +54,7 @@ def rows(path):
                                    fmt(x["max"]))
         cols = [r["workload"], spread("vmrapl"), spread("vmrapl_percore")]
         cols += [fmt(occ(k)["mean"]) for k in
-                 ("qemu_vmsr", "scaphandre", "scaphandre_units_fixed",
-                  "kepler")]
+                 ANCHORS + (("naive",) if naive else ())]
         out.append("| " + " | ".join(cols) + " |")
     return out
 
@@ -51,9 +68,9 @@ head = [i for i, l in enumerate(lines)
         if l.startswith("| workload | vmrapl, learned static")]
 if len(head) != 1:
     sys.exit("%s: no single accuracy table header" % readme)
-start = head[0] + 2
-end = start
+start = head[0]
+end = start + 2
 while end < len(lines) and lines[end].startswith("| "):
     end += 1
-lines[start:end] = new
+lines[start:end] = header(has_naive(results)) + new
 open(readme, "w").write("\n".join(lines))

@@ -55,6 +55,9 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xtics rotate by -30 nomirror
 set key outside right top
+# gnuplot's default colours repeat after 8: the 9th (the naive baseline)
+# would take the first's
+set linetype 9 lc rgb "#8c8c8c"
 titles = '$titles'
 n = ${#labels[@]}
 plot for [i=0:n-1] "$dat" using 2+3*i:3+3*i:4+3*i:xtic(1) title word(titles, i+1)

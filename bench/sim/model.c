@@ -10,6 +10,9 @@
  *   n cores active:   P = floor + uncore + sum over the active cores of
  *                         base_uw(task) x (f(n) / f_all)^2
  *
+ * (every core idle: P = floor + uncore until the package reaches its
+ * C-state, see "Breaking the model's assumptions" below)
+ *
  * where f(n) falls linearly from f_one (one core active, turbo) to f_all
  * (every core active), and base_uw is the task's intensity: a vector-heavy
  * task draws more per core than a memory-bound one.  The package floor is
@@ -30,11 +33,13 @@
  *                 occupied CPU time; unoccupied time's part is nobody's)
  *   busy-share    P / n (the whole package power over whatever runs)
  *
- * Energy while every core is idle (floor x time) belongs to no task.
+ * Energy while every core is idle belongs to no task: the floor, and the
+ * uncore the package still draws before it reaches its C-state (below).
  *
  * The counter: the package energy integrated exactly (uW x ns), latched
- * every latch_ns (+- 5 % jitter, uniform), shown floored to the ESU
- * (2^-14 J), plus a start offset, in 32 bits: it wraps.
+ * every latch_ns (+- update_jitter %, 5 % by default, uniform), shown
+ * floored to the ESU (2^-ctr_esu J, 2^-14 by default), plus a start
+ * offset, in 32 bits: it wraps.
  *
  * Per-core energy counters, as AMD family 17h and later have them
  * (MSR_AMD_CORE_ENERGY_STATUS, one per core): each CPU's core power
@@ -50,6 +55,48 @@
  * own, so adding them leaves the schedule and the package counters'
  * instants as they were.  vmrapl reads only the counter registers
  * (ctr_read()), never the exact energy.
+ *
+ * Breaking the model's assumptions.  By default the model agrees with two
+ * of the module's own assumptions: the floor is drawn alone the instant
+ * the last core of a package idles (so an all-idle stretch shows the
+ * floor exactly, and the occupied truth is then what the module's own
+ * split would give with exact inputs), and the counter updates every
+ * ~1 ms, the module's VR_HW_STEP_NS (kmod/vr_lag.h).  Options, each off
+ * by default (the default run is as it was, to the byte), break them.
+ * Under every one, the truths are the same function of what runs: a task
+ * on a core while n cores run gets its core's power + uncore / n
+ * (dynamic-only), that + floor / ncpu (occupied; floor is the model's
+ * C-state power, m.floor_uw, never a figure learned from the counter),
+ * or P / n (busy-share); whatever the package draws while no core runs
+ * is nobody's under all three.  None of them is defined by what an
+ * algorithm can observe, and none by vmrapl's formula:
+ *
+ *   --pc6-delay-us D  after the last core of a package idles, it keeps
+ *                     drawing floor + uncore for D us, then the floor
+ *                     alone (a package C-state entered after a delay, as
+ *                     PC6 is).  The truths: as above; the uncore drawn in
+ *                     the delay is idle energy (no core runs), nobody's
+ *                     under all three truths, not the last runner's.  A
+ *                     core that wakes in the delay cancels it; the next
+ *                     all-idle instant starts it again.
+ *   --no-pc6          the package never reaches the C-state: floor +
+ *                     uncore while every core idles, so the floor is never
+ *                     drawn alone.  The truths: as above, the floor in
+ *                     the occupied truth is still the model's floor, and
+ *                     the uncore drawn while no core runs is nobody's.
+ *                     (Calling the uncore static here, split by occupied
+ *                     time, would make the occupied truth what vmrapl
+ *                     learns from idle time, floor + uncore: the check
+ *                     would share the assumption it checks.)
+ *   --update-us U,    the package counter and the per-core counters
+ *   --update-jitter P latch every U us +- P % (uniform) instead of every
+ *                     976.6 us +- 5 %.  The truths: unchanged (the update
+ *                     instants change what the registers show, not what
+ *                     is drawn).
+ *   --esu N           the counters count in 2^-N J (AMD Zen: 16) instead
+ *                     of 2^-14 J; vmrapl is told N, as the module reads
+ *                     it from the power-unit register.  The truths:
+ *                     unchanged.
  */
 #include "vrsim.h"
 
@@ -154,13 +201,23 @@ void *xgrow(void *p, size_t n, size_t *cap, size_t first, size_t sz)
 
 /* ------------------------------------------------------- counter */
 
+/*
+ * The latch jitter of a counter updated every @step ns: +- update_jitter
+ * % (by default 5 %, step / 20, exactly: step x 5 is exact in a double,
+ * and so is the quotient when it is a whole number).
+ */
+static u64 ctr_jitter_ns(u64 step)
+{
+	return (u64)((double)step * update_jitter / 100);
+}
+
 void ctr_init(struct ctr *c, u64 offset)
 {
 	memset(c, 0, sizeof(*c));
-	c->esu = 14;
+	c->esu = ctr_esu;
 	c->width = 32;
 	c->step_ns = latch_ns;
-	c->jitter_ns = latch_ns / 20;
+	c->jitter_ns = ctr_jitter_ns(latch_ns);
 	c->offset = offset;
 	c->next_upd = c->step_ns;
 }
@@ -177,16 +234,16 @@ static u64 ctr_rnd(struct ctr *c)
 /*
  * A core's energy counter: as the package's, the start offset and the
  * latch jitter drawn from its own stream seeded by @seed; latched every
- * CORE_LATCH_NS whatever --latch-us says (that option is the package
- * counter's: sixteen counters latched every microsecond would make its
- * diagnostic runs nine times longer).
+ * core_latch_ns (CORE_LATCH_NS unless --update-us) whatever --latch-us
+ * says (that option is the package counter's: sixteen counters latched
+ * every microsecond would make its diagnostic runs nine times longer).
  */
 void core_ctr_init(struct ctr *c, u32 esu, u64 seed)
 {
 	ctr_init(c, 0);
 	c->esu = esu;
-	c->step_ns = CORE_LATCH_NS;
-	c->jitter_ns = CORE_LATCH_NS / 20;
+	c->step_ns = core_latch_ns;
+	c->jitter_ns = ctr_jitter_ns(core_latch_ns);
 	c->rs = seed * 0x9e3779b97f4a7c15ULL + 0xd1b54a32d192ed03ULL;
 	if (!c->rs)
 		c->rs = 1;
@@ -261,13 +318,18 @@ static void pkg_floor_now(struct pkg *pk)
 			     pk->drift_phase)));
 }
 
+/*
+ * Every core idle at t = 0, after an idle stretch before the run: in the
+ * C-state, drawing the floor (--no-pc6: never in it, floor + uncore).
+ */
 void pkg_model_init(struct pkg *pk)
 {
 	pkg_floor_now(pk);
 	pk->nbusy = 0;
 	pk->fscale = 1;
 	pk->t_truth = 0;
-	pk->power_uw = pk->m.floor_uw;
+	pk->pc6 = !no_pc6;
+	pk->power_uw = pk->m.floor_uw + (pk->pc6 ? 0 : pk->m.uncore_uw);
 	ctr_set_power(&pk->ctr, 0, pk->power_uw);
 }
 
@@ -298,6 +360,7 @@ void pkg_advance(int pi)
 		return;
 	pk->t_truth = S.now;
 	pk->truth_j += (double)pk->power_uw * d;
+	/* no core runs: the floor, and the uncore before PC6, nobody's */
 	if (!pk->nbusy) {
 		pk->all_idle_j += (double)pk->power_uw * d;
 		return;
@@ -333,6 +396,19 @@ void pkg_retune(int pi)
 
 	for (i = 0; i < pk->ncpu; i++)
 		n += S.cpu[pk->first + i].cur != NOTASK;
+	/*
+	 * The package C-state: left as a core runs; entered as the last one
+	 * idles, or pc6_delay_ns later (pkg_pc6()), or never (--no-pc6).
+	 */
+	if (n) {
+		pk->pc6 = false;
+	} else if (pk->nbusy && !no_pc6) {
+		if (pc6_delay_ns)
+			ev_push(S.now + pc6_delay_ns, EV_PC6, pi,
+				++pk->pc6_ver);
+		else
+			pk->pc6 = true;
+	}
 	pk->nbusy = n;
 	if (n > 1 && pk->ncpu > 1)
 		f = pk->m.f_one_mhz - ((double)pk->m.f_one_mhz -
@@ -342,7 +418,7 @@ void pkg_retune(int pi)
 		f = pk->m.f_one_mhz;
 	pk->fscale = (f / pk->m.f_all_mhz) * (f / pk->m.f_all_mhz);
 	pkg_floor_now(pk);
-	uw = pk->m.floor_uw + (n ? pk->m.uncore_uw : 0);
+	uw = pk->m.floor_uw + (pk->pc6 ? 0 : pk->m.uncore_uw);
 	for (i = 0; i < pk->ncpu; i++) {
 		struct cpu *c = &S.cpu[pk->first + i];
 
@@ -357,6 +433,23 @@ void pkg_retune(int pi)
 	}
 	pk->power_uw = uw;
 	ctr_set_power(&pk->ctr, S.now, uw);
+}
+
+/*
+ * --pc6-delay-us: the delay the last core's idling started on package @pi
+ * (@ver) is over.  If no core woke meanwhile, the package enters its
+ * C-state: the uncore drawn up to now was idle energy (pkg_advance()
+ * gives it to no task), the floor alone from now on.
+ */
+void pkg_pc6(int pi, u32 ver)
+{
+	struct pkg *pk = &S.pk[pi];
+
+	if (ver != pk->pc6_ver || pk->nbusy || pk->pc6)
+		return;
+	pkg_advance(pi);
+	pk->pc6 = true;
+	pkg_retune(pi);
 }
 
 /* ------------------------------------------------------ CPU time */

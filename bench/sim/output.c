@@ -9,12 +9,13 @@ const char *const row_name[NROW] = {
 	"vmrapl (learned static)", "vmrapl p_static +25 %",
 	"vmrapl p_static -25 %", "vmrapl per-core (core energy)",
 	"qemu-vmsr 10", "scaphandre 1.0 as coded",
-	"scaphandre units fixed", "kepler 0.10"
+	"scaphandre units fixed", "kepler 0.10",
+	"naive (5 s CPU-time share)"
 };
 static const char *const row_key[NROW] = {
 	"vmrapl", "vmrapl_static_hi", "vmrapl_static_lo", "vmrapl_percore",
 	"qemu_vmsr",
-	"scaphandre", "scaphandre_units_fixed", "kepler"
+	"scaphandre", "scaphandre_units_fixed", "kepler", "naive"
 };
 static const char *const judge_name[NJUDGE] = {
 	"occupied", "dynamic-only", "busy-share", "own rule"
@@ -28,7 +29,8 @@ static const char *const own_name[NROW] = {
 	"its formula with exact CPU time and energy",
 	"share of host capacity x host energy, exact inputs",
 	"share of host capacity x host energy, exact inputs",
-	"usage ratio x CPU-time share x energy, exact inputs"
+	"usage ratio x CPU-time share x energy, exact inputs",
+	"CPU-time share x package energy, exact energy"
 };
 static const int wsec[NWIN] = { 1, 5, 60 };
 static const char *const win_key[NWIN] = { "1s", "5s", "60s" };
@@ -158,25 +160,50 @@ static const char *cell(const struct wres *wr, int a, int j, int wi)
 	return b;
 }
 
+/* The released tools; the naive baseline is none of them. */
 static bool is_anchor(int a)
 {
-	return a >= R_QEMU;
+	return a >= R_QEMU && a <= R_KEPLER;
 }
 
 /* ---------------------------------------------------------- output */
+
+/* Are the model options (model.c) all off? */
+static bool model_default(void)
+{
+	return !pc6_delay_ns && !no_pc6 && core_latch_ns == CORE_LATCH_NS &&
+	       update_jitter == 5 && ctr_esu == 14;
+}
 
 void print_md(const struct wres *res, int n)
 {
 	int i, a, j, wi, k;
 
 	printf("vmrapl: %llu us epochs, counter lag share lag_ns = %llu us%s; "
-	       "counter latched every %llu us +- 5 %%.  %d seed%s per "
+	       "counter latched every %llu us +- %g %%.  %d seed%s per "
 	       "workload, %.0f s each.\n\n",
 	       (unsigned long long)period_ns / 1000,
 	       (unsigned long long)lag_used_ns / 1000,
 	       lag_ns < 0 ? " (vr_pkg_init() default for hardware counters)" :
 	       " (--lag-us)", (unsigned long long)latch_ns / 1000,
-	       res[0].nseed, res[0].nseed > 1 ? "s" : "", res[0].r[0].secs);
+	       update_jitter, res[0].nseed, res[0].nseed > 1 ? "s" : "",
+	       res[0].r[0].secs);
+	if (!model_default()) {
+		printf("The model (options, model.c): ");
+		if (no_pc6)
+			printf("a package never draws its floor alone "
+			       "(--no-pc6)");
+		else if (pc6_delay_ns)
+			printf("a package draws its uncore %.1f us after its "
+			       "last core idles, then the floor alone",
+			       (double)pc6_delay_ns / 1000);
+		else
+			printf("a package draws its floor alone as its last "
+			       "core idles");
+		printf("; the per-core counters latched every %.1f us; ESU "
+		       "%u (2^-%u J).\n\n", (double)core_latch_ns / 1000,
+		       ctr_esu, ctr_esu);
+	}
 
 	printf("### Per-VM error over 60 s windows, under each truth\n\n");
 	printf("Mean absolute error of per-VM energy, %% of the judge's "
@@ -411,7 +438,7 @@ void print_md(const struct wres *res, int n)
 				double v = over_seeds(&res[i], R_VR, j,
 						      wi).mean, best = INFINITY;
 
-				for (a = R_QEMU; a < NROW; a++) {
+				for (a = R_QEMU; a <= R_KEPLER; a++) {
 					double m = over_seeds(&res[i], a, j,
 							      wi).mean;
 
@@ -459,12 +486,29 @@ int write_json(const char *path, const struct wres *res, int n)
 	}
 	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"period_us\": %llu,\n"
 		"  \"latch_us\": %llu,\n  \"lag_us\": %llu,\n"
-		"  \"seeds\": %d,\n  \"sim_s\": %.0f,\n"
-		"  \"results\": [\n", quick ? "quick" : "full",
+		"  \"seeds\": %d,\n  \"sim_s\": %.0f,\n",
+		quick ? "quick" : "full",
 		(unsigned long long)period_ns / 1000,
 		(unsigned long long)latch_ns / 1000,
 		(unsigned long long)lag_used_ns / 1000, res[0].nseed,
 		res[0].r[0].secs);
+	/* the model's options: only when one is set */
+	if (!model_default()) {
+		fprintf(f, "  \"model\": {\"pc6_delay_us\": ");
+		if (no_pc6)
+			fprintf(f, "null");
+		else
+			json_num(f, (double)pc6_delay_ns / 1000);
+		fprintf(f, ", \"no_pc6\": %s, \"update_us\": ",
+			no_pc6 ? "true" : "false");
+		json_num(f, (double)latch_ns / 1000);
+		fprintf(f, ", \"core_update_us\": ");
+		json_num(f, (double)core_latch_ns / 1000);
+		fprintf(f, ", \"update_jitter_pct\": ");
+		json_num(f, update_jitter);
+		fprintf(f, ", \"esu\": %u},\n", ctr_esu);
+	}
+	fprintf(f, "  \"results\": [\n");
 	for (i = 0; i < n; i++) {
 		const struct wres *wr = &res[i];
 		u64 bad = 0;

@@ -4,7 +4,10 @@
 # Assembles bench/RESULTS.md-ready markdown from the outputs of
 # "make full" in DIR (vrsim.md, bursty-instant.md, hetero-switches.md,
 # packed-no-host.md, drift-mostly-idle.md, drift-spread.md, lead.md,
-# lead-drift.md, hotpath.txt, callgrind.txt).
+# lead-drift.md, break-*.md, hotpath.txt, callgrind.txt).  The section
+# "Breaking the model's assumptions" and the method's paragraph on the
+# model's options are results-break.py's; the section is left out when
+# the break-*.md runs are not there.
 #
 # Instruction targets per event (issue 12): an untracked switch
 # (event_needed() false) <= 10, a tracked (vCPU) switch in or out <= 60.
@@ -58,12 +61,25 @@ make -C bench/sim full
   #   ./vrsim --only steady,lone,never-idle,vmm-io --idle-lead 10 > out/lead.md
   #   ./vrsim --only steady,lone,never-idle,vmm-io --idle-lead 10 \\
   #           --floor-drift 5 > out/lead-drift.md
+  #   cp out/vrsim.md out/break-default.md   (the model's options:)
+  #   ./vrsim --pc6-delay-us 500 > out/break-pc6-500.md
+  #   ./vrsim --pc6-delay-us 3000 > out/break-pc6-3000.md
+  #   ./vrsim --no-pc6 > out/break-no-pc6.md
+  #   ./vrsim --update-us 500 > out/break-update-500.md
+  #   ./vrsim --update-us 2000 > out/break-update-2000.md
+  #   ./vrsim --esu 16 > out/break-esu-16.md     (each with --json)
+  #   ./vrsim --only bursty,mostly-idle --update-us 500 --lag-us 250 \\
+  #           > out/break-update-500-lag.md
+  #   ./vrsim --only bursty,mostly-idle --update-us 2000 --lag-us 1000 \\
+  #           > out/break-update-2000-lag.md
   #   ./hotpath > out/hotpath.txt
   #   ./callgrind.sh > out/callgrind.txt
   #   ./results.sh out > out/RESULTS.md
 make bench          # the above, then the rig, and bench/rig/collect.sh
                     # merges both into bench/RESULTS.md and bench/results.json
 make bench-quick    # make -C bench/sim quick: one seed x 61 s, pass/fail only
+make -C bench/sim break BREAK_ARGS="--seeds 3 --secs 120"
+                    # the model options' runs alone, at a reduced size
 \`\`\`
 
 ## Simulator: per-VM energy against an independent truth (bench/sim)
@@ -100,6 +116,8 @@ power / n.  Energy drawn while every core is idle belongs to no task.  The
 model checks itself every run: the busy-share truths plus the all-idle
 energy equal the packages' energy, and so does each counter's exact
 integral (relative error < 1e-9, or the run fails).
+
+$(python3 "$here/results-break.py" method)
 
 **The rows.**
 
@@ -159,15 +177,23 @@ integral (relative error < 1e-9, or the run fails).
   default), per zone, active energy = dE x the node's /proc/stat usage
   ratio; a VM gets active energy x its process's CPU time delta over the
   sum of every process's delta.  Idle energy is never attributed.
+- *naive (5 s CPU-time share)*: no release, a baseline: what one would
+  write first (bench/sim/alg_naive.c).  Every 5 s, each package's energy
+  over the 5 s (its counter's delta) is split by CPU-time share: a VM
+  gets the delta x its threads' exact CPU time on the package / (the
+  package's CPUs x 5 s); host tasks' and idle CPU time get nothing.  No
+  static power, no epochs, no per-core weight.  Not an anchor: the
+  targets below compare vmrapl with the four rows above.
 
-The anchors' 5 s loops run at multiples of 5 s, so the "5 s aligned"
-windows end where they update; QEMU's loop runs at whole seconds from the
+The anchors' 5 s loops (and the naive baseline's) run at multiples of
+5 s, so the "5 s aligned" windows end where they update; QEMU's loop runs at whole seconds from the
 VM's start.  *Own rule*: each algorithm against its own rule fed exact
 inputs (vmrapl: the occupied truth it means to compute; QEMU: exact CPU
 time x exact package energy, I/O threads counted; Scaphandre: exact share
 of capacity x exact host energy; Kepler: exact usage ratio x exact CPU
-share x exact energy).  A window counts when the judge's energy is at
-least 0.05 J per second of window.  *Homogeneous*: every task of a package
+share x exact energy; naive: its split of the exact package energy).
+A window counts when the judge's energy is at least 0.05 J per second of
+window.  *Homogeneous*: every task of a package
 has one intensity (host tasks included); only *heterogeneous* mixes them.
 
 HDR
@@ -291,6 +317,7 @@ if [ -s "$dir/lead.md" ] && [ -s "$dir/lead-drift.md" ]; then
 	echo "vmm-io $(occ vmm-io "$dir/lead-drift.md" "$L") %.  A module loaded"
 	echo "again on a host that stays busy is back in the tables' case."
 fi
+python3 "$here/results-break.py" section "$dir" | sed '1s/^/\n/'
 echo
 echo "## Core hot path"
 echo

@@ -13,7 +13,12 @@
  * with jitter, and each core an AMD-like energy counter of its own core
  * power (no uncore), latched, quantized and wrapping the same way.
  * Three truths are integrated exactly from the model:
- * occupied, dynamic-only and busy-share (model.c defines them).
+ * occupied, dynamic-only and busy-share (model.c defines them).  Model
+ * options, off by default, break two assumptions the default model
+ * shares with the module (model.c: "Breaking the model's assumptions"):
+ * a package that reaches its idle floor late or never (--pc6-delay-us,
+ * --no-pc6), a counter updated at another interval (--update-us,
+ * --update-jitter), in other units (--esu).
  *
  * On the same schedule and counters, per-VM energy is computed by:
  *   vmrapl       the real accounting core (kmod/vr_core.c), 1 ms epochs,
@@ -26,7 +31,9 @@
  *   qemu-vmsr    QEMU 10's vmsr loop as released (alg_qemu.c);
  *   scaphandre   Scaphandre 1.0's qemu exporter as released, and the same
  *                with its units fixed (alg_scaph.c);
- *   kepler       Kepler 0.10's ratio model (alg_kepler.c).
+ *   kepler       Kepler 0.10's ratio model (alg_kepler.c);
+ *   naive        a baseline, no release: each package's energy split by
+ *                the VMs' CPU-time share every 5 s (alg_naive.c).
  * Each anchor is re-implemented from reading its released code; the
  * header of its file says what it does and where that comes from.
  *
@@ -61,6 +68,16 @@
  *         [--idle-lead S (a comparison: the host idles S s, its own
  *          tasks only, before the VMs start, as after a boot that loads
  *          the module; the windows start with the VMs; 0)]
+ *         [--pc6-delay-us D (the model: a package draws its uncore D us
+ *          more after its last core idles, then the floor alone; 0)]
+ *         [--no-pc6 (the model: a package never draws its floor alone:
+ *          floor + uncore while every core idles)]
+ *         [--update-us U (the model: the package and per-core counters
+ *          update every U us; 976.6)]
+ *         [--update-jitter PCT (the model: their update interval varies
+ *          +-PCT %, uniform; 5)]
+ *         [--esu N (the model: the counters count 2^-N J; 14, AMD Zen
+ *          16)]
  *         [-h, --help (the options, one line each)]
  *
  * The parts are listed in vrsim.h.
@@ -81,6 +98,11 @@ double floor_drift;			/* +- % over DRIFT_PERIOD_S, 0: none */
 bool no_host_floor;			/* no vr_pkg_set_host_floor() */
 u64 idle_lead_s;			/* --idle-lead */
 u64 lag_used_ns;			/* what the packages ran with */
+u64 pc6_delay_ns;			/* --pc6-delay-us; 0: at once */
+bool no_pc6;				/* --no-pc6 */
+u64 core_latch_ns = CORE_LATCH_NS;	/* per-core counters' update */
+double update_jitter = 5;		/* +- % of the update interval */
+u32 ctr_esu = 14;			/* the counters' energy status unit */
 
 /* Does a CPU of package @p run something? */
 static bool pkg_busy(int p)
@@ -154,7 +176,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		if (w->start_near_wrap) {
 			/* about 20 s (quick) or 100 s before the first wrap,
 			 * at the ~100 W this workload draws */
-			u64 lead = (quick ? 20 : 100) * 100ULL << 14;
+			u64 lead = (quick ? 20 : 100) * 100ULL << ctr_esu;
 
 			off = (1ULL << 32) - lead - below(1 << 20);
 		}
@@ -203,6 +225,9 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		S.now = e.t;
 		S.events++;
 		switch (e.type) {
+		case EV_PC6:
+			pkg_pc6(e.id, e.ver);
+			break;
 		case EV_CPU:
 			if (e.ver == S.cpu[e.id].ev_ver)
 				on_cpu_event(e.id);
@@ -246,6 +271,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			break;
 		case EV_KEPLER:
 			on_kepler();
+			on_naive();	/* its loop: Kepler's instants */
 			break;
 		case EV_VMSTART:
 			vm_start(e.id);
@@ -350,6 +376,14 @@ static void usage(FILE *f)
 "      --floor-drift PCT       each floor swings +-PCT %% over 2 min (default 0)\n"
 "      --no-host-floor         no package takes a floor the others learned\n"
 "      --idle-lead S           host idle S s before the VMs (a multiple of 5)\n"
+"  the model (each off by default):\n"
+"      --pc6-delay-us D        package draws its uncore D us after its last\n"
+"                              core idles, then the floor alone (default 0)\n"
+"      --no-pc6                package never draws its floor alone\n"
+"      --update-us U           package and per-core counters update every\n"
+"                              U us (default 976.6)\n"
+"      --update-jitter PCT     their update interval +-PCT %% (default 5)\n"
+"      --esu N                 the counters count 2^-N J (default 14)\n"
 "  -h, --help                  this text\n");
 }
 
@@ -399,12 +433,20 @@ static double arg_double(const char *opt, const char *s)
 	return v;
 }
 
+/* A number out of the option's range: exits 2 with its name. */
+static void arg_range(const char *opt, const char *s)
+{
+	fprintf(stderr, "vrsim: --%s: '%s' is out of range\n", opt, s);
+	exit(2);
+}
+
 /* Options without a short form. */
 enum {
 	OPT_QUICK = 256, OPT_JSON, OPT_ONLY, OPT_SEEDS, OPT_SEED0, OPT_SECS,
 	OPT_PERIOD_US, OPT_LATCH_US, OPT_LAG_US, OPT_INJECT_FAULT_AT,
 	OPT_SWITCHES_ONLY, OPT_FLOOR_SPREAD, OPT_FLOOR_DRIFT,
-	OPT_NO_HOST_FLOOR, OPT_IDLE_LEAD,
+	OPT_NO_HOST_FLOOR, OPT_IDLE_LEAD, OPT_PC6_DELAY_US, OPT_NO_PC6,
+	OPT_UPDATE_US, OPT_UPDATE_JITTER, OPT_ESU,
 };
 
 int main(int argc, char **argv)
@@ -426,6 +468,11 @@ int main(int argc, char **argv)
 		{ "floor-drift", required_argument, NULL, OPT_FLOOR_DRIFT },
 		{ "no-host-floor", no_argument, NULL, OPT_NO_HOST_FLOOR },
 		{ "idle-lead", required_argument, NULL, OPT_IDLE_LEAD },
+		{ "pc6-delay-us", required_argument, NULL, OPT_PC6_DELAY_US },
+		{ "no-pc6", no_argument, NULL, OPT_NO_PC6 },
+		{ "update-us", required_argument, NULL, OPT_UPDATE_US },
+		{ "update-jitter", required_argument, NULL, OPT_UPDATE_JITTER },
+		{ "esu", required_argument, NULL, OPT_ESU },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -433,6 +480,7 @@ int main(int argc, char **argv)
 	struct wres *res;
 	u64 seed0 = 1, secs = 0;
 	int i, n = 0, bad = 0, nseed = 0, k, c, idx;
+	double d;
 
 	/* getopt's messages start with argv[0]: the name, not the path. */
 	if (argc > 0)
@@ -487,6 +535,32 @@ int main(int argc, char **argv)
 			break;
 		case OPT_IDLE_LEAD:
 			idle_lead_s = arg_u64(name, optarg);
+			break;
+		case OPT_PC6_DELAY_US:
+			d = arg_double(name, optarg);
+			if (d < 0 || d > 1e9)
+				arg_range(name, optarg);
+			pc6_delay_ns = (u64)llround(d * 1000);
+			break;
+		case OPT_NO_PC6:
+			no_pc6 = true;
+			break;
+		case OPT_UPDATE_US:
+			d = arg_double(name, optarg);
+			if (d < 1 || d > 1e9)
+				arg_range(name, optarg);
+			latch_ns = (u64)llround(d * 1000);
+			core_latch_ns = latch_ns;
+			break;
+		case OPT_UPDATE_JITTER:
+			update_jitter = arg_double(name, optarg);
+			if (update_jitter < 0 || update_jitter >= 100)
+				arg_range(name, optarg);
+			break;
+		case OPT_ESU:
+			ctr_esu = (u32)arg_u64(name, optarg);
+			if (ctr_esu > 31)
+				arg_range(name, optarg);
 			break;
 		case 'h':
 			usage(stdout);

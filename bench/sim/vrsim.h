@@ -10,7 +10,8 @@
  *   sched.c       the event queue, the scheduler, VMs and tasks
  *   alg_*.c       one per algorithm: vmrapl (three static-power settings,
  *                 and per-core energy weighting),
- *                 qemu-vmsr, scaphandre (as coded, units fixed), kepler
+ *                 qemu-vmsr, scaphandre (as coded, units fixed), kepler,
+ *                 and a naive baseline (5 s CPU-time share)
  *   workloads.c   the workloads
  *   output.c      the error statistics over seeds, markdown and JSON
  *   vrsim.c       options, one run (the event loop), main
@@ -43,7 +44,7 @@ enum { V_LEARN, V_HI, V_LO, V_CORE, NVR };
 
 /* The rows of the tables: an algorithm, or one setting of one. */
 enum { R_VR, R_VR_HI, R_VR_LO, R_VR_CORE, R_QEMU, R_SCAPH, R_SCAPH_FIX,
-       R_KEPLER, NROW };
+       R_KEPLER, R_NAIVE, NROW };
 
 /* What an estimate is judged against: three truths, then its own rule. */
 enum { J_OCC, J_DYN, J_BUSY, J_OWN, NJUDGE };
@@ -105,7 +106,8 @@ struct cpu {
 
 /*
  * The physical model of one package (model.c): idle floor when every
- * core is idle, an uncore uplift while any is active, per-core power by
+ * core is idle (in its C-state: at once, after --pc6-delay-us, or never
+ * with --no-pc6), an uncore uplift while any is active, per-core power by
  * intensity scaled by a frequency that falls with the active cores.
  */
 struct pmodel {
@@ -120,6 +122,8 @@ struct pkg {
 	u64 floor0_uw;			/* the floor drift swings around */
 	double drift_phase;		/* rad, per seed and package */
 	int ncpu, first, nbusy;
+	bool pc6;			/* in the C-state: floor alone */
+	u32 pc6_ver;			/* the pending EV_PC6's */
 	double fscale;			/* (f / f_all)^2 at nbusy */
 	u64 t_truth;			/* truths integrated up to here */
 	u64 power_uw;			/* package power now */
@@ -133,6 +137,8 @@ struct pkg {
 	/* anchors: last raw reads */
 	u64 kepler_raw;
 	double kepler_truth_j;
+	u64 naive_raw;			/* the naive baseline's */
+	double naive_truth_j;
 	bool q_read;			/* qemu: read at this iteration */
 };
 
@@ -159,6 +165,8 @@ struct vm {
 	/* kepler */
 	bool k_seen;
 	u64 k_ticks, k_rt;
+	/* the naive baseline: CPU time per package at its last loop */
+	u64 n_rt[MAXPKG];
 	/* window snapshots, one per second */
 	double *snap;
 };
@@ -200,14 +208,20 @@ struct sim {
 	/* kepler's node state */
 	bool k_have;
 	u64 k_busy, k_ticks_all;
+	/* the naive baseline's loop */
+	bool n_have;
+	u64 n_t_last;
 	/* checks */
 	u64 events, switches, closes, conservation_bad;
 	u64 core_closes;			/* V_CORE's */
 	u64 qemu_wrap_zero, scaph_wrap_skip;
 };
 
-/* At equal times, the anchors' loops run before a window is read. */
-enum { EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
+/*
+ * At equal times, the anchors' loops run before a window is read, and a
+ * package enters its C-state (--pc6-delay-us) before anything else.
+ */
+enum { EV_PC6, EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
        EV_VMSTART, EV_VMSTOP, EV_LOAD };
 
 struct ev {
@@ -262,6 +276,11 @@ extern double floor_spread;
 extern double floor_drift;
 extern bool no_host_floor;
 extern u64 idle_lead_s;
+extern u64 pc6_delay_ns;
+extern bool no_pc6;
+extern u64 core_latch_ns;
+extern double update_jitter;
+extern u32 ctr_esu;
 
 /* model.c */
 void rng_seed(u64 s);
@@ -281,6 +300,7 @@ void pkg_model_init(struct pkg *pk);
 void core_ctrs_init(int pi, u64 seed);
 void pkg_advance(int pi);
 void pkg_retune(int pi);
+void pkg_pc6(int pi, u32 ver);
 void task_accrue(struct task *t);
 u64 vm_runtime(const struct vm *v);
 void sync_all(void);
@@ -314,6 +334,7 @@ double vmrapl_vm_j(const struct vm *v, int var);
 void on_qemu(int vi);
 void on_scaph(void);
 void on_kepler(void);
+void on_naive(void);
 
 /* workloads.c */
 extern const struct workload workloads[];
