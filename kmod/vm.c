@@ -259,8 +259,10 @@ static void vr_vm_finish(struct kref *ref)
 	long delay = (long)(READ_ONCE(vr_release_next) - jiffies);
 
 	llist_add(&vm->dead, &vr_dead_vms);
-	/* Already pending: it takes this VM too. */
-	queue_delayed_work(system_wq, &vr_release_work, max(delay, 0L));
+	/* Already pending: it takes this VM too.  Never more than the gap. */
+	queue_delayed_work(system_wq, &vr_release_work,
+			   clamp_t(long, delay, 0,
+				   msecs_to_jiffies(VR_RELEASE_GAP_MS)));
 }
 
 /* The references a released VM held, and the VM itself. */
@@ -629,6 +631,8 @@ static int vr_kvm_mod_find(void)
 int vr_vm_init(void)
 {
 	vr_vm_stopping = false;
+	/* jiffies does not start at 0 (INITIAL_JIFFIES). */
+	vr_release_next = jiffies;
 	return vr_kvm_mod_find();
 }
 
