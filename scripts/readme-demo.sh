@@ -120,10 +120,10 @@ intop {
 {
 	out[++nout] = $0
 }
-# "NAME  guest: ... W   host, whole run: J in S s = W W": the whole run
-/^[^ ]+ +guest: .* host, whole run: / { hostw[$1] = $(NF - 1); next }
+# "NAME  guest: ... W   books, whole run: J in S s = W W": the whole run
+/^[^ ]+ +guest: .* books, whole run: / { hostw[$1] = $(NF - 1); next }
 # the summary, from the first read of each guest to its last: VM secs
-# host-J host-W guest-J guest-W diff-%
+# books-J books-W guest-J guest-W diff-%
 /^== summary/ { insum = 1; next }
 insum && /^VM / { next }
 insum && NF == 7 { vm[++nvm] = $1; diff[$1] = $7; next }

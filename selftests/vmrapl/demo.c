@@ -166,8 +166,8 @@ static void print_summary(const struct result *res, int estimated)
 
 	printf("\n== summary (source: %s), from each guest's first 0x611 read to its last\n",
 	       estimated ? "estimate" : "measured");
-	printf("%-10s %6s %10s %8s %10s %8s %8s\n", "VM", "secs", "host J",
-	       "host W", "guest J", "guest W", "diff %");
+	printf("%-10s %6s %10s %8s %10s %8s %8s\n", "VM", "secs", "books J",
+	       "books W", "guest J", "guest W", "diff %");
 	for (i = 0; i < NVM; i++) {
 		const struct result *r = &res[i];
 		double hw = r->span_host_j / r->span_s;
@@ -177,9 +177,10 @@ static void print_summary(const struct result *res, int estimated)
 		       vms[i].name, r->span_s, r->span_host_j, hw, r->guest_j,
 		       gw, hw > 0 ? (gw - hw) / hw * 100 : 0.0);
 	}
-	printf("\nhost: the VM's energy in the host's books over those reads; guest: what its\n"
+	printf("\nbooks: the VM's energy in vmrapl's books over those reads; guest: what its\n"
 	       "0x611 counter advanced over them, once per guest period (100 ms) in whole ESU.\n"
-	       "host, whole run (above): also the VMM's start-up and teardown, which no read sees.\n");
+	       "books, whole run (above): also the VMM's start-up and teardown, which no read\n"
+	       "sees.  (top's \"host\" is something else: what no VM ran on a package.)\n");
 }
 
 int main(void)
@@ -278,7 +279,7 @@ stop:
 			       vms[i].name, slurp(out[i]));
 			return 1;
 		}
-		printf("%-9s  guest: %4.0f reads, %8.3f J in %5.2f s = %6.2f W   host, whole run: %8.3f J in %5.2f s = %6.2f W\n",
+		printf("%-9s  guest: %4.0f reads, %8.3f J in %5.2f s = %6.2f W   books, whole run: %8.3f J in %5.2f s = %6.2f W\n",
 		       vms[i].name, r->reads, r->guest_j, r->span_s,
 		       r->guest_j / r->span_s, r->host_j, r->duration_s,
 		       r->host_j / r->duration_s);
@@ -299,17 +300,17 @@ stop:
 	 * alone, and the guest's first read may show a view published before
 	 * a start-up burst.
 	 */
-	printf("\n== over the same reads, after the first five: guest J vs host J\n");
+	printf("\n== over the same reads, after the first five: guest J vs books J\n");
 	for (i = 0; i < NVM; i++) {
 		struct result *r = &res[i];
 		double tol = r->win_step_j + r->reads / (1 << atoi(ESU));
 
-		printf("%-10s %5.2f s  guest %8.3f J  host %8.3f J  diff %+7.3f J (allowed %.3f J)\n",
+		printf("%-10s %5.2f s  guest %8.3f J  books %8.3f J  diff %+7.3f J (allowed %.3f J)\n",
 		       vms[i].name, r->win_s, r->win_guest_j, r->win_host_j,
 		       r->win_guest_j - r->win_host_j, tol);
 		if (r->win_s <= 0 ||
 		    fabs(r->win_guest_j - r->win_host_j) > tol) {
-			printf("demo: %s: its guest's counter and the host disagree by more than two intervals' energy\n",
+			printf("demo: %s: its guest's counter and vmrapl's books disagree by more than two intervals' energy\n",
 			       vms[i].name);
 			rc = 1;
 		}
