@@ -210,7 +210,12 @@ static bool vr_gv_due(struct vr_vm *vm, u64 now, bool urgent)
 		return true;
 	if (!vm->exact)
 		period = max(period, vr_unpriv_period_ns());
-	return now - READ_ONCE(vm->gv_time) >= period;
+	/*
+	 * Signed: local_clock() of another CPU (the page's worker, an ioctl)
+	 * may read a little behind the gv_time it is compared with, which an
+	 * unsigned difference would take for a very long period.
+	 */
+	return (s64)(now - READ_ONCE(vm->gv_time)) >= (s64)period;
 }
 
 /*
