@@ -94,8 +94,9 @@ static int vr_stats_fill(struct vr_vm *vm, struct vr_stats_req *r,
 		return -ENOMEM;
 	mutex_lock(&vm->lock);
 	now = local_clock();
+	/* Signed, as vr_gv_due(): another CPU's clock may read behind. */
 	if (!exact && vm->stats_time &&
-	    now - vm->stats_time < vr_unpriv_period_ns()) {
+	    (s64)(now - vm->stats_time) < (s64)vr_unpriv_period_ns()) {
 		memcpy(snap, vm->stats_cache, rows * sizeof(*snap));
 	} else {
 		for (i = 0; i < rows; i++) {
