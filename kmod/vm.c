@@ -289,8 +289,6 @@ static void vr_vm_free_dead(struct vr_vm *vm)
 			vr_obj_put(VR_OBJ_TASKS);
 		}
 	}
-	/* No probe can queue it again: the grace period has passed. */
-	cancel_work_sync(&vm->gv_work);
 	if (vm->kvm_file) {
 		fput(vm->kvm_file);
 		vr_obj_put(VR_OBJ_KVM_REFS);
@@ -360,6 +358,9 @@ static void vr_release_workfn(struct work_struct *w)
 	llist_for_each_entry(vm, batch, dead)
 		n++;
 	synchronize_rcu();
+	/* No probe can queue the page's work again: let it finish first. */
+	llist_for_each_entry(vm, batch, dead)
+		cancel_work_sync(&vm->gv_work);
 	r = kmalloc_array(n, sizeof(*r), GFP_KERNEL);
 	if (r) {
 		n = 0;
