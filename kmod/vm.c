@@ -29,6 +29,7 @@
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "vm.h"
@@ -246,23 +247,40 @@ static void vr_vm_unlink(struct vr_vm *vm)
  * release IPI per gap (security.rst).
  */
 #define VR_RELEASE_GAP_MS	20
+/*
+ * Back-pressure: past this many dead VMs not yet freed, the put that adds
+ * one waits until the work has freed half of them.  Without it, a storm
+ * of attach/close faster than the work frees would pile up dead VMs (and
+ * their memory) without bound, as a slow (KASAN) kernel showed.
+ */
+#define VR_RELEASE_MAX_DEAD	256
 static LLIST_HEAD(vr_dead_vms);
+static atomic_t vr_nr_dead;
+static DECLARE_WAIT_QUEUE_HEAD(vr_release_wq);
 /* jiffies before which no batch starts: the release work writes it. */
 static unsigned long vr_release_next;
 static void vr_release_workfn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(vr_release_work, vr_release_workfn);
 
-/* The VM's last reference is gone: queue it for the release work. */
+/*
+ * The VM's last reference is gone: queue it for the release work.
+ * Process context, no vmrapl lock held (vr_vm_put()): it may wait.
+ */
 static void vr_vm_finish(struct kref *ref)
 {
 	struct vr_vm *vm = container_of(ref, struct vr_vm, ref);
 	long delay = (long)(READ_ONCE(vr_release_next) - jiffies);
+	int dead;
 
 	llist_add(&vm->dead, &vr_dead_vms);
+	dead = atomic_inc_return(&vr_nr_dead);
 	/* Already pending: it takes this VM too.  Never more than the gap. */
 	queue_delayed_work(system_wq, &vr_release_work,
 			   clamp_t(long, delay, 0,
 				   msecs_to_jiffies(VR_RELEASE_GAP_MS)));
+	if (dead > VR_RELEASE_MAX_DEAD)
+		wait_event(vr_release_wq, atomic_read(&vr_nr_dead) <=
+			   VR_RELEASE_MAX_DEAD / 2);
 }
 
 /* The references a released VM held, and the VM itself. */
@@ -378,6 +396,8 @@ static void vr_release_workfn(struct work_struct *w)
 	llist_for_each_entry_safe(vm, tmp, batch, dead)
 		if (!READ_ONCE(vr_check_release) || vr_vm_swept(vm))
 			vr_vm_free_dead(vm);
+	atomic_sub(n, &vr_nr_dead);
+	wake_up_all(&vr_release_wq);
 }
 
 /*

@@ -960,7 +960,7 @@ static void *storm_thread(void *arg)
  * maps a guest-view page; on 6.12 they sent one per 110 cycles), where
  * every release cost one per package before.
  */
-TEST_F_TIMEOUT(lc, release_storm_bounded, 120)
+TEST_F_TIMEOUT(lc, release_storm_bounded, 400)
 {
 	static struct storm st[STORM_THREADS];
 	struct vrg *g[STORM_THREADS];
@@ -1004,12 +1004,20 @@ TEST_F_TIMEOUT(lc, release_storm_bounded, 120)
 	bound = (long long)npk * (STORM_MS / RELEASE_GAP_MS + 2);
 	TH_LOG("%lu attach/close cycles in %d ms; CAL +%lld idle, +%lld in the storm; release_closes +%lld (bound %lld)",
 	       cycles, STORM_MS, cal1 - cal0, cal2 - cal1, rc1 - rc0, bound);
-	/* Enough releases that one IPI each would break the bound. */
-	EXPECT_GT(cycles, 4 * (unsigned long)bound);
 	if (rc0 >= 0)
 		EXPECT_LE(rc1 - rc0, bound);
-	EXPECT_LE(cal2 - cal1, (cal1 - cal0) + bound + (long long)cycles / 50 +
-			       20);
+	/*
+	 * On the debug kernel KASAN's vmalloc shadow sends the kernel's own
+	 * TLB flushes with every guest-view page (CAL 529 for 442 cycles),
+	 * and the churn is too slow to tell one IPI per release from the
+	 * bound: only release_closes is judged there.
+	 */
+	if (!vr_rig_variant("debug")) {
+		/* Enough releases that one IPI each would break the bound. */
+		EXPECT_GT(cycles, 4 * (unsigned long)bound);
+		EXPECT_LE(cal2 - cal1, (cal1 - cal0) + bound +
+				       (long long)cycles / 50 + 20);
+	}
 	for (i = 0; i < STORM_THREADS; i++)
 		vrg_destroy(g[i]);
 	EXPECT_EQ(0, vr_objects_wait_zero(5000, why, sizeof(why)))
