@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
+#include "vr_ioctl.h"
+#include "vr_time.h"
 #include "vr_whole.h"
 
 #define ND	VMRAPL_NR_DOMAINS
@@ -199,4 +202,35 @@ int vr_whole_sweep(int dev, struct vr_whole_count *c)
 	for (i = 0; i < n; i++)
 		count(c, vr_whole_pkg(&pk[i], &pst[i], why, sizeof(why)), why);
 	return 0;
+}
+
+static void *vr_whole_thread(void *arg)
+{
+	struct vr_whole_reader *w = arg;
+	int dev = vr_open_dev(), ret;
+
+	if (dev < 0) {
+		w->err = -errno;
+		return NULL;
+	}
+	while (!w->stop) {
+		ret = vr_whole_sweep(dev, &w->c);
+		if (ret && !w->err)
+			w->err = ret;
+		vr_sleep_ms(5);
+	}
+	close(dev);
+	return NULL;
+}
+
+int vr_whole_start(struct vr_whole_reader *w)
+{
+	memset(w, 0, sizeof(*w));
+	return pthread_create(&w->th, NULL, vr_whole_thread, w) ? -1 : 0;
+}
+
+void vr_whole_stop(struct vr_whole_reader *w)
+{
+	w->stop = 1;
+	pthread_join(w->th, NULL);
 }

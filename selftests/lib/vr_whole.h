@@ -11,6 +11,7 @@
 #ifndef _VR_WHOLE_H
 #define _VR_WHOLE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/vmrapl.h>
@@ -38,5 +39,20 @@ struct vr_whole_count {
  * an error.  Returns -errno if an ioctl failed otherwise, else 0.
  */
 int vr_whole_sweep(int dev, struct vr_whole_count *c);
+
+/*
+ * A thread of sweeps on a device fd of its own, 5 ms apart (each sweep
+ * closes the packages by IPI), from vr_whole_start() to vr_whole_stop().
+ * @err: the first -errno of a sweep (or of opening the device).
+ */
+struct vr_whole_reader {
+	volatile int stop;
+	int err;
+	struct vr_whole_count c;
+	pthread_t th;
+};
+
+int vr_whole_start(struct vr_whole_reader *w);
+void vr_whole_stop(struct vr_whole_reader *w);
 
 #endif /* _VR_WHOLE_H */

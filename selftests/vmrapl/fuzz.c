@@ -72,8 +72,6 @@ struct shared {
 	int kvm_sys;			/* /dev/kvm */
 	volatile int stop;
 	pid_t tids[NR_THREADS + 1];
-	struct vr_whole_count whole;	/* whole_thread()'s */
-	int whole_err;
 };
 
 struct fuzzer {
@@ -685,30 +683,6 @@ FIXTURE_TEARDOWN(fuzz)
 	vr_reload(NULL);
 }
 
-/* The books, read again and again under the fuzzers' feet. */
-static void *whole_thread(void *arg)
-{
-	struct shared *sh = arg;
-	int dev = vr_open_dev(), ret;
-
-	if (dev < 0) {
-		sh->whole_err = -errno;
-		return NULL;
-	}
-	while (!sh->stop) {
-		ret = vr_whole_sweep(dev, &sh->whole);
-		if (ret && !sh->whole_err)
-			sh->whole_err = ret;
-		/*
-		 * Each sweep closes the packages (IPIs): a breath between
-		 * sweeps keeps a slow rig's other checks on time.
-		 */
-		vr_sleep_ms(5);
-	}
-	close(dev);
-	return NULL;
-}
-
 static void vm_check(struct __test_metadata *_metadata, int i, int fd,
 		     struct vmsnap *last, int *bad)
 {
@@ -747,7 +721,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 	uint64_t calls = 0, ok = 0, att = 0, maps = 0, churns = 0;
 	const char *env = getenv("VR_FUZZ_SEED");
 	int i, e, bad = 0, fuzz_bad = 0;
-	pthread_t whole_th;
+	struct vr_whole_reader whole;
 
 	ASSERT_EQ(0, vr_get_info(&info));
 	ASSERT_NE(VMRAPL_SOURCE_TEST, info.source);
@@ -813,7 +787,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 	for (i = 0; i < NR_THREADS; i++)
 		ASSERT_EQ(0, pthread_create(&self->f[i].th, NULL, fuzz_thread,
 					    &self->f[i]));
-	ASSERT_EQ(0, pthread_create(&whole_th, NULL, whole_thread, sh));
+	ASSERT_EQ(0, vr_whole_start(&whole));
 
 	t0 = vr_now_ns();
 	t_end = t0 + FUZZ_SECS * 1000000000ULL;
@@ -835,7 +809,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 		}
 	}
 	sh->stop = 1;
-	pthread_join(whole_th, NULL);
+	vr_whole_stop(&whole);
 	for (i = 0; i < NR_THREADS; i++) {
 		struct fuzzer *f = &self->f[i];
 
@@ -862,11 +836,11 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 90)
 	EXPECT_GT(calls, 1000);
 	EXPECT_EQ(0, fuzz_bad) TH_LOG("%d answers broke the ABI", fuzz_bad);
 	TH_LOG("%lu answers read for their wholes, %lu broke one",
-	       sh->whole.answers, sh->whole.broken);
-	EXPECT_EQ(0, sh->whole_err) TH_LOG("reading the books: %s",
-					   strerror(-sh->whole_err));
-	EXPECT_GT(sh->whole.answers, 100);
-	EXPECT_EQ(0, sh->whole.broken) TH_LOG("first: %s", sh->whole.first);
+	       whole.c.answers, whole.c.broken);
+	EXPECT_EQ(0, whole.err) TH_LOG("reading the books: %s",
+				       strerror(-whole.err));
+	EXPECT_GT(whole.c.answers, 100);
+	EXPECT_EQ(0, whole.c.broken) TH_LOG("first: %s", whole.c.first);
 	/* check_stack (loaded with it above): no probe broke a stack-end marker. */
 	EXPECT_EQ(0, vr_debugfs_check("stack_end_made_in_probe"));
 	TH_LOG("stack-end markers found broken before a probe ran: %lld",

@@ -277,36 +277,6 @@ FIXTURE_TEARDOWN(load)
 	vr_reload(NULL);
 }
 
-/* Reads the books again and again until @stop (vr_whole.h). */
-struct whole {
-	volatile int stop;
-	int err;
-	struct vr_whole_count c;
-};
-
-static void *whole_thread(void *arg)
-{
-	struct whole *w = arg;
-	int dev = vr_open_dev(), ret;
-
-	if (dev < 0) {
-		w->err = -errno;
-		return NULL;
-	}
-	while (!w->stop) {
-		ret = vr_whole_sweep(dev, &w->c);
-		if (ret && !w->err)
-			w->err = ret;
-		/*
-		 * Each sweep closes the packages (IPIs): a breath between
-		 * sweeps keeps the samples below on time on a slow rig.
-		 */
-		vr_sleep_ms(5);
-	}
-	close(dev);
-	return NULL;
-}
-
 #define CHECK_FIELD(f)							\
 	do {								\
 		if (b[p].f < last[p].f && bad++ < 5)			\
@@ -320,8 +290,7 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 	struct vr_books b[2], last[2];
 	uint64_t t0, t_end, t_last, now, attaches = 0, stats = 0;
 	int i, p, status, created = 0, samples = 0, bad = 0, maxvms = 0;
-	struct whole whole = { 0 };
-	pthread_t whole_th;
+	struct vr_whole_reader whole;
 
 	t0 = vr_now_ns();
 	t_end = t0 + LOAD_SECS * 1000000000ULL;
@@ -335,7 +304,7 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 		}
 	}
 
-	ASSERT_EQ(0, pthread_create(&whole_th, NULL, whole_thread, &whole));
+	ASSERT_EQ(0, vr_whole_start(&whole));
 	ASSERT_EQ(0, vr_read_books2(last));
 	t_last = vr_now_ns();
 	while ((now = vr_now_ns()) < t_end + 2000000000ULL) {
@@ -377,8 +346,7 @@ TEST_F_TIMEOUT(load, churn_and_storm, 150)
 			maxvms = n;
 	}
 
-	whole.stop = 1;
-	pthread_join(whole_th, NULL);
+	vr_whole_stop(&whole);
 	for (i = 0; i <= NR_VMM; i++) {
 		ASSERT_EQ(self->pid[i], waitpid(self->pid[i], &status, 0));
 		self->pid[i] = 0;
