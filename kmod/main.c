@@ -246,7 +246,7 @@ static long vr_dev_get_info(void __user *argp)
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
 			 VMRAPL_INFO_F_STATIC_SPLIT | VMRAPL_INFO_F_STATIC_CORE |
-			 VMRAPL_INFO_F_STATIC_HOST;
+			 VMRAPL_INFO_F_STATIC_HOST | VMRAPL_INFO_F_PKG_V2;
 	if (vr_core_kinds() & BIT(VR_CORE_ENERGY))
 		info.features |= VMRAPL_INFO_F_PERCORE;
 	if (vr_core_kinds() & BIT(VR_CORE_CYCLES))
@@ -299,6 +299,7 @@ static void vr_pkg_entry(struct vr_hpkg *hp, struct vmrapl_pkg_stats *ps,
 	pst->static_uj = vr_eu_to_uj(st[VR_DOM_PKG].static_e);
 	pst->tracked_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].tracked_static);
 	pst->host_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].host_static);
+	pst->static_inputs = sr.inputs;
 }
 
 /*

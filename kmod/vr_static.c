@@ -507,6 +507,27 @@ static bool vr_fit_solve(struct vr_fit *f)
 	       f->sd_uw * VR_FIT_MAX_SD_DIV <= f->static_uw;
 }
 
+/* What p_static_uw was estimated from (VMRAPL_STATIC_IN_*). */
+static u32 vr_static_inputs(const struct vr_pkg *p)
+{
+	switch (p->static_origin) {
+	case VR_STATIC_PARAM:
+		return VMRAPL_STATIC_IN_PARAM;
+	case VR_STATIC_MODEL:
+		return VMRAPL_STATIC_IN_MODEL;
+	case VR_STATIC_LEARNED:
+		return VMRAPL_STATIC_IN_SETTLED_IDLE;
+	case VR_STATIC_HOST:
+		return VMRAPL_STATIC_IN_HOST_FLOOR;
+	case VR_STATIC_CORE:
+		return VMRAPL_STATIC_IN_CORE_RESIDUAL;
+	case VR_STATIC_FIT:
+		return VMRAPL_STATIC_IN_FIT;
+	default:
+		return 0;
+	}
+}
+
 /* Context: close_lock held. */
 void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
 {
@@ -526,6 +547,7 @@ void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r)
 	r->origin = p->static_origin;
 	r->idle_known = p->idle_known;
 	r->idle_prov = p->idle_prov;
+	r->inputs = vr_static_inputs(p);
 }
 
 /**

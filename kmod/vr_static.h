@@ -144,6 +144,7 @@ struct vr_static_report {
 	u8 origin;		/* enum vr_static_origin */
 	bool idle_known;	/* idle_uw holds VR_LEARN_NS or more */
 	bool idle_prov;		/* idle_uw is provisional (less) */
+	u32 inputs;		/* VMRAPL_STATIC_IN_* of p_static_uw */
 };
 
 void vr_pkg_static_report(const struct vr_pkg *p, struct vr_static_report *r);

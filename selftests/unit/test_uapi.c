@@ -49,8 +49,14 @@ static void test_layout(void)
 	vt_eq(OFF(vmrapl_page, vcpu), 72, "page.vcpu[] at 72");
 	vt_eq(sizeof(struct vmrapl_test_inject), 40, "test_inject is 40 bytes");
 	vt_eq(sizeof(struct vmrapl_pkg_stats), 168, "pkg_stats is 168 bytes");
-	vt_eq(sizeof(struct vmrapl_pkg_static), VMRAPL_PKG_STATIC_SIZE_V1,
-	      "pkg_static is VMRAPL_PKG_STATIC_SIZE_V1 bytes");
+	vt_eq(sizeof(struct vmrapl_pkg_static), VMRAPL_PKG_STATIC_SIZE_V2,
+	      "pkg_static is VMRAPL_PKG_STATIC_SIZE_V2 bytes");
+	vt_eq(VMRAPL_PKG_STATIC_SIZE_V2, 144, "VMRAPL_PKG_STATIC_SIZE_V2 is 144");
+	vt_eq(OFF(vmrapl_pkg_static, static_inputs), VMRAPL_PKG_STATIC_SIZE_V1,
+	      "pkg_static grows after its first 112 bytes");
+	vt_eq(OFF(vmrapl_pkg_static, update_pkg_ns), 120, "update_pkg_ns at 120");
+	vt_eq(OFF(vmrapl_pkg_static, update_dram_spread_ns), 140,
+	      "update_dram_spread_ns at 140");
 	vt_eq(VMRAPL_PKG_STATIC_SIZE_V1, 112, "VMRAPL_PKG_STATIC_SIZE_V1 is 112");
 	vt_eq(OFF(vmrapl_pkg_static, fit_static_uw), 8, "fit_static_uw at 8");
 	vt_eq(OFF(vmrapl_pkg_static, fit_blocks), 48, "fit_blocks at 48");

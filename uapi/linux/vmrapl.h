@@ -107,6 +107,11 @@
  * (vmrapl_pkg_static.origin VMRAPL_ORIGIN_HOST)
  */
 #define VMRAPL_INFO_F_STATIC_HOST	_BITULL(9)
+/*
+ * vmrapl_pkg_static is filled up to VMRAPL_PKG_STATIC_SIZE_V2: the static
+ * power's inputs and the counters' measured update intervals
+ */
+#define VMRAPL_INFO_F_PKG_V2		_BITULL(10)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -160,6 +165,34 @@ struct vmrapl_pkg_stats {
 #define VMRAPL_FIT_F_CONDITIONED	_BITUL(0)	/* last solve usable */
 #define VMRAPL_FIT_F_HELD		_BITUL(1)	/* @fit_held_uw valid */
 
+/*
+ * vmrapl_pkg_static.static_inputs: what the static power in use
+ * (vmrapl_pkg_stats.p_static_uw) was estimated from, one bit per input
+ * that contributed.  Documentation/accuracy.rst says which to expect on
+ * which hardware.
+ */
+/* the package less its cores' own counters (AMD family 17h+), any epoch */
+#define VMRAPL_STATIC_IN_CORE_RESIDUAL	_BITUL(0)
+/* the package less PP0 (Intel parts that expose MSR_PP0_ENERGY_STATUS) */
+#define VMRAPL_STATIC_IN_PP0_RESIDUAL	_BITUL(1)
+/* the settled part of all-idle stretches (after the package C-state) */
+#define VMRAPL_STATIC_IN_SETTLED_IDLE	_BITUL(2)
+/* the idle floor the host's other packages learned */
+#define VMRAPL_STATIC_IN_HOST_FLOOR	_BITUL(3)
+/* the online fit of power against busy CPUs */
+#define VMRAPL_STATIC_IN_FIT		_BITUL(4)
+/* the p_static_mw parameter */
+#define VMRAPL_STATIC_IN_PARAM		_BITUL(5)
+/* the estimate or test source's own value */
+#define VMRAPL_STATIC_IN_MODEL		_BITUL(6)
+
+/*
+ * vmrapl_pkg_static.update_flags: bit VMRAPL_DOM_* set when that
+ * domain's counter update interval was measured; clear: not measured
+ * (the counter did not step in the window, or the domain is absent),
+ * and the lag correction uses the 1 ms default.
+ */
+
 /**
  * struct vmrapl_pkg_static - static power of one package, and its fit
  * @origin: VMRAPL_ORIGIN_* of vmrapl_pkg_stats.p_static_uw.
@@ -189,6 +222,18 @@ struct vmrapl_pkg_stats {
  * @core_blocks: the samples (blocks of epochs) of @core_static_uw.
  * @reserved1: zero.
  * @reserved: zero.
+ *
+ * From here on, filled when @static_size covers them
+ * (VMRAPL_PKG_STATIC_SIZE_V2):
+ * @static_inputs: VMRAPL_STATIC_IN_* of vmrapl_pkg_stats.p_static_uw.
+ * @update_flags: bit VMRAPL_DOM_* set for each domain whose counter
+ *	update interval was measured.
+ * @update_pkg_ns, @update_core_ns, @update_dram_ns: the measured update
+ *	interval of the PKG, core (PP0) and DRAM counters, ns (the median
+ *	of the steps timed when the package came online); 0: not measured.
+ * @update_pkg_spread_ns, @update_core_spread_ns, @update_dram_spread_ns:
+ *	the spread of those steps (half the range between their 10th and
+ *	90th percentiles), ns.
  */
 struct vmrapl_pkg_static {
 	__u32 origin;
@@ -207,6 +252,15 @@ struct vmrapl_pkg_static {
 	__u32 core_blocks;
 	__u32 reserved1;
 	__u64 reserved[2];
+	/* VMRAPL_PKG_STATIC_SIZE_V1 ends here */
+	__u32 static_inputs;
+	__u32 update_flags;
+	__u32 update_pkg_ns;
+	__u32 update_pkg_spread_ns;
+	__u32 update_core_ns;
+	__u32 update_core_spread_ns;
+	__u32 update_dram_ns;
+	__u32 update_dram_spread_ns;
 };
 
 /**
@@ -222,7 +276,9 @@ struct vmrapl_pkg_static {
  * @static_ptr: (VMRAPL_INFO_F_STATIC_FIT) user address of @nr_pkgs
  *	entries of @static_size bytes each, struct vmrapl_pkg_static, or 0.
  * @static_size: sizeof(struct vmrapl_pkg_static) as userspace was built,
- *	a multiple of 8 of at least 112; 0 when @static_ptr is 0.  The
+ *	a multiple of 8 of at least 112 (VMRAPL_PKG_STATIC_SIZE_V1; 144 with
+ *	the inputs and update intervals, VMRAPL_PKG_STATIC_SIZE_V2); 0 when
+ *	@static_ptr is 0.  The
  *	kernel fills what it knows of each entry and zeroes the rest.
  * @reserved1: zero.
  *
@@ -244,6 +300,7 @@ struct vmrapl_pkg_list {
 
 #define VMRAPL_PKG_LIST_SIZE_V1		40
 #define VMRAPL_PKG_STATIC_SIZE_V1	112
+#define VMRAPL_PKG_STATIC_SIZE_V2	144
 
 #define VMRAPL_GET_PKG_STATS	_IOWR(VMRAPL_IO, 0x02, struct vmrapl_pkg_list)
 /*
