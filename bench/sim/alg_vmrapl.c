@@ -142,6 +142,7 @@ void vmrapl_pkg_init(struct pkg *pk)
 		if (lag_ns >= 0)
 			p->lag_ns = (u64)lag_ns;
 		lag_used_ns = p->lag_ns;
+		p->policy = vr_policy;
 		vr_pkg_set_domain(p, VR_DOM_PKG, pk->ctr.esu, pk->ctr.width);
 		/*
 		 * V_LEARN, V_CORE: as the module with p_static_mw=0, no call:

@@ -96,6 +96,7 @@ bool switches_only;			/* no per-core poll at exits */
 double floor_spread = 10;		/* +- % between packages */
 double floor_drift;			/* +- % over DRIFT_PERIOD_S, 0: none */
 bool no_host_floor;			/* no vr_pkg_set_host_floor() */
+int vr_policy = VR_STATIC_OCCUPIED;	/* --policy: vmrapl's rows' policy */
 u64 idle_lead_s;			/* --idle-lead */
 u64 lag_used_ns;			/* what the packages ran with */
 u64 pc6_delay_ns;			/* --pc6-delay-us; 0: at once */
@@ -376,6 +377,8 @@ static void usage(FILE *f)
 "      --floor-drift PCT       each floor swings +-PCT %% over 2 min (default 0)\n"
 "      --no-host-floor         no package takes a floor the others learned\n"
 "      --idle-lead S           host idle S s before the VMs (a multiple of 5)\n"
+"      --policy P              vmrapl's static policy: occupied (default),\n"
+"                              busy or none\n"
 "  the model (each off by default):\n"
 "      --pc6-delay-us D        package draws its uncore D us after its last\n"
 "                              core idles, then the floor alone (default 0)\n"
@@ -446,7 +449,7 @@ enum {
 	OPT_PERIOD_US, OPT_LATCH_US, OPT_LAG_US, OPT_INJECT_FAULT_AT,
 	OPT_SWITCHES_ONLY, OPT_FLOOR_SPREAD, OPT_FLOOR_DRIFT,
 	OPT_NO_HOST_FLOOR, OPT_IDLE_LEAD, OPT_PC6_DELAY_US, OPT_NO_PC6,
-	OPT_UPDATE_US, OPT_UPDATE_JITTER, OPT_ESU,
+	OPT_UPDATE_US, OPT_UPDATE_JITTER, OPT_ESU, OPT_POLICY,
 };
 
 int main(int argc, char **argv)
@@ -473,6 +476,7 @@ int main(int argc, char **argv)
 		{ "update-us", required_argument, NULL, OPT_UPDATE_US },
 		{ "update-jitter", required_argument, NULL, OPT_UPDATE_JITTER },
 		{ "esu", required_argument, NULL, OPT_ESU },
+		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -535,6 +539,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_IDLE_LEAD:
 			idle_lead_s = arg_u64(name, optarg);
+			break;
+		case OPT_POLICY:
+			for (k = 0; k < VR_STATIC_NR; k++)
+				if (!strcmp(optarg, vr_policy_names[k]))
+					break;
+			if (k == VR_STATIC_NR)
+				arg_range(name, optarg);
+			vr_policy = k;
 			break;
 		case OPT_PC6_DELAY_US:
 			d = arg_double(name, optarg);

@@ -275,6 +275,7 @@ extern bool switches_only;
 extern double floor_spread;
 extern double floor_drift;
 extern bool no_host_floor;
+extern int vr_policy;
 extern u64 idle_lead_s;
 extern u64 pc6_delay_ns;
 extern bool no_pc6;
