@@ -6,11 +6,13 @@
  * share: a VM gets
  *
  *     dE(package) x its threads' CPU time on the package over the 5 s
- *                 / (the package's CPUs x 5 s)
+ *                 / every task's CPU time on the package over the 5 s
  *
- * The rest of the package's CPU time, host tasks' and idle, gets
- * nothing.  No static power, no epochs, no per-core weight: the whole
- * energy, floor included, is split over the whole capacity.  The CPU
+ * (the issue's "whole package energy split by CPU-time share": host
+ * tasks get their share, idle time none, and a package that ran nothing
+ * gives its energy to no one).  No static power, no epochs, no per-core
+ * weight: the whole energy, floor included, is split over what ran.  The
+ * CPU
  * time is exact, per package (as a cgroup's or schedstat's per-CPU
  * counters give it), so this row differs from vmrapl by the rule, not by
  * coarser inputs.  A VM that stopped in the last 5 s still gets its
@@ -28,10 +30,20 @@
 void on_naive(void)
 {
 	double de[MAXPKG], truth[MAXPKG];
-	u64 dt = S.now - S.n_t_last;
+	u64 all[MAXPKG] = { 0 };
 	int p, vi, i;
 
 	sync_all();
+	/* every task's CPU time on each package since the last loop */
+	for (i = 0; i < S.ntask; i++)
+		for (p = 0; p < S.npkg; p++)
+			all[p] += S.t[i].runtime_pkg[p];
+	for (p = 0; p < S.npkg; p++) {
+		u64 a = all[p];
+
+		all[p] -= S.n_rt_all[p];
+		S.n_rt_all[p] = a;
+	}
 	for (p = 0; p < S.npkg; p++) {
 		struct pkg *pk = &S.pk[p];
 		u64 raw = ctr_read(&pk->ctr, S.now);
@@ -47,13 +59,14 @@ void on_naive(void)
 		struct vm *v = &S.vm[vi];
 
 		for (p = 0; p < S.npkg; p++) {
-			double cap = (double)dt * S.pk[p].ncpu, share;
+			double share;
 			u64 rt = 0;
 
 			for (i = 0; i < v->ntask; i++)
 				rt += S.t[v->first_task + i].runtime_pkg[p];
-			if (S.n_have && dt) {
-				share = (double)(rt - v->n_rt[p]) / cap;
+			if (S.n_have && all[p]) {
+				share = (double)(rt - v->n_rt[p]) /
+					(double)all[p];
 				v->est[R_NAIVE] += share * de[p];
 				v->own[R_NAIVE] += share * truth[p];
 			}

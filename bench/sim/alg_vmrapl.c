@@ -20,8 +20,12 @@
  * scheduling event (sched.c's cpu_switch(), the sched_switch probe's
  * place), through core_read(): the latched, quantized, wrapping register,
  * never the exact energy.  A CPU with no switch (one task running alone)
- * is not sampled, as in the kernel.  The model has no SMT: no siblings
- * (vr_cpu_set_sibling() is not called).
+ * is not sampled, as in the kernel.  With --smt, siblings (adjacent
+ * CPUs) read their core's one counter, and V_CORE's CPUs are told their
+ * sibling (vr_cpu_set_sibling(), both ways), as the module does on AMD
+ * with SMT (engine_cpu.c).  With --mem-uncore the read fn also returns
+ * the package's DRAM domain counter (VMRAPL_DOM_DRAM, 2^-16 J), which
+ * the core splits as it splits the package's energy.
  */
 #include "vrsim.h"
 
@@ -45,7 +49,10 @@ static u32 pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
 	(void)dt;
 	(void)busy;
 	raw[VR_DOM_PKG] = ctr_read(&pk->ctr, S.now);
-	return BIT(VR_DOM_PKG);
+	if (!mem_uncore)
+		return BIT(VR_DOM_PKG);
+	raw[VMRAPL_DOM_DRAM] = ctr_read(&pk->dram, S.now);
+	return BIT(VR_DOM_PKG) | BIT(VMRAPL_DOM_DRAM);
 }
 
 /*
@@ -59,8 +66,8 @@ static bool core_read(void *ctx, struct vr_cpu *c, u64 *raw)
 
 	for (i = 0; i < pk->ncpu; i++)
 		if (pk->cpus[V_CORE][i] == c) {
-			*raw = ctr_read(&S.cpu[pk->first + i].core_ctr,
-					S.now);
+			*raw = ctr_read(&S.cpu[S.cpu[pk->first + i].core]
+					.core_ctr, S.now);
 			return true;
 		}
 	return false;
@@ -144,6 +151,9 @@ void vmrapl_pkg_init(struct pkg *pk)
 		lag_used_ns = p->lag_ns;
 		p->policy = vr_policy;
 		vr_pkg_set_domain(p, VR_DOM_PKG, pk->ctr.esu, pk->ctr.width);
+		if (mem_uncore)
+			vr_pkg_set_domain(p, VMRAPL_DOM_DRAM, pk->dram.esu,
+					  pk->dram.width);
 		/*
 		 * V_LEARN, V_CORE: as the module with p_static_mw=0, no call:
 		 * they learn from idle runs and the online fit
@@ -164,20 +174,25 @@ void vmrapl_pkg_init(struct pkg *pk)
 
 			vr_cpu_init(c, p);
 			vr_lock(&p->close_lock);
+			/* --smt: both ways, the sibling came up first */
+			if (smt && v == V_CORE && (i & 1)) {
+				vr_cpu_set_sibling(c, pk->cpus[v][i - 1]);
+				vr_cpu_set_sibling(pk->cpus[v][i - 1], c);
+			}
 			vr_cpu_online(c, 0, false);
 			vr_unlock(&p->close_lock);
 		}
 	}
 }
 
-/* A reader of vmrapl: the VM's accounts of instance @var, summed. */
-double vmrapl_vm_j(const struct vm *v, int var)
+/* A reader of vmrapl: the VM's accounts of instance @var in @dom, summed. */
+double vmrapl_vm_j(const struct vm *v, int var, unsigned int dom)
 {
 	size_t n = (size_t)(v->nvcpu + 1) * S.npkg, i;
 	const struct vr_acct *a = &v->acct[(size_t)var * n];
 	u64 e = 0;
 
 	for (i = 0; i < n; i++)
-		e += a[i].energy[VR_DOM_PKG];
+		e += a[i].energy[dom];
 	return ldexp((double)e, -VR_EU_SHIFT);
 }

@@ -10,6 +10,8 @@
  *   n cores active:   P = floor + uncore + sum over the active cores of
  *                         base_uw(task) x (f(n) / f_all)^2
  *
+ * (--smt, --leakage, --mem-uncore add to it: below)
+ *
  * (every core idle: P = floor + uncore until the package reaches its
  * C-state, see "Breaking the model's assumptions" below)
  *
@@ -46,12 +48,13 @@
  * above, base_uw(task) x (f(n) / f_all)^2 while it runs and 0 while it
  * idles, integrated exactly, latched, quantized and wrapping like the
  * package counter (same ESU: AMD's one RAPL_PWR_UNIT serves both; 32
- * bits; a random start offset; every CORE_LATCH_NS, ~1 ms, +- 5 %).  The uncore uplift and the floor are not
- * in any core's counter: on Zen the core energy MSR covers the core
- * (its CCX's cores and their L2), not the uncore, the SoC or the I/O die,
- * so the cores' counters add up to less than the package's.  The model
- * has no SMT: one CPU per core, so no CPU shares its counter with a
- * sibling.  These counters draw their latch jitter from a stream of their
+ * bits; a random start offset; every CORE_LATCH_NS, ~1 ms, +- 5 %).  The
+ * uncore uplift and the floor are not in any core's counter: on Zen the
+ * core energy MSR covers the core (its CCX's cores and their L2), not the
+ * uncore, the SoC or the I/O die, so the cores' counters add up to less
+ * than the package's.  By default the model has no SMT: one CPU per core,
+ * so no CPU shares its counter with a sibling (--smt below).  These
+ * counters draw their latch jitter from a stream of their
  * own, so adding them leaves the schedule and the package counters'
  * instants as they were.  vmrapl reads only the counter registers
  * (ctr_read()), never the exact energy.
@@ -97,6 +100,63 @@
  *                     of 2^-14 J; vmrapl is told N, as the module reads
  *                     it from the power-unit register.  The truths:
  *                     unchanged.
+ *
+ * Three more make the physics richer than the module's picture of it:
+ *
+ *   --smt             two hardware threads per core: a package's CPUs stay
+ *                     CPUs (the scheduler is unchanged), CPUs 2k and
+ *                     2k + 1 of a package are one core's siblings, and
+ *                     the frequency f(n) follows the active cores, not
+ *                     threads (n of ncpu / 2).  A core with one runner
+ *                     draws its intensity x (f / f_all)^2 as before; with
+ *                     two, SMT_PAIR (0.65) x the sum of both intensities
+ *                     x (f / f_all)^2, so a second equal thread adds 30 %
+ *                     of the first's core power.  One AMD-like counter per
+ *                     core counts the whole core; both threads read it.
+ *                     The truths: a runner's part of its core's power is
+ *                     the core's power x its own intensity / the sum of
+ *                     both runners' (split by each task's own intensity);
+ *                     dynamic-only adds uncore / n, n the busy threads;
+ *                     occupied adds floor / ncpu per occupied thread (ncpu
+ *                     the package's threads); busy-share P / n over busy
+ *                     threads.
+ *   --leakage         the floor and a running core's static part (1 W at
+ *                     f_all, CORE_LEAK_UW) grow with voltage and with
+ *                     temperature.  Voltage, linear in f:
+ *                     V / V_all = 0.6 + 0.4 f(n) / f_all while n > 0 cores
+ *                     run, 1 while none does.  Temperature: theta, K above
+ *                     the all-idle steady state, follows the package's
+ *                     power first-order, theta -> 0.3 K/W x (P - floor),
+ *                     tau 5 s, stepped every THERM_STEP_NS (10 ms) from
+ *                     the mean power of the step.  Leakage: linear,
+ *                     + 1 %/K (x (1 + 0.01 theta)).  Floor now = floor x
+ *                     V / V_all x (1 + 0.01 theta).  The truths: occupied
+ *                     splits the floor of each instant (as it drifts with
+ *                     voltage and temperature) per occupied CPU; a core's
+ *                     leakage while it runs is part of its core's power,
+ *                     its runner's (in its per-core counter too); idle,
+ *                     nobody's.
+ *   --mem-uncore      each running task has a memory traffic by its
+ *                     intensity (memory-bound 10 GB/s, normal 3, vector
+ *                     2); the uncore draws 0.3 W per GB/s of the traffic
+ *                     of what runs on top of its uplift (not in any
+ *                     core's counter), and a DRAM domain counter per
+ *                     package (its own counter, the fixed server DRAM
+ *                     unit 2^-16 J, 32 bits, latched as the per-core
+ *                     counters) counts DRAM power = 3 W idle + 0.5 W per
+ *                     GB/s.  vmrapl is fed it as VMRAPL_DOM_DRAM.  The
+ *                     truths: the traffic-driven uncore uplift and the
+ *                     DRAM dynamic energy belong to the task whose
+ *                     traffic it is (in dynamic-only, so in occupied);
+ *                     the DRAM idle part is split as the floor under
+ *                     occupied (3 W / ncpu per occupied CPU), is nobody's
+ *                     under dynamic-only, and under busy-share the whole
+ *                     DRAM power goes over the busy CPUs, / n; with no
+ *                     core running, all of it is nobody's.
+ *
+ * Under each, the model's self-check holds: the busy-share truths plus
+ * the all-idle energy are the packages' energy (and the DRAM domains'),
+ * and so is each counter's exact integral.
  */
 #include "vrsim.h"
 
@@ -304,18 +364,39 @@ u64 ctr_range(const struct ctr *c)
 
 /* ------------------------------------------------------ power model */
 
+/* --smt: two runners on one core draw this times the sum of theirs. */
+#define SMT_PAIR	0.65
+/* --leakage: thermal resistance K/W, time constant s, leakage per K. */
+#define THERM_R_K_W	0.3
+#define THERM_TAU_S	5.0
+#define LEAK_PER_K	0.01
+#define CORE_LEAK_UW	1000000.0	/* a running core's, at f_all */
+/* --mem-uncore: uncore and DRAM W per GB/s of traffic; DRAM's idle part */
+#define UNC_UW_PER_GBS	300000.0
+#define DRAM_UW_PER_GBS	500000.0
+#define DRAM_IDLE_UW	3000000ULL
+#define DRAM_ESU	16
+
 /*
  * --floor-drift: the floor swings as with temperature, changing at the
  * package's scheduling events (the truths, integrated between them,
  * follow the same steps).
  */
+static double leak_t(const struct pkg *pk);
+
 static void pkg_floor_now(struct pkg *pk)
 {
+	double fl = (double)pk->floor0_uw;
+
 	if (floor_drift)
-		pk->m.floor_uw = (u64)llround(pk->floor0_uw *
-			(1 + floor_drift / 100 *
-			 sin(2 * M_PI * (double)S.now / (DRIFT_PERIOD_S * SEC) +
-			     pk->drift_phase)));
+		fl *= 1 + floor_drift / 100 *
+		      sin(2 * M_PI * (double)S.now / (DRIFT_PERIOD_S * SEC) +
+			  pk->drift_phase);
+	/* --leakage: at the cores' voltage and the package's temperature */
+	if (leakage)
+		fl *= pk->lv * leak_t(pk);
+	if (floor_drift || leakage)
+		pk->m.floor_uw = (u64)llround(fl);
 }
 
 /*
@@ -324,6 +405,7 @@ static void pkg_floor_now(struct pkg *pk)
  */
 void pkg_model_init(struct pkg *pk)
 {
+	pk->lv = 1;
 	pkg_floor_now(pk);
 	pk->nbusy = 0;
 	pk->fscale = 1;
@@ -360,9 +442,13 @@ void pkg_advance(int pi)
 		return;
 	pk->t_truth = S.now;
 	pk->truth_j += (double)pk->power_uw * d;
+	if (mem_uncore)
+		pk->dram_j += (double)pk->dram_power_uw * d;
 	/* no core runs: the floor, and the uncore before PC6, nobody's */
 	if (!pk->nbusy) {
 		pk->all_idle_j += (double)pk->power_uw * d;
+		if (mem_uncore)
+			pk->dram_idle_j += (double)pk->dram_power_uw * d;
 		return;
 	}
 	base = (double)pk->m.floor_uw / pk->ncpu * d;
@@ -374,13 +460,77 @@ void pkg_advance(int pi)
 		if (c->cur == NOTASK)
 			continue;
 		tr[J_DYN] = (double)c->core_uw * d + share;
+		/* --mem-uncore: the uncore its own traffic adds */
+		if (mem_uncore)
+			tr[J_DYN] += (double)c->traffic_uw * d;
 		tr[J_OCC] = tr[J_DYN] + base;
 		tr[J_BUSY] = (double)pk->power_uw / pk->nbusy * d;
 		to = S.t[c->cur].kind == T_HOST ? S.host_task_truth :
 		     S.vm[S.t[c->cur].vm].truth;
 		for (j = 0; j < NTRUTH; j++)
 			to[j] += tr[j];
+		if (!mem_uncore)
+			continue;
+		/* DRAM: its traffic's, the idle part as the floor */
+		tr[J_DYN] = (double)c->dram_uw * d;
+		tr[J_OCC] = tr[J_DYN] + (double)DRAM_IDLE_UW / pk->ncpu * d;
+		tr[J_BUSY] = (double)pk->dram_power_uw / pk->nbusy * d;
+		to = S.t[c->cur].kind == T_HOST ? S.host_dram_truth :
+		     S.vm[S.t[c->cur].vm].dram_truth;
+		for (j = 0; j < NTRUTH; j++)
+			to[j] += tr[j];
 	}
+}
+
+/* --mem-uncore: a task's memory traffic in GB/s, by its intensity. */
+static double traffic_gbs(u64 base_uw)
+{
+	if (base_uw == W_MEMORY)
+		return 10;
+	if (base_uw == W_VECTOR)
+		return 2;
+	return 3;
+}
+
+/* --leakage: the temperature's factor on leakage now. */
+static double leak_t(const struct pkg *pk)
+{
+	double l = 1 + LEAK_PER_K * pk->theta;
+
+	return l > 0.5 ? l : 0.5;
+}
+
+/*
+ * --leakage: a running core's static part (its runner's), at the package's
+ * frequency's voltage and its temperature.
+ */
+static double core_leak_uw(const struct pkg *pk)
+{
+	return leakage ? CORE_LEAK_UW * pk->lv * leak_t(pk) : 0;
+}
+
+/*
+ * The power of core @k of package @pk with --smt: its threads' parts
+ * (@part[0], @part[1]), split by each runner's own intensity.
+ */
+static void smt_core_parts(const struct pkg *pk, int k, u64 part[2])
+{
+	const struct cpu *c0 = &S.cpu[pk->first + 2 * k];
+	u64 a = c0->cur == NOTASK ? 0 : S.t[c0->cur].base_uw;
+	u64 b = c0[1].cur == NOTASK ? 0 : S.t[c0[1].cur].base_uw;
+	double core;
+
+	part[0] = 0;
+	part[1] = 0;
+	if (!a && !b)
+		return;
+	if (a && b)
+		core = (double)(a + b) * SMT_PAIR * pk->fscale;
+	else
+		core = (double)(a + b) * pk->fscale;
+	core += core_leak_uw(pk);
+	part[0] = (u64)llround(core * (double)a / (double)(a + b));
+	part[1] = (u64)llround(core * (double)b / (double)(a + b));
 }
 
 /*
@@ -391,11 +541,18 @@ void pkg_retune(int pi)
 {
 	struct pkg *pk = &S.pk[pi];
 	double f;
-	u64 uw;
-	int i, n = 0;
+	u64 uw, dram = DRAM_IDLE_UW, parts[2] = { 0, 0 };
+	int i, n = 0, nc = 0;
 
 	for (i = 0; i < pk->ncpu; i++)
 		n += S.cpu[pk->first + i].cur != NOTASK;
+	/* the frequency follows the active cores, not threads */
+	if (smt)
+		for (i = 0; i < pk->ncore; i++)
+			nc += S.cpu[pk->first + 2 * i].cur != NOTASK ||
+			      S.cpu[pk->first + 2 * i + 1].cur != NOTASK;
+	else
+		nc = n;
 	/*
 	 * The package C-state: left as a core runs; entered as the last one
 	 * idles, or pc6_delay_ns later (pkg_pc6()), or never (--no-pc6).
@@ -410,29 +567,87 @@ void pkg_retune(int pi)
 			pk->pc6 = true;
 	}
 	pk->nbusy = n;
-	if (n > 1 && pk->ncpu > 1)
+	if (nc > 1 && pk->ncore > 1)
 		f = pk->m.f_one_mhz - ((double)pk->m.f_one_mhz -
-				       pk->m.f_all_mhz) * (n - 1) /
-				      (pk->ncpu - 1);
+				       pk->m.f_all_mhz) * (nc - 1) /
+				      (pk->ncore - 1);
 	else
 		f = pk->m.f_one_mhz;
 	pk->fscale = (f / pk->m.f_all_mhz) * (f / pk->m.f_all_mhz);
+	/* --leakage: voltage linear in f, 0.6 + 0.4 f / f_all; idle: 1 */
+	pk->lv = nc ? 0.6 + 0.4 * f / pk->m.f_all_mhz : 1;
 	pkg_floor_now(pk);
 	uw = pk->m.floor_uw + (pk->pc6 ? 0 : pk->m.uncore_uw);
 	for (i = 0; i < pk->ncpu; i++) {
 		struct cpu *c = &S.cpu[pk->first + i];
+		u64 cuw;
 
-		u64 cuw = c->cur == NOTASK ? 0 :
-			  (u64)llround((double)S.t[c->cur].base_uw *
-				       pk->fscale);
-
-		if (c->core_ctr.power_uw != cuw)
+		if (smt) {
+			if (!(i & 1))
+				smt_core_parts(pk, i / 2, parts);
+			cuw = parts[i & 1];
+		} else {
+			cuw = c->cur == NOTASK ? 0 :
+			      (u64)llround((double)S.t[c->cur].base_uw *
+					   pk->fscale + core_leak_uw(pk));
+		}
+		/* the core's counter: its threads' sum (--smt: on the first) */
+		if (!smt && c->core_ctr.power_uw != cuw)
 			ctr_set_power(&c->core_ctr, S.now, cuw);
+		else if (smt && (i & 1) &&
+			 c[-1].core_ctr.power_uw != parts[0] + parts[1])
+			ctr_set_power(&c[-1].core_ctr, S.now,
+				      parts[0] + parts[1]);
 		c->core_uw = cuw;
 		uw += cuw;
+		if (mem_uncore) {
+			double g = c->cur == NOTASK ? 0 :
+				   traffic_gbs(S.t[c->cur].base_uw);
+
+			c->traffic_uw = (u64)llround(g * UNC_UW_PER_GBS);
+			c->dram_uw = (u64)llround(g * DRAM_UW_PER_GBS);
+			uw += c->traffic_uw;
+			dram += c->dram_uw;
+		}
 	}
 	pk->power_uw = uw;
 	ctr_set_power(&pk->ctr, S.now, uw);
+	if (mem_uncore) {
+		pk->dram_power_uw = dram;
+		ctr_set_power(&pk->dram, S.now, dram);
+	}
+}
+
+/*
+ * --leakage, every THERM_STEP_NS: the package's temperature follows its
+ * mean power over the step (first order, THERM_TAU_S), its leakage
+ * follows the temperature.
+ */
+void pkg_therm(int pi)
+{
+	struct pkg *pk = &S.pk[pi];
+	double dt, w, ss;
+
+	pkg_advance(pi);
+	dt = (double)(S.now - pk->therm_t) / SEC;
+	if (dt > 0) {
+		w = (pk->truth_j - pk->therm_j) / dt;
+		ss = THERM_R_K_W * (w - (double)pk->floor0_uw / 1e6);
+		pk->theta = ss + (pk->theta - ss) * exp(-dt / THERM_TAU_S);
+	}
+	pk->therm_t = S.now;
+	pk->therm_j = pk->truth_j;
+	pkg_retune(pi);
+	ev_push(S.now + THERM_STEP_NS, EV_THERM, pi, 0);
+}
+
+/* --mem-uncore: package @pk's DRAM counter, at its idle power. */
+void dram_ctr_init(struct pkg *pk, u64 seed)
+{
+	core_ctr_init(&pk->dram, DRAM_ESU, seed * MAXPKG + 0x5eedULL +
+		      (u64)(pk - S.pk));
+	pk->dram_power_uw = DRAM_IDLE_UW;
+	ctr_set_power(&pk->dram, 0, DRAM_IDLE_UW);
 }
 
 /*
@@ -523,5 +738,22 @@ double model_check(void)
 	if (pk <= 0)
 		return 0;
 	e = fabs(parts - pk) / pk;
-	return fmax(fmax(e, fabs(ctr - pk) / pk), above);
+	e = fmax(fmax(e, fabs(ctr - pk) / pk), above);
+	/* --mem-uncore: the DRAM domain's truths and counter, the same */
+	if (mem_uncore) {
+		double dr = 0, dparts = S.host_dram_truth[J_BUSY], dctr = 0;
+
+		for (i = 0; i < S.npkg; i++) {
+			dr += S.pk[i].dram_j;
+			dparts += S.pk[i].dram_idle_j;
+			ctr_read(&S.pk[i].dram, S.now);
+			dctr += (double)S.pk[i].dram.fj / FJ_PER_J;
+		}
+		for (i = 0; i < S.nvm; i++)
+			dparts += S.vm[i].dram_truth[J_BUSY];
+		if (dr > 0)
+			e = fmax(e, fmax(fabs(dparts - dr) / dr,
+					 fabs(dctr - dr) / dr));
+	}
+	return e;
 }

@@ -23,7 +23,7 @@ static const char *const judge_name[NJUDGE] = {
 static const char *const judge_key[NJUDGE] = {
 	"occupied", "dynamic", "busy", "own"
 };
-static const char *const own_name[NROW] = {
+static const char *own_name[NROW] = {
 	"the occupied truth", "the occupied truth", "the occupied truth",
 	"the occupied truth",
 	"its formula with exact CPU time and energy",
@@ -34,6 +34,20 @@ static const char *const own_name[NROW] = {
 };
 static const int wsec[NWIN] = { 1, 5, 60 };
 static const char *const win_key[NWIN] = { "1s", "5s", "60s" };
+
+/* vmrapl's rows' own rule: the truth of their policy (--policy). */
+static void own_names(void)
+{
+	static const char *const by[NTRUTH] = {
+		[J_OCC] = "the occupied truth",
+		[J_DYN] = "the dynamic-only truth (policy none)",
+		[J_BUSY] = "the busy-share truth (policy busy)",
+	};
+	int a;
+
+	for (a = R_VR; a <= R_VR_CORE; a++)
+		own_name[a] = by[own_truth()];
+}
 
 /* --------------------------------------------------------- one run */
 
@@ -84,6 +98,32 @@ void analyse(struct result *r)
 				}
 			}
 		}
+	}
+	/* --mem-uncore: vmrapl's DRAM estimates under the DRAM truths */
+	for (wi = 0; mem_uncore && wi < NWIN; wi++) {
+		int w = wsec[wi], k;
+		double thr = 0.05 * w;		/* J */
+
+		for (k = 0; (k + 1) * w <= S.nsec; k++)
+			for (vi = 0; vi < S.nvm; vi++) {
+				const double *s0 = &S.vm[vi].snap[
+					(size_t)k * w * SNAPW + SNAP_DRAM];
+				const double *s1 = &S.vm[vi].snap[
+					(size_t)(k + 1) * w * SNAPW + SNAP_DRAM];
+
+				for (a = 0; a < NVR; a++)
+					for (j = 0; j < NTRUTH; j++) {
+						double e = s1[NTRUTH + a] -
+							   s0[NTRUTH + a];
+						double ref = s1[j] - s0[j];
+
+						if (ref < thr)
+							continue;
+						stat_add(&r->dram_err[a][j][wi],
+							 100 * fabs(e - ref) /
+							 ref);
+					}
+			}
 	}
 	for (vi = 0; vi < S.nvm; vi++)
 		tr += S.vm[vi].snap[(size_t)S.nsec * SNAPW + J_OCC];
@@ -169,16 +209,71 @@ static bool is_anchor(int a)
 /* ---------------------------------------------------------- output */
 
 /* Are the model options (model.c) all off? */
-static bool model_default(void)
+bool model_default(void)
 {
 	return !pc6_delay_ns && !no_pc6 && core_latch_ns == CORE_LATCH_NS &&
-	       update_jitter == 5 && ctr_esu == 14;
+	       update_jitter == 5 && ctr_esu == 14 && !smt && !leakage &&
+	       !mem_uncore;
+}
+
+/* The DRAM table (--mem-uncore): vmrapl's rows under the DRAM truths. */
+static void print_dram(const struct wres *res, int n)
+{
+	int i, a, j, k;
+
+	printf("\n### DRAM per-VM error over 60 s windows, under each "
+	       "truth\n\n");
+	printf("vmrapl's rows fed the DRAM domain counter (2^-16 J), which "
+	       "the core splits as it splits the package's energy; the DRAM "
+	       "truths (model.c): its traffic's part to the task whose "
+	       "traffic it is (dynamic-only), plus the DRAM idle part per "
+	       "occupied CPU (occupied), or the DRAM power over the busy "
+	       "CPUs (busy-share).\n\n");
+	printf("| workload | algorithm | occupied | dynamic-only | "
+	       "busy-share |\n|---|---|---:|---:|---:|\n");
+	for (i = 0; i < n; i++) {
+		const struct wres *wr = &res[i];
+
+		for (a = 0; a < NVR; a++) {
+			printf("| %s | %s |", a ? "" : wr->wl, row_name[a]);
+			for (j = 0; j < NTRUTH; j++) {
+				struct spread s = { 0, INFINITY, -INFINITY,
+						    0, 0 };
+				char m[16], lo[16], hi[16];
+
+				for (k = 0; k < wr->nseed; k++) {
+					double x = stat_mean(
+						&wr->r[k].dram_err[a][j][W_60]);
+
+					if (isnan(x))
+						continue;
+					s.mean += x;
+					s.min = fmin(s.min, x);
+					s.max = fmax(s.max, x);
+					s.n++;
+				}
+				if (!s.n) {
+					printf(" - |");
+					continue;
+				}
+				fmt_pct(m, sizeof(m), s.mean / s.n);
+				fmt_pct(lo, sizeof(lo), s.min);
+				fmt_pct(hi, sizeof(hi), s.max);
+				if (wr->nseed < 2)
+					printf(" %s |", m);
+				else
+					printf(" %s (%s–%s) |", m, lo, hi);
+			}
+			printf("\n");
+		}
+	}
 }
 
 void print_md(const struct wres *res, int n)
 {
 	int i, a, j, wi, k;
 
+	own_names();
 	printf("vmrapl: %llu us epochs, counter lag share lag_ns = %llu us%s; "
 	       "counter latched every %llu us +- %g %%.  %d seed%s per "
 	       "workload, %.0f s each.\n\n",
@@ -201,9 +296,21 @@ void print_md(const struct wres *res, int n)
 			printf("a package draws its floor alone as its last "
 			       "core idles");
 		printf("; the per-core counters latched every %.1f us; ESU "
-		       "%u (2^-%u J).\n\n", (double)core_latch_ns / 1000,
+		       "%u (2^-%u J)", (double)core_latch_ns / 1000,
 		       ctr_esu, ctr_esu);
+		if (smt)
+			printf("; two threads per core (--smt)");
+		if (leakage)
+			printf("; leakage with voltage and temperature "
+			       "(--leakage)");
+		if (mem_uncore)
+			printf("; uncore and DRAM with memory traffic "
+			       "(--mem-uncore)");
+		printf(".\n\n");
 	}
+	if (vr_policy != VR_STATIC_OCCUPIED)
+		printf("vmrapl's rows: static_policy=%s (--policy).\n\n",
+		       vr_policy_names[vr_policy]);
 
 	printf("### Per-VM error over 60 s windows, under each truth\n\n");
 	printf("Mean absolute error of per-VM energy, %% of the judge's "
@@ -231,6 +338,9 @@ void print_md(const struct wres *res, int n)
 		if (a == R_VR || a >= R_QEMU)
 			printf("%s: %s%s", row_name[a], own_name[a],
 			       a < NROW - 1 ? "; " : ".\n");
+
+	if (mem_uncore)
+		print_dram(res, n);
 
 	printf("\n### Occupied truth, by window\n\n");
 	printf("| workload | algorithm | 1 s | 5 s aligned | 60 s | "
@@ -484,6 +594,7 @@ int write_json(const char *path, const struct wres *res, int n)
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	own_names();
 	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"period_us\": %llu,\n"
 		"  \"latch_us\": %llu,\n  \"lag_us\": %llu,\n"
 		"  \"seeds\": %d,\n  \"sim_s\": %.0f,\n",
@@ -492,6 +603,9 @@ int write_json(const char *path, const struct wres *res, int n)
 		(unsigned long long)latch_ns / 1000,
 		(unsigned long long)lag_used_ns / 1000, res[0].nseed,
 		res[0].r[0].secs);
+	if (vr_policy != VR_STATIC_OCCUPIED)
+		fprintf(f, "  \"policy\": \"%s\",\n",
+			vr_policy_names[vr_policy]);
 	/* the model's options: only when one is set */
 	if (!model_default()) {
 		fprintf(f, "  \"model\": {\"pc6_delay_us\": ");
@@ -506,7 +620,10 @@ int write_json(const char *path, const struct wres *res, int n)
 		json_num(f, (double)core_latch_ns / 1000);
 		fprintf(f, ", \"update_jitter_pct\": ");
 		json_num(f, update_jitter);
-		fprintf(f, ", \"esu\": %u},\n", ctr_esu);
+		fprintf(f, ", \"esu\": %u, \"smt\": %s, \"leakage\": %s, "
+			"\"mem_uncore\": %s},\n", ctr_esu,
+			smt ? "true" : "false", leakage ? "true" : "false",
+			mem_uncore ? "true" : "false");
 	}
 	fprintf(f, "  \"results\": [\n");
 	for (i = 0; i < n; i++) {

@@ -18,7 +18,10 @@
  * shares with the module (model.c: "Breaking the model's assumptions"):
  * a package that reaches its idle floor late or never (--pc6-delay-us,
  * --no-pc6), a counter updated at another interval (--update-us,
- * --update-jitter), in other units (--esu).
+ * --update-jitter), in other units (--esu); and three that make the
+ * physics richer: SMT siblings sharing a core and its counter (--smt),
+ * leakage that follows voltage and temperature (--leakage), an uncore and
+ * a DRAM domain that follow memory traffic (--mem-uncore).
  *
  * On the same schedule and counters, per-VM energy is computed by:
  *   vmrapl       the real accounting core (kmod/vr_core.c), 1 ms epochs,
@@ -78,6 +81,13 @@
  *          +-PCT %, uniform; 5)]
  *         [--esu N (the model: the counters count 2^-N J; 14, AMD Zen
  *          16)]
+ *         [--smt (the model: two hardware threads per core, one core
+ *          counter per core)]
+ *         [--leakage (the model: the floor and the cores' static part
+ *          grow with voltage and temperature)]
+ *         [--mem-uncore (the model: the uncore grows with memory
+ *          traffic; a DRAM domain counter)]
+ *         [--policy occupied|busy|none (vmrapl's rows' static policy)]
  *         [-h, --help (the options, one line each)]
  *
  * The parts are listed in vrsim.h.
@@ -104,6 +114,9 @@ bool no_pc6;				/* --no-pc6 */
 u64 core_latch_ns = CORE_LATCH_NS;	/* per-core counters' update */
 double update_jitter = 5;		/* +- % of the update interval */
 u32 ctr_esu = 14;			/* the counters' energy status unit */
+bool smt;				/* --smt: two threads per core */
+bool leakage;				/* --leakage */
+bool mem_uncore;			/* --mem-uncore */
 
 /* Does a CPU of package @p run something? */
 static bool pkg_busy(int p)
@@ -115,6 +128,13 @@ static bool pkg_busy(int p)
 		if (S.cpu[pk->first + i].cur != NOTASK)
 			return true;
 	return false;
+}
+
+/* The truth vmrapl's policy means to compute: its own rule. */
+int own_truth(void)
+{
+	return vr_policy == VR_STATIC_BUSY ? J_BUSY :
+	       vr_policy == VR_STATIC_NONE ? J_DYN : J_OCC;
 }
 
 /* Every second: close what is stale, snapshot every VM's numbers. */
@@ -131,8 +151,8 @@ static void on_window(int k)
 		int a;
 
 		for (a = 0; a < NVR; a++) {
-			v->est[R_VR + a] = vmrapl_vm_j(v, a);
-			v->own[R_VR + a] = v->truth[J_OCC];
+			v->est[R_VR + a] = vmrapl_vm_j(v, a, VR_DOM_PKG);
+			v->own[R_VR + a] = v->truth[own_truth()];
 		}
 		for (a = 0; a < NTRUTH; a++)
 			s[a] = v->truth[a];
@@ -140,6 +160,13 @@ static void on_window(int k)
 			s[NTRUTH + a] = v->est[a];
 			s[NTRUTH + NROW + a] = v->own[a];
 		}
+		if (!mem_uncore)
+			continue;
+		for (a = 0; a < NTRUTH; a++)
+			s[SNAP_DRAM + a] = v->dram_truth[a];
+		for (a = 0; a < NVR; a++)
+			s[SNAP_DRAM + NTRUTH + a] =
+				vmrapl_vm_j(v, a, VMRAPL_DOM_DRAM);
 	}
 	if (k < S.nsec)
 		ev_push(S.now + SEC, EV_WIN, k + 1, 0);
@@ -173,6 +200,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		pk->floor0_uw = pk->m.floor_uw;
 		pk->drift_phase = pkg_drift_phase(seed, p);
 		pk->ncpu = w->ncpu;
+		pk->ncore = smt ? w->ncpu / 2 : w->ncpu;
 		pk->first = p * w->ncpu;
 		if (w->start_near_wrap) {
 			/* about 20 s (quick) or 100 s before the first wrap,
@@ -186,12 +214,18 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 			struct cpu *c = &S.cpu[pk->first + i];
 
 			c->pkg = p;
+			/* --smt: siblings adjacent, the first's counter */
+			c->core = pk->first + (smt ? i & ~1 : i);
 			c->cur = c->qhead = c->qtail = NOTASK;
 		}
 		core_ctrs_init(p, seed);
+		if (mem_uncore)
+			dram_ctr_init(pk, seed);
 		vmrapl_pkg_init(pk);
 		pkg_model_init(pk);
 		ev_push(4 * MS, EV_TICK, p, 0);
+		if (leakage)
+			ev_push(THERM_STEP_NS, EV_THERM, p, 0);
 	}
 	w->setup();
 	S.end += S.lead;
@@ -228,6 +262,9 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		switch (e.type) {
 		case EV_PC6:
 			pkg_pc6(e.id, e.ver);
+			break;
+		case EV_THERM:
+			pkg_therm(e.id);
 			break;
 		case EV_CPU:
 			if (e.ver == S.cpu[e.id].ev_ver)
@@ -387,6 +424,12 @@ static void usage(FILE *f)
 "                              U us (default 976.6)\n"
 "      --update-jitter PCT     their update interval +-PCT %% (default 5)\n"
 "      --esu N                 the counters count 2^-N J (default 14)\n"
+"      --smt                   two hardware threads per core, one core\n"
+"                              counter per core\n"
+"      --leakage               floor and core static power grow with\n"
+"                              voltage and temperature (tau 5 s)\n"
+"      --mem-uncore            uncore grows with memory traffic; a DRAM\n"
+"                              domain counter (2^-16 J)\n"
 "  -h, --help                  this text\n");
 }
 
@@ -449,7 +492,8 @@ enum {
 	OPT_PERIOD_US, OPT_LATCH_US, OPT_LAG_US, OPT_INJECT_FAULT_AT,
 	OPT_SWITCHES_ONLY, OPT_FLOOR_SPREAD, OPT_FLOOR_DRIFT,
 	OPT_NO_HOST_FLOOR, OPT_IDLE_LEAD, OPT_PC6_DELAY_US, OPT_NO_PC6,
-	OPT_UPDATE_US, OPT_UPDATE_JITTER, OPT_ESU, OPT_POLICY,
+	OPT_UPDATE_US, OPT_UPDATE_JITTER, OPT_ESU, OPT_POLICY, OPT_SMT,
+	OPT_LEAKAGE, OPT_MEM_UNCORE,
 };
 
 int main(int argc, char **argv)
@@ -477,6 +521,9 @@ int main(int argc, char **argv)
 		{ "update-jitter", required_argument, NULL, OPT_UPDATE_JITTER },
 		{ "esu", required_argument, NULL, OPT_ESU },
 		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "smt", no_argument, NULL, OPT_SMT },
+		{ "leakage", no_argument, NULL, OPT_LEAKAGE },
+		{ "mem-uncore", no_argument, NULL, OPT_MEM_UNCORE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -573,6 +620,15 @@ int main(int argc, char **argv)
 			ctr_esu = (u32)arg_u64(name, optarg);
 			if (ctr_esu > 31)
 				arg_range(name, optarg);
+			break;
+		case OPT_SMT:
+			smt = true;
+			break;
+		case OPT_LEAKAGE:
+			leakage = true;
+			break;
+		case OPT_MEM_UNCORE:
+			mem_uncore = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -38,6 +38,7 @@
 #define NOTASK		(-1)
 #define NSEED_FULL	10
 #define CORE_LATCH_NS	976563ULL	/* per-core counters' update */
+#define THERM_STEP_NS	(10 * MS)	/* --leakage: temperature's step */
 
 /* vmrapl instances run side by side on the same trace and counters. */
 enum { V_LEARN, V_HI, V_LO, V_CORE, NVR };
@@ -96,10 +97,16 @@ struct ctr {
 
 struct cpu {
 	int pkg, cur;
+	int core;			/* CPU index of its core's counter */
 	int qhead, qtail, qlen;
 	u64 slice_start;
 	u32 ev_ver;
-	u64 core_uw;			/* power of its core now (0: idle) */
+	u64 core_uw;			/* its runner's part of its core's
+					 * power now (0: idle) */
+	u64 traffic_uw;			/* --mem-uncore: its runner's uncore
+					 * uplift now */
+	u64 dram_uw;			/* --mem-uncore: its runner's DRAM
+					 * traffic power now */
 	struct ctr core_ctr;		/* its core's energy (AMD-like) */
 	struct vr_cpu vc[NVR];
 };
@@ -125,6 +132,16 @@ struct pkg {
 	bool pc6;			/* in the C-state: floor alone */
 	u32 pc6_ver;			/* the pending EV_PC6's */
 	double fscale;			/* (f / f_all)^2 at nbusy */
+	int ncore;			/* cores (--smt: ncpu / 2) */
+	/* --leakage */
+	double theta;			/* K above the idle steady state */
+	double lv;			/* voltage factor now */
+	double therm_j;			/* truth_j at the last step */
+	u64 therm_t;
+	/* --mem-uncore: the DRAM domain */
+	struct ctr dram;
+	u64 dram_power_uw;
+	double dram_j, dram_idle_j;	/* exact; with every core idle */
 	u64 t_truth;			/* truths integrated up to here */
 	u64 power_uw;			/* package power now */
 	double truth_j;			/* exact package energy */
@@ -148,6 +165,7 @@ struct vm {
 	bool started, stopped;
 	struct vr_acct *acct;		/* NVR x (nvcpu + 1) x npkg */
 	double truth[NTRUTH];
+	double dram_truth[NTRUTH];	/* --mem-uncore */
 	double est[NROW], own[NROW];
 	/* qemu vmsr, its state kept across iterations as the real code */
 	bool q_have;
@@ -171,7 +189,9 @@ struct vm {
 	double *snap;
 };
 
-#define SNAPW	(NTRUTH + 2 * NROW)
+/* a second's snapshot: truths, estimates, own rules, then DRAM's */
+#define SNAPW	(NTRUTH + 2 * NROW + NTRUTH + NVR)
+#define SNAP_DRAM	(NTRUTH + 2 * NROW)
 
 struct workload {
 	const char *name, *what;
@@ -198,6 +218,7 @@ struct sim {
 	int nsec;			/* whole seconds simulated */
 	u64 host_busy_ns;		/* all tasks, exact */
 	double host_task_truth[NTRUTH];	/* host tasks' share */
+	double host_dram_truth[NTRUTH];	/* --mem-uncore */
 	/* scaphandre's host records */
 	int s_nrec;
 	u64 s_uj_last;
@@ -211,6 +232,7 @@ struct sim {
 	/* the naive baseline's loop */
 	bool n_have;
 	u64 n_t_last;
+	u64 n_rt_all[MAXPKG];		/* every task's CPU time, per package */
 	/* checks */
 	u64 events, switches, closes, conservation_bad;
 	u64 core_closes;			/* V_CORE's */
@@ -221,7 +243,7 @@ struct sim {
  * At equal times, the anchors' loops run before a window is read, and a
  * package enters its C-state (--pc6-delay-us) before anything else.
  */
-enum { EV_PC6, EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
+enum { EV_PC6, EV_THERM, EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
        EV_VMSTART, EV_VMSTOP, EV_LOAD };
 
 struct ev {
@@ -238,6 +260,7 @@ struct stat {
 /* One run (one workload, one seed). */
 struct result {
 	struct stat err[NROW][NJUDGE][NWIN];
+	struct stat dram_err[NVR][NTRUTH][NWIN];	/* --mem-uncore */
 	double net[NROW];		/* % of the occupied truth, whole run */
 	double truth_j;
 	int nvm;
@@ -282,6 +305,8 @@ extern bool no_pc6;
 extern u64 core_latch_ns;
 extern double update_jitter;
 extern u32 ctr_esu;
+extern bool smt, leakage, mem_uncore;
+int own_truth(void);
 
 /* model.c */
 void rng_seed(u64 s);
@@ -302,6 +327,8 @@ void core_ctrs_init(int pi, u64 seed);
 void pkg_advance(int pi);
 void pkg_retune(int pi);
 void pkg_pc6(int pi, u32 ver);
+void pkg_therm(int pi);
+void dram_ctr_init(struct pkg *pk, u64 seed);
 void task_accrue(struct task *t);
 u64 vm_runtime(const struct vm *v);
 void sync_all(void);
@@ -331,7 +358,7 @@ struct vr_acct *task_acct(const struct task *t, int pkg, int v);
 void vmrapl_pkg_init(struct pkg *pk);
 void vr_close(int pi);
 void vr_fit_tick(int pi);
-double vmrapl_vm_j(const struct vm *v, int var);
+double vmrapl_vm_j(const struct vm *v, int var, unsigned int dom);
 void on_qemu(int vi);
 void on_scaph(void);
 void on_kepler(void);
@@ -344,6 +371,7 @@ extern const int nworkloads;
 /* output.c */
 extern const char *const row_name[NROW];
 void analyse(struct result *r);
+bool model_default(void);
 void print_md(const struct wres *res, int n);
 int write_json(const char *path, const struct wres *res, int n);
 
