@@ -45,7 +45,8 @@ FULL = (10, 300)
 
 METHOD = """\
 **The model's options** (bench/sim/model.c; off in every table but those
-of "Breaking the model's assumptions").
+of "Breaking the model's assumptions", "The variant matrix" and
+"Sensitivity sweeps").
 `--pc6-delay-us D`: after the last core of a package idles, the package
 keeps drawing its uncore for D us, then its floor alone (a package
 C-state entered late, as PC6 is); `--no-pc6`: it never draws its floor
@@ -66,6 +67,33 @@ default model's.  Under `--no-pc6` the uncore could be called static and
 split by occupied time; that truth would be what vmrapl learns from idle
 time (floor + uncore), a check sharing the assumption it checks, so it is
 not used.
+`--smt`: two hardware threads per core (CPUs 2k and 2k + 1 of a
+package), the frequency following the active cores; a core with two
+runners draws 0.65 x the sum of their intensities x (f / f_all)^2 (a
+second equal thread adds 30 %), and one AMD-like counter per core counts
+the whole core, read by both threads (vmrapl's per-core row is told the
+siblings, `vr_cpu_set_sibling()`, as the module on AMD with SMT).  The
+truths: a runner's part of its core's power is the core's power x its
+own intensity / the sum of both runners'; dynamic-only adds uncore / n,
+n the busy threads; occupied adds floor / ncpus per occupied thread
+(ncpus: the package's threads); busy-share is the package's power / n.
+`--leakage`: the floor and a running core's static part (1 W at the
+all-core frequency) grow with voltage (linear in f: 0.6 + 0.4 f / f_all
+while cores run, 1 while none does) and temperature (a package
+temperature that follows its power first-order, 0.3 K/W, tau 5 s,
+stepped every 10 ms; leakage + 1 %/K, linear).  The truths: occupied
+splits the floor of each instant per occupied CPU; a core's leakage
+while it runs is part of its core's power, its runner's.
+`--mem-uncore`: each task has a memory traffic by its intensity
+(memory-bound 10 GB/s, normal 3, vector-heavy 2); the uncore draws
+0.3 W per GB/s of what runs (in the package counter, in no core's), and
+a DRAM domain counter of its own (the fixed server DRAM unit, 2^-16 J,
+32 bits) counts 3 W idle + 0.5 W per GB/s; vmrapl is fed it as its DRAM
+domain and splits it as it splits the package's energy.  The truths: the
+traffic's uncore uplift and DRAM energy are the task's whose traffic it
+is; the DRAM idle part is split per occupied CPU under occupied (as the
+floor), nobody's under dynamic-only, and part of the DRAM power split
+over the busy CPUs under busy-share; with no core running, nobody's.
 """
 
 
@@ -110,6 +138,8 @@ def size(d):
 
 
 def fmt(x):
+    if x is None:
+        return '-'
     return '%.2f' % x if abs(x) < 10 else '%.1f' % x
 
 
@@ -168,8 +198,8 @@ def section(dir):
         'the draws).  The module is unchanged: the core files are those of the '
         'tables above.  The naive baseline (bench/sim/alg_naive.c, no '
         'release): every 5 s, each package\'s counter delta split by the '
-        'VMs\' exact CPU time on the package over the package\'s CPU time, '
-        'the rest (host tasks, idle) to no one.')
+        'VMs\' exact CPU time on the package over every task\'s CPU time '
+        'on it (host tasks get their share, idle time none).')
     out.append('')
     if (seeds, secs) == FULL:
         out.append('**Size**: %d seeds x %d s per workload, as the tables '
@@ -341,10 +371,10 @@ def section(dir):
                 fmt(m('update-500-lag', 'mostly-idle', LEARN, src=lag)),
                 fmt(m('update-2000-lag', 'mostly-idle', LEARN, src=lag))))
     out.append(text)
-    dmax = max(abs(m('esu-16', wl, row) - m('default', wl, row))
-               for wl in wls for row in (LEARN, CORE)
-               if m('esu-16', wl, row) is not None and
-               m('default', wl, row) is not None)
+    dmax = max((abs(m('esu-16', wl, row) - m('default', wl, row))
+                for wl in wls for row in (LEARN, CORE)
+                if m('esu-16', wl, row) is not None and
+                m('default', wl, row) is not None), default=0)
     out.append(
         '- *Another unit* (`--esu 16`).  No effect worth the name: vmrapl\'s '
         'two rows are at most %s points from the default model\'s on any '
@@ -369,13 +399,12 @@ def section(dir):
                           for s, t, _ in RUNS[1:]),
                 ', '.join(over) or 'none'))
     out.append(
-        '- *The naive baseline* barely moves under any option: it models '
-        'neither idle time nor the counter\'s lag, so it has nothing to '
-        'break.  Its error is close to Kepler\'s (both split the whole '
-        'energy by CPU time over 5 s: Kepler over the host, the baseline '
-        'per package, which is what tells them apart on packed): on %s, '
-        '%s %% against Kepler\'s %s %%.' % (
-            b, occ('default', b, NAIVE), occ('default', b, KEPLER)))
+        '- *The naive baseline* models neither idle time nor the '
+        'counter\'s lag: what moves it is what the options change in the '
+        'energy it splits.  On %s: %s %% with the default model, %s.' % (
+            b, occ('default', b, NAIVE),
+            ', '.join('%s %s %%' % (t, occ(s, b, NAIVE))
+                      for s, t, _ in RUNS[1:])))
     out.append('')
     out.append(
         'Reported as measured, not tuned: the module\'s accounting core is '

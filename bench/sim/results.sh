@@ -4,10 +4,14 @@
 # Assembles bench/RESULTS.md-ready markdown from the outputs of
 # "make full" in DIR (vrsim.md, bursty-instant.md, hetero-switches.md,
 # packed-no-host.md, drift-mostly-idle.md, drift-spread.md, lead.md,
-# lead-drift.md, break-*.md, hotpath.txt, callgrind.txt).  The section
+# lead-drift.md, break-*.md, policy-*.md, matrix-*.md, sweep-*.md,
+# hotpath.txt, callgrind.txt; runs.sh lists them).  The section
 # "Breaking the model's assumptions" and the method's paragraph on the
 # model's options are results-break.py's; the section is left out when
-# the break-*.md runs are not there.
+# the break-*.md runs are not there.  "Every policy against its own
+# truth", "The variant matrix", "Sensitivity sweeps" and "Targets of
+# issue 36, judged" are results-matrix.py's (left out without vrsim.md;
+# a run that is missing leaves its cells empty).
 #
 # Instruction targets per event (issue 12): an untracked switch
 # (event_needed() false) <= 10, a tracked (vCPU) switch in or out <= 60.
@@ -45,6 +49,7 @@ Sections and where they come from:
   "Scaling (rig)": the rig part of \`make bench\` (bench/rig/collect.sh);
   each says which run it comes from.
 
+$(if [ -s "$dir/runs-seconds.txt" ]; then read -r secs jobs < "$dir/runs-seconds.txt"; echo "The simulator's runs (bench/sim/runs.sh) took $(( (secs + 30) / 60 )) min of wall time, $jobs at a time, on this machine."; echo; fi)
 Machine (\`lscpu\`): $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1), $(nproc) CPUs$(lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor: */, under /p' | head -n1).
 \`uname -a\`: \`$(uname -a)\`
 
@@ -52,26 +57,12 @@ Exact commands (from the top of the tree):
 
 \`\`\`
 make -C bench/sim full
-  # = ./vrsim --json out/full.json > out/vrsim.md      (10 seeds x 300 s)
-  #   ./vrsim --only bursty --latch-us 1 --lag-us 0 > out/bursty-instant.md
-  #   ./vrsim --only heterogeneous --switches-only > out/hetero-switches.md
-  #   ./vrsim --only packed --no-host-floor > out/packed-no-host.md
-  #   ./vrsim --only mostly-idle --floor-drift 5 > out/drift-mostly-idle.md
-  #   ./vrsim --only spread --floor-drift 5 > out/drift-spread.md
-  #   ./vrsim --only steady,lone,never-idle,vmm-io --idle-lead 10 > out/lead.md
-  #   ./vrsim --only steady,lone,never-idle,vmm-io --idle-lead 10 \\
-  #           --floor-drift 5 > out/lead-drift.md
-  #   cp out/vrsim.md out/break-default.md   (the model's options:)
-  #   ./vrsim --pc6-delay-us 500 > out/break-pc6-500.md
-  #   ./vrsim --pc6-delay-us 3000 > out/break-pc6-3000.md
-  #   ./vrsim --no-pc6 > out/break-no-pc6.md
-  #   ./vrsim --update-us 500 > out/break-update-500.md
-  #   ./vrsim --update-us 2000 > out/break-update-2000.md
-  #   ./vrsim --esu 16 > out/break-esu-16.md     (each with --json)
-  #   ./vrsim --only bursty,mostly-idle --update-us 500 --lag-us 250 \\
-  #           > out/break-update-500-lag.md
-  #   ./vrsim --only bursty,mostly-idle --update-us 2000 --lag-us 1000 \\
-  #           > out/break-update-2000-lag.md
+  # = bench/sim/runs.sh run out 2: the runs of "runs.sh list", two at a
+  #   time (each "STEM ARGS" line is ./vrsim ARGS > out/STEM.md), among
+  #   them ./vrsim --json out/full.json > out/vrsim.md (10 seeds x 300 s),
+  #   --policy busy and none, the comparison runs, the model options'
+  #   runs (break-*), the variant matrix (matrix-*: each option alone,
+  #   the combined row, each with --idle-lead 10) and the sweeps (sweep-*)
   #   ./hotpath > out/hotpath.txt
   #   ./callgrind.sh > out/callgrind.txt
   #   ./results.sh out > out/RESULTS.md
@@ -80,6 +71,8 @@ make bench          # the above, then the rig, and bench/rig/collect.sh
 make bench-quick    # make -C bench/sim quick: one seed x 61 s, pass/fail only
 make -C bench/sim break BREAK_ARGS="--seeds 3 --secs 120"
                     # the model options' runs alone, at a reduced size
+make -C bench/sim full SIM_ARGS="--seeds 2 --secs 60" OUT=/tmp/x
+                    # every run at a reduced size (a check of the pipeline)
 \`\`\`
 
 ## Simulator: per-VM energy against an independent truth (bench/sim)
@@ -105,8 +98,9 @@ its own core's power only (the task's intensity times (f / f_all)^2 while
 it runs, 0 while idle; no floor, no uncore: on Zen that MSR covers the
 core, not the uncore or the SoC), latched, quantized and wrapping like the
 package counter (same ESU, 32 bits, a random start offset, its latch
-jitter from a stream of its own).  The model has no SMT, so no CPU shares
-its core counter with a sibling.  Only the per-core row reads them.
+jitter from a stream of its own).  The tables' model has no SMT, so no
+CPU shares its core counter with a sibling (\`--smt\` below).  Only the
+per-core row reads them.
 
 **Three truths**, integrated exactly between scheduling events, for a
 task on a core while n cores are active: *dynamic-only*: its core's
@@ -180,15 +174,18 @@ $(python3 "$here/results-break.py" method)
 - *naive (5 s CPU-time share)*: no release, a baseline: what one would
   write first (bench/sim/alg_naive.c).  Every 5 s, each package's energy
   over the 5 s (its counter's delta) is split by CPU-time share: a VM
-  gets the delta x its threads' exact CPU time on the package / (the
-  package's CPUs x 5 s); host tasks' and idle CPU time get nothing.  No
-  static power, no epochs, no per-core weight.  Not an anchor: the
-  targets below compare vmrapl with the four rows above.
+  gets the delta x its threads' exact CPU time on the package / every
+  task's CPU time on the package over the 5 s (host tasks get their
+  share, idle time none).  No static power, no epochs, no per-core
+  weight.  Not an anchor: target 3 below compares vmrapl with the four
+  rows above; "Targets of issue 36, judged" compares every vmrapl policy
+  with it under the policy's own truth.
 
 The anchors' 5 s loops (and the naive baseline's) run at multiples of
 5 s, so the "5 s aligned" windows end where they update; QEMU's loop runs at whole seconds from the
 VM's start.  *Own rule*: each algorithm against its own rule fed exact
-inputs (vmrapl: the occupied truth it means to compute; QEMU: exact CPU
+inputs (vmrapl: the truth its static policy means to compute, the
+occupied truth in the tables' runs; QEMU: exact CPU
 time x exact package energy, I/O threads counted; Scaphandre: exact share
 of capacity x exact host energy; Kepler: exact usage ratio x exact CPU
 share x exact energy; naive: its split of the exact package energy).
@@ -318,6 +315,7 @@ if [ -s "$dir/lead.md" ] && [ -s "$dir/lead-drift.md" ]; then
 	echo "again on a host that stays busy is back in the tables' case."
 fi
 python3 "$here/results-break.py" section "$dir" | sed '1s/^/\n/'
+python3 "$here/results-matrix.py" section "$dir" | sed '1s/^/\n/'
 echo
 echo "## Core hot path"
 echo
