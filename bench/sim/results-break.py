@@ -207,9 +207,10 @@ def section(dir):
     else:
         out.append(
             '**Reduced size: %d seed%s x %d s per workload** (the tables '
-            'above: %d x %d).  Run on %s from commit %s by `make -C '
-            'bench/sim break BREAK_ARGS="--seeds %d --secs %d"`; `make '
-            'bench` runs this matrix at %d seeds x %d s.' %
+            'above: %d x %d).  Run on %s from commit %s with `--seeds %d '
+            '--secs %d` (`make -C bench/sim break BREAK_ARGS=...`, or '
+            '`full SIM_ARGS=...`); `make bench` runs this matrix at %d '
+            'seeds x %d s.' %
             (seeds, 's' if seeds != 1 else '', secs, FULL[0], FULL[1], day,
              commit_of(dir), seeds, secs, FULL[0], FULL[1]))
     out.append('')
