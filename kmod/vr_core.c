@@ -237,7 +237,14 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	if (!busy)
 		stat_busy = 0;
 	else if (p->policy == VR_STATIC_BUSY)
-		stat_busy = stat;
+		/*
+		 * Whatever runs gets the package's power, but not while
+		 * nothing runs: a lazy epoch (closed only at the next event
+		 * after a quiet stretch) keeps the static part of its
+		 * all-idle time (@fold_idle) for idle.
+		 */
+		stat_busy = p->fold_idle < dt ?
+			    vr_mul_div(stat, dt - p->fold_idle, dt) : 0;
 	else if (p->policy == VR_STATIC_NONE)
 		stat_busy = 0;
 	else	/* Each occupied CPU-ns carries P_static / ncpus. */
@@ -257,7 +264,8 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	 * counters' steps, a P_static too high) is clamped to it: the weights
 	 * then only say who gets the dynamic part, and nothing is created.
 	 */
-	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY) {
+	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY &&
+	    p->policy != VR_STATIC_BUSY) {
 		u64 seen_e = vr_mul_div(busy_e, seen, busy);
 
 		sp->wsum = busy_e;
@@ -270,9 +278,12 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
 	 * whole dynamic part of this epoch's busy time goes by it (and the
-	 * lag share by the previous epoch's, vr_lag_give()).
+	 * lag share by the previous epoch's, vr_lag_give()).  Under
+	 * VR_STATIC_BUSY, neither weight: the package's power is shared by
+	 * busy time alone, whatever each core drew.
 	 */
-	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES) {
+	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES &&
+	    p->policy != VR_STATIC_BUSY) {
 		sp->wsum = busy_e;
 		sp->pc = dyn - dprev;
 	}

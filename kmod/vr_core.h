@@ -326,6 +326,9 @@ struct vr_core_src {
  *	(vr_cpu.core_corr), eu.
  * @fold_tail: how long that epoch's CPUs were busy in the counter's lag
  *	window before its close, weighted (vr_cpu_tail()), ns^2.
+ * @fold_idle: how long every online CPU of that epoch idled at once in
+ *	it, ns (vr_pkg_close_fold(): from what the CPUs' events recorded, a
+ *	lower bound).
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
@@ -392,6 +395,7 @@ struct vr_pkg {
 	u64 fold_busy_nw;
 	s64 fold_core_corr;
 	u64 fold_tail;
+	u64 fold_idle;
 
 	struct vr_acct *pending[2];
 

@@ -27,7 +27,9 @@
  *    nothing, owe no static debt and learn nothing;
  *  - the split: static / dynamic by the documented rule (P_static x dt
  *    plus the carried debt), the busy part by the policy (occupied: each
- *    busy CPU-ns carries P_static / online CPUs), other domains following
+ *    busy CPU-ns carries P_static / online CPUs; busy: all of it but the
+ *    part of the epoch's all-idle time, the intersection of each online
+ *    CPU's last known idle stretch with the epoch), other domains following
  *    PKG; each account's share and the host bucket by cumulative rounding,
  *    the static part (P_static's share of the busy part) and the dynamic
  *    part each rounded on its own;
@@ -412,7 +414,7 @@ static void check_lag_list(int pi)
 }
 
 static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
-			u64 debt_in, u64 tail)
+			u64 debt_in, u64 tail, u64 idle)
 {
 	struct spkg *pk = &S.pk[pi];
 	struct vr_pkg *p = &pk->p;
@@ -640,7 +642,8 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		if (!B || S.policy == VR_STATIC_NONE)
 			stat_busy = 0;
 		else if (S.policy == VR_STATIC_BUSY)
-			stat_busy = stat;
+			stat_busy = idle < dt ? mul_div_floor(stat, dt - idle,
+							      dt) : 0;
 		else
 			stat_busy = cap ? mul_div_floor(stat, B < cap ? B : cap,
 							cap) : 0;
@@ -869,7 +872,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 struct close_read {
 	int pi;
 	u64 raw[VR_NDOM];
-	u64 B, dt, debt_in, tail;
+	u64 B, dt, debt_in, tail, idle;
 	u32 valid;
 };
 
@@ -879,6 +882,7 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 	struct close_read *cr = ctx;
 	struct spkg *pk = &S.pk[cr->pi];
 	u64 win = 2 * pk->lag, lo = S.now - win, e, r;
+	u64 ilo = S.now - dt, ihi = S.now, s0, s1;
 	unsigned int d;
 	int i;
 
@@ -889,6 +893,13 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 		truth_fold(cr->pi * NCPU + i);
 		if (!sc->online)
 			continue;
+		/* its last known idle stretch: since its turn, or before */
+		s0 = sc->task >= 0 ? sc->turn - sc->run : sc->turn;
+		s1 = sc->task >= 0 ? (sc->run ? sc->turn : s0) : S.now;
+		if ((int64_t)(s0 - ilo) > 0)
+			ilo = s0;
+		if ((int64_t)(s1 - ihi) < 0)
+			ihi = s1;
 		if (sc->task >= 0) {
 			e = win;
 			r = S.now - sc->turn;
@@ -914,6 +925,7 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 	memcpy(cr->raw, raw, sizeof(cr->raw));
 	cr->B = busy;
 	cr->dt = dt;
+	cr->idle = (int64_t)(ihi - ilo) > 0 ? ihi - ilo : 0;
 	cr->debt_in = pk->p.static_debt;
 	return cr->valid;
 }
@@ -925,7 +937,7 @@ static void close_pkg(int pi)
 	if (vr_pkg_stale(&S.pk[pi].p, S.now) &&
 	    vr_pkg_try_close(&S.pk[pi].p, S.now, read_pkg, &cr))
 		check_close(pi, cr.B, cr.dt, cr.raw, cr.valid, cr.debt_in,
-			    cr.tail);
+			    cr.tail, cr.idle);
 }
 
 static u64 next_interval(void)
