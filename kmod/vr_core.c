@@ -198,6 +198,34 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
 }
 
 /*
+ * The part of an all-idle stretch's energy beyond the floor that this
+ * epoch holds: the stretch is the epoch's all-idle time (@fold_idle, up
+ * to @fold_idle_end), continued from the last epoch when that one's
+ * ended at its close and this one's starts there; each stretch gets
+ * vr_settle_idle() of its length once, over the epochs it spans.
+ */
+static u64 vr_settle_part(struct vr_pkg *p)
+{
+	u64 lo = p->fold_idle_end - p->fold_idle, c;
+
+	if (!p->fold_idle) {
+		p->settle_end = 0;
+		return 0;
+	}
+	if (lo != p->t_last || p->settle_end != p->t_last) {
+		p->settle_start = lo;
+		p->settle_given = 0;
+	}
+	p->settle_end = p->fold_idle_end;
+	c = vr_settle_idle(p, p->fold_idle_end - p->settle_start);
+	if (c <= p->settle_given)
+		return 0;
+	c -= p->settle_given;
+	p->settle_given += c;
+	return c;
+}
+
+/*
  * Split the PKG delta by the static policy; other domains follow it.
  *
  * The counter read at a close lags the close by up to one hardware step
@@ -225,12 +253,23 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
 {
 	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, dprev;
-	u64 seen;
+	u64 seen, settle, stat_idle = 0;
 	unsigned int d;
 
 	stat = vr_static_part(p, de, dt);
 	dyn = de - stat;
-	st->static_e += stat;
+	/*
+	 * An all-idle stretch holds energy beyond the floor's (the package
+	 * not settled yet, vr_settle_idle()): nobody's, like the floor then,
+	 * so it is idle's, static in the books, neither the busy time's of
+	 * a lazy epoch nor a burst's lag share.
+	 */
+	settle = vr_settle_part(p);
+	if (settle > dyn)
+		settle = dyn;
+	dyn -= settle;
+	stat_idle = settle;
+	st->static_e += stat + stat_idle;
 	st->dynamic += dyn;
 
 	cap = (u64)p->nr_online * dt;

@@ -304,6 +304,8 @@ struct vr_core_src {
  * @host_floor_uw: the mean idle floor the host's other packages learned,
  *	0 if none (vr_pkg_set_host_floor()), for a package never all idle.
  * @fit: the online fit of P_static.
+ * @settle: what idle stretches hold before the package settles
+ *	(vr_learn_static()).
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
@@ -328,7 +330,11 @@ struct vr_core_src {
  *	window before its close, weighted (vr_cpu_tail()), ns^2.
  * @fold_idle: how long every online CPU of that epoch idled at once in
  *	it, ns (vr_pkg_close_fold(): from what the CPUs' events recorded, a
- *	lower bound).
+ *	lower bound), up to @fold_idle_end.
+ * @settle_start, @settle_end, @settle_given: the last all-idle stretch
+ *	split: its start and end (0: the last epoch had none), and the
+ *	energy beyond the floor given to idle for it so far
+ *	(vr_settle_part()).
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
@@ -396,10 +402,15 @@ struct vr_pkg {
 	s64 fold_core_corr;
 	u64 fold_tail;
 	u64 fold_idle;
+	u64 fold_idle_end;
+	u64 settle_start;
+	u64 settle_end;
+	u64 settle_given;
 
 	struct vr_acct *pending[2];
 
 	struct vr_fit fit;
+	struct vr_settle settle;
 
 	vr_seq_t stat_seq;
 	struct vr_pkg_stats st[VR_NDOM];

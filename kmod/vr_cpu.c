@@ -437,6 +437,7 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 	p->fold_core_corr = corr;
 	p->fold_tail = tail;
 	p->fold_idle = (s64)(hi - lo) > 0 ? hi - lo : 0;
+	p->fold_idle_end = hi;
 	return busy;
 }
 
