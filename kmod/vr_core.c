@@ -461,8 +461,19 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	else
 		p->static_debt = 0;	/* owed by an interval now unknown */
 	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, busy, lost);
-	vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, busy_e, p->fold_core_corr,
-		     p->core.kind == VR_CORE_ENERGY && !p->fold_busy_nw, lost);
+	/*
+	 * The cores' energy of the epoch, for the package less its cores
+	 * (vr_fit_epoch()): the per-core counters' (AMD), else PP0's
+	 * (Intel client parts), read with the package's at the close.
+	 */
+	if (p->core.kind == VR_CORE_ENERGY)
+		vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, busy_e,
+			     p->fold_core_corr, !p->fold_busy_nw, lost);
+	else
+		vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy,
+			     sp.de[VR_DOM_CORE], 0,
+			     (p->domains & BIT(VR_DOM_CORE)) &&
+			     (valid & BIT(VR_DOM_CORE)), lost);
 	vr_drain(p, slot, &sp, busy, !lost, now);
 
 	for (d = 0; d < VR_NDOM; d++) {

@@ -35,6 +35,7 @@
 /* The domains are the uapi's: PKG, CORE (PP0), DRAM. */
 #define VR_NDOM		VMRAPL_NR_DOMAINS
 #define VR_DOM_PKG	VMRAPL_DOM_PKG
+#define VR_DOM_CORE	VMRAPL_DOM_CORE	/* Intel PP0: every core's energy */
 
 #define VR_NSEC_PER_SEC	1000000000ULL
 #define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */

@@ -624,7 +624,14 @@ static bool vr_fit_solve(struct vr_fit *f)
 	       f->sd_uw * VR_FIT_MAX_SD_DIV <= f->static_uw;
 }
 
-/* What p_static_uw was estimated from (VMRAPL_STATIC_IN_*). */
+/*
+ * What p_static_uw was estimated from (VMRAPL_STATIC_IN_*): each input
+ * that went into the value in use.  The idle-run floor is settled idle
+ * (less what the stretches hold before the package settles); the
+ * package less its cores is the per-core counters' residual or PP0's,
+ * whichever fed the blocks; a fit, a host floor, a parameter, each its
+ * own.  0: nothing (unknown, 0 W).
+ */
 static u32 vr_static_inputs(const struct vr_pkg *p)
 {
 	switch (p->static_origin) {
@@ -637,7 +644,9 @@ static u32 vr_static_inputs(const struct vr_pkg *p)
 	case VR_STATIC_HOST:
 		return VMRAPL_STATIC_IN_HOST_FLOOR;
 	case VR_STATIC_CORE:
-		return VMRAPL_STATIC_IN_CORE_RESIDUAL;
+		return p->core.kind == VR_CORE_ENERGY ?
+		       VMRAPL_STATIC_IN_CORE_RESIDUAL :
+		       VMRAPL_STATIC_IN_PP0_RESIDUAL;
 	case VR_STATIC_FIT:
 		return VMRAPL_STATIC_IN_FIT;
 	default:

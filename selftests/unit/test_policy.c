@@ -82,6 +82,92 @@ static double bursts(u8 policy, u64 on, u64 cycle, int n)
 	return vt_eu_j(h.vcpu.energy[0]);
 }
 
+/*
+ * PP0 (Intel client parts): the package less PP0 is what no core's
+ * counter sees, floor and uncore, measured while busy.  Four CPUs, CPU 0
+ * never idle, CPUs 1-3 on and off; 10 W floor, 6 W uncore while any
+ * core runs, 5 W per busy core, which PP0 counts.  The package is never
+ * idle: the static power is the residual, 16 W (the floor and the uncore
+ * are one level here, inseparable), reported as PP0's.  Before, PP0 fed
+ * nothing: the fit's intercept, reported as a fit.
+ */
+struct ph {
+	struct vr_pkg p;
+	struct vr_cpu cpu[4];
+	struct vr_cpu *cpus[4];
+	struct vr_acct acct[4];
+	struct vrm_rapl pkg, pp0;
+	u64 now;
+};
+
+static u32 ph_read(void *ctx, u64 *raw, u64 dt, u64 busy)
+{
+	struct ph *h = ctx;
+
+	(void)dt;
+	(void)busy;
+	raw[VR_DOM_PKG] = vrm_read(&h->pkg, h->now);
+	raw[VR_DOM_CORE] = vrm_read(&h->pp0, h->now);
+	return BIT(VR_DOM_PKG) | BIT(VR_DOM_CORE);
+}
+
+static void pp0_residual(void)
+{
+	static struct ph h;
+	struct vr_static_report r;
+	u64 next_fit = 100 * VT_MS, next_load = 0;
+	int i, k = 1;
+
+	memset(&h, 0, sizeof(h));
+	for (i = 0; i < 4; i++)
+		h.cpus[i] = &h.cpu[i];
+	vr_pkg_init(&h.p, h.cpus, 4, VT_MS, 1000000000ULL);
+	vr_pkg_set_domain(&h.p, VR_DOM_PKG, 14, 32);
+	vr_pkg_set_domain(&h.p, VR_DOM_CORE, 14, 32);
+	vt_rapl_init(&h.pkg, 14, 32, 976563, 50000, 12345, 0);
+	vt_rapl_init(&h.pp0, 14, 32, 976563, 50000, 777, 0);
+	vrm_follow(&h.pp0, &h.pkg);
+	for (i = 0; i < 4; i++) {
+		vr_cpu_init(&h.cpu[i], &h.p);
+		vr_lock(&h.p.close_lock);
+		vr_cpu_online(&h.cpu[i], 0, false);
+		vr_unlock(&h.p.close_lock);
+	}
+	for (; h.now < 10 * VT_SEC; h.now += 100000) {
+		if (h.now >= next_load) {
+			k = 1 + vt_below(4);
+			next_load = h.now + vt_range(2 * VT_MS, 30 * VT_MS);
+			for (i = 0; i < 4; i++) {
+				bool busy = i < k;
+				struct vr_acct *a = busy ? &h.acct[i] : NULL;
+
+				if (vr_cpu_event_needed(&h.cpu[i], busy, a))
+					vr_cpu_event(&h.cpu[i], h.now, busy,
+						     a);
+			}
+			vrm_set_power(&h.pkg, h.now, 16000000ULL + 5000000ULL * k);
+			vrm_set_power(&h.pp0, h.now, 5000000ULL * k);
+		}
+		if (vr_pkg_stale(&h.p, h.now))
+			vr_pkg_try_close(&h.p, h.now, ph_read, &h);
+		if (h.now >= next_fit) {
+			vr_lock(&h.p.close_lock);
+			vr_pkg_fit_update(&h.p);
+			vr_unlock(&h.p.close_lock);
+			next_fit += 100 * VT_MS;
+		}
+	}
+	vr_lock(&h.p.close_lock);
+	vr_pkg_static_report(&h.p, &r);
+	vr_unlock(&h.p.close_lock);
+	vt_eq(r.inputs, VMRAPL_STATIC_IN_PP0_RESIDUAL, "PP0: the static power "
+	      "is the package less PP0, reported so (origin %s)",
+	      vr_origin_names[r.origin]);
+	vt_near((double)r.p_static_uw / 1e6, 16.0, 0.16, "PP0: the residual, "
+		"floor and uncore, 16 W +- 1 %% (got %.3f W)",
+		(double)r.p_static_uw / 1e6);
+}
+
 int main(void)
 {
 	const u64 on = 500000, cycle = 50 * VT_MS;
@@ -105,5 +191,6 @@ int main(void)
 	j = bursts(VR_STATIC_OCCUPIED, on, cycle, n);
 	vt_near(j, 22.5 * on * n / VT_SEC, 0.02 * 22.5 * on * n / VT_SEC,
 		"occupied: 20 W and the floor's 40/16 W (got %.3f J)", j);
+	pp0_residual();
 	return vt_done();
 }
