@@ -198,15 +198,35 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
  * grows by the floor per ns once settled, so the slope between the
  * longest bin and any shorter settled one is the floor, and between it
  * and an unsettled one more (that bin's mean sits on the steeper line
- * through 0).  The smallest slope is taken; C is the longest bin's mean
- * energy less it times its mean length (whatever the first-epoch tail
- * correction left, too), at most half of it.  Fewer than two bins with
- * VR_SETTLE_MIN stretches each: C = 0.
+ * through 0).  From the longest bin down, each shorter bin's slope to it
+ * is taken while it stays within 1/2^VR_SETTLE_TOL of the one before: the
+ * farthest pair that is still settled, which has the least noise (the
+ * smallest of all the slopes would pick the noise's low tail); a bin
+ * whose slope rises beyond that is unsettled, and so are the shorter
+ * ones.  C is the longest bin's mean energy less the slope times its
+ * mean length (whatever the first-epoch tail correction left, too), at
+ * most half of it.  Fewer than two bins with VR_SETTLE_MIN stretches
+ * each: C = 0.
  */
+/*
+ * The standard error of the mean energy of bin @b's stretches, eu: their
+ * powers' spread (mW), at the bin's mean length, over sqrt(n).
+ */
+static u64 vr_settle_sd(const struct vr_settle *st, int b)
+{
+	u64 n = st->n[b], m = st->p[b] / n, m2 = st->p2[b] / n;
+
+	if (m2 <= m * m)
+		return 0;
+	/* mW x ns = 10^-12 J = 2^24 / 10^12 eu */
+	return vr_mul_div(vr_isqrt((m2 - m * m) / n), (st->t[b] / n) << 12,
+			  1000000000000ULL >> 12);
+}
+
 static void vr_settle_solve(struct vr_settle *st)
 {
-	u64 el, tl, eb, tb, slope, best = ~0ULL, c;
-	int l, b;
+	u64 el, tl, eb, tb, slope, best = ~0ULL, c, v, sl, sb;
+	int l, b, bb = -1;
 
 	st->c_eu = 0;
 	st->t_min = 0;
@@ -217,7 +237,7 @@ static void vr_settle_solve(struct vr_settle *st)
 		return;
 	el = st->e[l] / st->n[l];
 	tl = st->t[l] / st->n[l];
-	for (b = 0; b < l; b++) {
+	for (b = l - 1; b >= 0; b--) {
 		if (st->n[b] < VR_SETTLE_MIN)
 			continue;
 		eb = st->e[b] / st->n[b];
@@ -226,8 +246,10 @@ static void vr_settle_solve(struct vr_settle *st)
 			continue;
 		/* eu per 2^16 ns */
 		slope = vr_mul_div(el - eb, 1ULL << 16, tl - tb);
-		if (slope < best)
-			best = slope;
+		if (best != ~0ULL && slope > best + (best >> VR_SETTLE_TOL))
+			break;
+		best = slope;
+		bb = b;
 	}
 	if (best == ~0ULL || !best)
 		return;
@@ -237,6 +259,20 @@ static void vr_settle_solve(struct vr_settle *st)
 	c = el - c;
 	if (c > el / 2)
 		c = el / 2;
+	/*
+	 * Only a C beyond its standard error: the slope's error is
+	 * the two means' over the bins' distance, and C takes it times
+	 * the longest bin's length, besides that bin's own.  Without it,
+	 * a package whose stretches merely scatter (a floor that varies
+	 * from one stretch to the next) took a C of noise off its floor.
+	 */
+	tb = st->t[bb] / st->n[bb];
+	sl = vr_settle_sd(st, l);
+	sb = vr_settle_sd(st, bb);
+	v = vr_mul_div(vr_mul_div(sl * sl + sb * sb, tl, tl - tb), tl,
+		       tl - tb) + sl * sl;
+	if (c < (1ULL << 31) && c * c <= v)
+		return;
 	st->c_eu = c;
 	st->t_min = vr_mul_div(2 * c, 1ULL << 16, best);
 }
@@ -244,19 +280,26 @@ static void vr_settle_solve(struct vr_settle *st)
 /* A stretch (or a long one's first VR_LEARN_NS) of @e eu over @t ns. */
 static void vr_settle_add(struct vr_settle *st, u64 e, u64 t)
 {
+	u64 mw = vr_mul_div(e, VR_FJ_PER_J >> VR_EU_SHIFT, t) / 1000;
 	int b = 0;
 
 	while (b < VR_SETTLE_BINS - 1 &&
 	       t >= (VR_LEARN_SKIP_NS << (b + 1)))
 		b++;
+	if (mw > VR_SETTLE_MW_MAX)
+		mw = VR_SETTLE_MW_MAX;
 	if (st->n[b] >= 2 * VR_SETTLE_MEM) {
 		st->n[b] /= 2;
 		st->e[b] /= 2;
 		st->t[b] /= 2;
+		st->p[b] /= 2;
+		st->p2[b] /= 2;
 	}
 	st->n[b]++;
 	st->e[b] += e;
 	st->t[b] += t;
+	st->p[b] += mw;
+	st->p2[b] += mw * mw;
 	vr_settle_solve(st);
 }
 

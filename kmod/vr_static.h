@@ -120,10 +120,15 @@ struct vr_fit {
 #define VR_SETTLE_BINS	6
 #define VR_SETTLE_MIN	16
 #define VR_SETTLE_MEM	64
+#define VR_SETTLE_TOL	6	/* a slope 1/64 above the last: unsettled */
+/* a stretch's power, mW, at most 2^24 (16 kW): its square sums in a u64 */
+#define VR_SETTLE_MW_MAX	((1ULL << 24) - 1)
 
 /**
  * struct vr_settle - what idle stretches hold before the package settles
  * @n, @e, @t: per bin, stretches, their energy (eu) and length (ns).
+ * @p, @p2: per bin, the sums of their powers (mW) and of their squares:
+ *	C's standard error.
  * @c_eu: the energy a settled stretch holds beyond the floor's (the
  *	intercept of vr_settle_solve()), eu; taken off each stretch.
  * @t_min: the shortest stretch learned from, ns (2 @c_eu / the floor).
@@ -132,6 +137,8 @@ struct vr_settle {
 	u32 n[VR_SETTLE_BINS];
 	u64 e[VR_SETTLE_BINS];
 	u64 t[VR_SETTLE_BINS];
+	u64 p[VR_SETTLE_BINS];
+	u64 p2[VR_SETTLE_BINS];
 	u64 c_eu;
 	u64 t_min;
 };
