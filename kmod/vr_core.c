@@ -198,6 +198,34 @@ static u64 vr_static_part(struct vr_pkg *p, u64 de, u64 dt)
 }
 
 /*
+ * The part of an all-idle stretch's energy beyond the floor that this
+ * epoch holds: the stretch is the epoch's all-idle time (@fold_idle, up
+ * to @fold_idle_end), continued from the last epoch when that one's
+ * ended at its close and this one's starts there; each stretch gets
+ * vr_settle_idle() of its length once, over the epochs it spans.
+ */
+static u64 vr_settle_part(struct vr_pkg *p)
+{
+	u64 lo = p->fold_idle_end - p->fold_idle, c;
+
+	if (!p->fold_idle) {
+		p->settle_end = 0;
+		return 0;
+	}
+	if (lo != p->t_last || p->settle_end != p->t_last) {
+		p->settle_start = lo;
+		p->settle_given = 0;
+	}
+	p->settle_end = p->fold_idle_end;
+	c = vr_settle_idle(p, p->fold_idle_end - p->settle_start);
+	if (c <= p->settle_given)
+		return 0;
+	c -= p->settle_given;
+	p->settle_given += c;
+	return c;
+}
+
+/*
  * Split the PKG delta by the static policy; other domains follow it.
  *
  * The counter read at a close lags the close by up to one hardware step
@@ -225,19 +253,37 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 			    u64 busy_e, u64 dt, struct vr_pkg_stats *st)
 {
 	u64 de = sp->de[VR_DOM_PKG], stat, dyn, cap, stat_busy, dprev;
-	u64 seen;
+	u64 seen, settle, stat_idle = 0;
 	unsigned int d;
 
 	stat = vr_static_part(p, de, dt);
 	dyn = de - stat;
-	st->static_e += stat;
+	/*
+	 * An all-idle stretch holds energy beyond the floor's (the package
+	 * not settled yet, vr_settle_idle()): nobody's, like the floor then,
+	 * so it is idle's, static in the books, neither the busy time's of
+	 * a lazy epoch nor a burst's lag share.
+	 */
+	settle = vr_settle_part(p);
+	if (settle > dyn)
+		settle = dyn;
+	dyn -= settle;
+	stat_idle = settle;
+	st->static_e += stat + stat_idle;
 	st->dynamic += dyn;
 
 	cap = (u64)p->nr_online * dt;
 	if (!busy)
 		stat_busy = 0;
 	else if (p->policy == VR_STATIC_BUSY)
-		stat_busy = stat;
+		/*
+		 * Whatever runs gets the package's power, but not while
+		 * nothing runs: a lazy epoch (closed only at the next event
+		 * after a quiet stretch) keeps the static part of its
+		 * all-idle time (@fold_idle) for idle.
+		 */
+		stat_busy = p->fold_idle < dt ?
+			    vr_mul_div(stat, dt - p->fold_idle, dt) : 0;
 	else if (p->policy == VR_STATIC_NONE)
 		stat_busy = 0;
 	else	/* Each occupied CPU-ns carries P_static / ncpus. */
@@ -257,7 +303,8 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	 * counters' steps, a P_static too high) is clamped to it: the weights
 	 * then only say who gets the dynamic part, and nothing is created.
 	 */
-	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY) {
+	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY &&
+	    p->policy != VR_STATIC_BUSY) {
 		u64 seen_e = vr_mul_div(busy_e, seen, busy);
 
 		sp->wsum = busy_e;
@@ -270,9 +317,12 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the
 	 * whole dynamic part of this epoch's busy time goes by it (and the
-	 * lag share by the previous epoch's, vr_lag_give()).
+	 * lag share by the previous epoch's, vr_lag_give()).  Under
+	 * VR_STATIC_BUSY, neither weight: the package's power is shared by
+	 * busy time alone, whatever each core drew.
 	 */
-	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES) {
+	if (busy && busy_e && p->core.kind == VR_CORE_CYCLES &&
+	    p->policy != VR_STATIC_BUSY) {
 		sp->wsum = busy_e;
 		sp->pc = dyn - dprev;
 	}
@@ -411,8 +461,19 @@ void vr_pkg_close_commit(struct vr_pkg *p, u64 now, const u64 *raw,
 	else
 		p->static_debt = 0;	/* owed by an interval now unknown */
 	vr_learn_static(p, sp.de[VR_DOM_PKG], dt, busy, lost);
-	vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, busy_e, p->fold_core_corr,
-		     p->core.kind == VR_CORE_ENERGY && !p->fold_busy_nw, lost);
+	/*
+	 * The cores' energy of the epoch, for the package less its cores
+	 * (vr_fit_epoch()): the per-core counters' (AMD), else PP0's
+	 * (Intel client parts), read with the package's at the close.
+	 */
+	if (p->core.kind == VR_CORE_ENERGY)
+		vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy, busy_e,
+			     p->fold_core_corr, !p->fold_busy_nw, lost);
+	else
+		vr_fit_epoch(p, sp.de[VR_DOM_PKG], dt, busy,
+			     sp.de[VR_DOM_CORE], 0,
+			     (p->domains & BIT(VR_DOM_CORE)) &&
+			     (valid & BIT(VR_DOM_CORE)), lost);
 	vr_drain(p, slot, &sp, busy, !lost, now);
 
 	for (d = 0; d < VR_NDOM; d++) {

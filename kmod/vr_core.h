@@ -35,6 +35,7 @@
 /* The domains are the uapi's: PKG, CORE (PP0), DRAM. */
 #define VR_NDOM		VMRAPL_NR_DOMAINS
 #define VR_DOM_PKG	VMRAPL_DOM_PKG
+#define VR_DOM_CORE	VMRAPL_DOM_CORE	/* Intel PP0: every core's energy */
 
 #define VR_NSEC_PER_SEC	1000000000ULL
 #define VR_FJ_PER_J	1000000000000000ULL	/* uW * ns = 1e-15 J */
@@ -304,6 +305,8 @@ struct vr_core_src {
  * @host_floor_uw: the mean idle floor the host's other packages learned,
  *	0 if none (vr_pkg_set_host_floor()), for a package never all idle.
  * @fit: the online fit of P_static.
+ * @settle: what idle stretches hold before the package settles
+ *	(vr_learn_static()).
  * @lag_ns: how far the source's counter lags a read (0 for exact ones).
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
@@ -326,6 +329,13 @@ struct vr_core_src {
  *	(vr_cpu.core_corr), eu.
  * @fold_tail: how long that epoch's CPUs were busy in the counter's lag
  *	window before its close, weighted (vr_cpu_tail()), ns^2.
+ * @fold_idle: how long every online CPU of that epoch idled at once in
+ *	it, ns (vr_pkg_close_fold(): from what the CPUs' events recorded, a
+ *	lower bound), up to @fold_idle_end.
+ * @settle_start, @settle_end, @settle_given: the last all-idle stretch
+ *	split: its start and end (0: the last epoch had none), and the
+ *	energy beyond the floor given to idle for it so far
+ *	(vr_settle_part()).
  *
  * @pending: lock-free lists of accounts with accrual in epoch (seq & 1).
  *
@@ -392,10 +402,16 @@ struct vr_pkg {
 	u64 fold_busy_nw;
 	s64 fold_core_corr;
 	u64 fold_tail;
+	u64 fold_idle;
+	u64 fold_idle_end;
+	u64 settle_start;
+	u64 settle_end;
+	u64 settle_given;
 
 	struct vr_acct *pending[2];
 
 	struct vr_fit fit;
+	struct vr_settle settle;
 
 	vr_seq_t stat_seq;
 	struct vr_pkg_stats st[VR_NDOM];

@@ -348,6 +348,23 @@ static u64 vr_cpu_tail(const struct vr_cpu *c, u64 now, u64 win)
 	return d >= e ? e * e : d * (2 * e - d);
 }
 
+/*
+ * Under c->lock: the last stretch @c is known to have idled, [*@s, *@e):
+ * up to @now if it idles, else the idle time before its run (none after
+ * online, when that is unknown).  vr_cpu_set() keeps both ends: @turn and
+ * @last_run, the length of the state @turn ended.
+ */
+static void vr_cpu_idle_span(const struct vr_cpu *c, u64 now, u64 *s, u64 *e)
+{
+	if (!c->busy) {
+		*s = c->turn;
+		*e = now;
+	} else {
+		*s = c->turn - c->last_run;
+		*e = c->last_run ? c->turn : *s;
+	}
+}
+
 /**
  * vr_pkg_close_fold() - end the open epoch on every CPU of @p
  * @p: the package.
@@ -356,7 +373,11 @@ static u64 vr_cpu_tail(const struct vr_cpu *c, u64 now, u64 win)
  * Also sums the CPUs' per-core energy weight (@p->fold_busy_e) and their
  * samples' corrections (@p->fold_core_corr), measures how long they were
  * busy in the counter's lag window before @now (@p->fold_tail,
- * vr_cpu_tail(); vr_busy_tail() takes it from there), and asks
+ * vr_cpu_tail(); vr_busy_tail() takes it from there), how long every CPU
+ * idled at once in the epoch (@p->fold_idle: the intersection of each
+ * CPU's last known idle stretch, vr_cpu_idle_span(), with the epoch; a
+ * lower bound, exact for the stretch a lazy epoch ends with or the one a
+ * single wake ended), and asks
  * each CPU whose per-core sample is VR_CORE_WINDOW_NS old to take a new
  * one at its next event: the closer never reads another CPU's counter.
  *
@@ -367,6 +388,7 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 {
 	u64 busy = p->fold_busy, busy_e = p->fold_busy_e;
 	u64 busy_nw = p->fold_busy_nw, e, tail = 0, win = 2 * p->lag_ns;
+	u64 lo = p->t_last, hi = now, s, end;
 	s64 corr = p->fold_core_corr;
 	bool core = p->core.read;
 	unsigned int i;
@@ -379,6 +401,11 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 		vr_lock(&c->lock);
 		if (c->online) {
 			tail += vr_cpu_tail(c, now, win);
+			vr_cpu_idle_span(c, now, &s, &end);
+			if ((s64)(s - lo) > 0)
+				lo = s;
+			if ((s64)(end - hi) < 0)
+				hi = end;
 			vr_cpu_fold(c, now);
 			busy += c->busy_ns;
 			if (core) {
@@ -409,6 +436,8 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 	p->fold_busy_nw = busy_nw;
 	p->fold_core_corr = corr;
 	p->fold_tail = tail;
+	p->fold_idle = (s64)(hi - lo) > 0 ? hi - lo : 0;
+	p->fold_idle_end = hi;
 	return busy;
 }
 

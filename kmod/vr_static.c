@@ -186,6 +186,183 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
 }
 
 /*
+ * The energy a settled stretch holds beyond floor x length: the intercept
+ * C of E = floor x T + C over the stretches the bins hold (struct
+ * vr_settle), and the shortest stretch that counts, 2 C / floor.
+ *
+ * A package reaches its deep C-state some time D after its last core
+ * idles, or never; until then it still draws its uncore, so a stretch
+ * of T >= D holds floor x T + uncore x D, and a shorter one (floor +
+ * uncore) x T.  D is nobody's constant: per package and BIOS profile,
+ * 0 to milliseconds.  The stretches themselves show it: their energy
+ * grows by the floor per ns once settled, so the slope between the
+ * longest bin and any shorter settled one is the floor, and between it
+ * and an unsettled one more (that bin's mean sits on the steeper line
+ * through 0).  From the longest bin down, each shorter bin's slope to it
+ * is taken while it stays within 1/2^VR_SETTLE_TOL of the one before: the
+ * farthest pair that is still settled, which has the least noise (the
+ * smallest of all the slopes would pick the noise's low tail); a bin
+ * whose slope rises beyond that is unsettled, and so are the shorter
+ * ones.  C is the longest bin's mean energy less the slope times its
+ * mean length (whatever the first-epoch tail correction left, too), at
+ * most half of it.  Fewer than two bins with VR_SETTLE_MIN stretches
+ * each: C = 0.
+ */
+/*
+ * The standard error of the mean energy of bin @b's stretches, eu: their
+ * powers' spread (mW), at the bin's mean length, over sqrt(n).
+ */
+static u64 vr_settle_sd(const struct vr_settle *st, int b)
+{
+	u64 n = st->n[b], m = st->p[b] / n, m2 = st->p2[b] / n;
+
+	if (m2 <= m * m)
+		return 0;
+	/* mW x ns = 10^-12 J = 2^24 / 10^12 eu */
+	return vr_mul_div(vr_isqrt((m2 - m * m) / n), (st->t[b] / n) << 12,
+			  1000000000000ULL >> 12);
+}
+
+static void vr_settle_solve(struct vr_settle *st)
+{
+	u64 el, tl, eb, tb, slope, best = ~0ULL, c, v, sl, sb;
+	int l, b, bb = -1;
+
+	st->c_eu = 0;
+	st->t_min = 0;
+	for (l = VR_SETTLE_BINS - 1; l >= 0; l--)
+		if (st->n[l] >= VR_SETTLE_MIN)
+			break;
+	if (l <= 0)
+		return;
+	el = st->e[l] / st->n[l];
+	tl = st->t[l] / st->n[l];
+	for (b = l - 1; b >= 0; b--) {
+		if (st->n[b] < VR_SETTLE_MIN)
+			continue;
+		eb = st->e[b] / st->n[b];
+		tb = st->t[b] / st->n[b];
+		if (tb >= tl || eb >= el)
+			continue;
+		/* eu per 2^16 ns */
+		slope = vr_mul_div(el - eb, 1ULL << 16, tl - tb);
+		if (best != ~0ULL && slope > best + (best >> VR_SETTLE_TOL))
+			break;
+		best = slope;
+		bb = b;
+	}
+	if (best == ~0ULL || !best)
+		return;
+	c = vr_mul_div(best, tl, 1ULL << 16);
+	if (c >= el)
+		return;
+	c = el - c;
+	if (c > el / 2)
+		c = el / 2;
+	/*
+	 * Only a C beyond its standard error: the slope's error is
+	 * the two means' over the bins' distance, and C takes it times
+	 * the longest bin's length, besides that bin's own.  Without it,
+	 * a package whose stretches merely scatter (a floor that varies
+	 * from one stretch to the next) took a C of noise off its floor.
+	 */
+	tb = st->t[bb] / st->n[bb];
+	sl = vr_settle_sd(st, l);
+	sb = vr_settle_sd(st, bb);
+	v = vr_mul_div(vr_mul_div(sl * sl + sb * sb, tl, tl - tb), tl,
+		       tl - tb) + sl * sl;
+	if (c < (1ULL << 31) && c * c <= v)
+		return;
+	st->c_eu = c;
+	st->t_min = vr_mul_div(2 * c, 1ULL << 16, best);
+}
+
+/* A stretch (or a long one's first VR_LEARN_NS) of @e eu over @t ns. */
+static void vr_settle_add(struct vr_settle *st, u64 e, u64 t)
+{
+	u64 mw = vr_mul_div(e, VR_FJ_PER_J >> VR_EU_SHIFT, t) / 1000;
+	int b = 0;
+
+	while (b < VR_SETTLE_BINS - 1 &&
+	       t >= (VR_LEARN_SKIP_NS << (b + 1)))
+		b++;
+	if (mw > VR_SETTLE_MW_MAX)
+		mw = VR_SETTLE_MW_MAX;
+	if (st->n[b] >= 2 * VR_SETTLE_MEM) {
+		st->n[b] /= 2;
+		st->e[b] /= 2;
+		st->t[b] /= 2;
+		st->p[b] /= 2;
+		st->p2[b] /= 2;
+	}
+	st->n[b]++;
+	st->e[b] += e;
+	st->t[b] += t;
+	st->p[b] += mw;
+	st->p2[b] += mw * mw;
+	vr_settle_solve(st);
+}
+
+/**
+ * vr_settle_idle() - the energy an all-idle stretch of @t ns holds beyond
+ * the floor's
+ * @p: the package.
+ * @t: the stretch, ns (vr_pkg.fold_idle).
+ *
+ * What the learning took off each stretch (struct vr_settle): C, or for a
+ * stretch shorter than half the shortest one learned from, its share by
+ * length.  An epoch that ends with such a stretch (a lazy epoch) gives it
+ * to idle, as the learning did: without it, a floor learned without C
+ * left C to the burst that started the epoch.
+ * Context: close_lock held.
+ */
+u64 vr_settle_idle(const struct vr_pkg *p, u64 t)
+{
+	const struct vr_settle *st = &p->settle;
+
+	if (!st->c_eu)
+		return 0;
+	if (2 * t >= st->t_min)
+		return st->c_eu;
+	return vr_mul_div(st->c_eu, 2 * t, st->t_min);
+}
+
+/* Sum @e eu over @t ns of settled idle time into the floor. */
+static void vr_learn_sum(struct vr_pkg *p, u64 e, u64 t)
+{
+	u64 uw, m;
+
+	p->learn_eu += e;
+	p->learn_ns += t;
+	if (p->learn_ns < VR_LEARN_NS) {
+		if (p->idle_known || p->learn_ns < VR_LEARN_FIRST_NS)
+			return;
+		p->idle_uw = vr_mul_div(p->learn_eu,
+					VR_FJ_PER_J >> VR_EU_SHIFT,
+					p->learn_ns);
+		p->idle_prov = true;
+		vr_static_resolve(p);
+		return;
+	}
+	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
+	if (!p->idle_known)
+		p->idle_mem_ns = 0;
+	p->idle_mem_ns += p->learn_ns;
+	if (p->idle_mem_ns > VR_LEARN_MEM_NS)
+		p->idle_mem_ns = VR_LEARN_MEM_NS;
+	m = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns;
+	if (uw >= p->idle_uw)
+		p->idle_uw += vr_mul_div(uw - p->idle_uw, m, p->idle_mem_ns);
+	else
+		p->idle_uw -= vr_mul_div(p->idle_uw - uw, m, p->idle_mem_ns);
+	p->learn_eu = 0;
+	p->learn_ns = 0;
+	p->idle_known = true;
+	p->idle_prov = false;
+	vr_static_resolve(p);
+}
+
+/*
  * Learn the package's idle power from the epochs in which no CPU was busy.
  * A single 1 ms epoch reads 0, 1 or 2 hardware steps, so they are summed
  * until VR_LEARN_NS: the step error is then below 1%.  They need not be
@@ -206,6 +383,13 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
  * which the counter's lag carries into it (vr_busy_tail()).  For an
  * exact counter (@lag_ns 0) there is no tail.
  *
+ * That first epoch is also learned less what a stretch holds before the
+ * package settles (vr_settle_solve(): C, and nothing of an epoch shorter
+ * than the shortest settled stretch), and goes into the bins that
+ * measure it: a package C-state entered some time after the last core
+ * idles would otherwise inflate the floor (the simulator's 1 ms delay:
+ * its bursty packages learned 21.4 W for an 18.7 W floor).
+ *
  * Until the first sum is complete, the mean so far is the floor, once it
  * holds VR_LEARN_FIRST_NS: a few steps of error, where the alternatives
  * (the package less its cores, the fit) hold the uncore besides the floor
@@ -215,24 +399,16 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
  * by their idle time: a sum of t moves the floor by t / T of the
  * difference, up or down, T the idle time learned from so far, with
  * this sum, until it reaches VR_LEARN_MEM_NS (1.6 s), and that after:
- * an exponential mean with a memory of 1.6 s of idle time.  Until
- * December 4 each sum moved it by 1/16 whatever its length, and the
- * first sum stood for all the sums before the 16th: one long idle epoch
- * (one sum of a second or more) weighed as much as 100 ms of it, and
- * the first sum's error stayed for 16 more (the simulator's spread: 0.93
- * %, seeds up to 1.96 %; now 0.57 and 0.91 %).  A longer memory would
- * average the sums' noise further on a floor that never changes, but a
- * real floor drifts with temperature: in the simulator, with each
- * floor swinging +-5 % over two minutes (vrsim --floor-drift 5), a
- * memory of 12.8 s read 24.5 % on mostly-idle (1 ms bursts, which carry
- * the floor's error times each stretch they end), 1.6 s 7.01 % and the
- * old rule 8.12 %; on constant floors 1.65, 1.90 and 2.05 %
- * (bench/RESULTS.md).  (A minimum that rose slowly, before the running
- * mean, settled about 2 % low on the sums' noise.)
+ * an exponential mean with a memory of 1.6 s of idle time.  A longer
+ * memory would average the sums' noise further on a floor that never
+ * changes, but a real floor drifts with temperature: in the simulator,
+ * with each floor swinging +-5 % over two minutes (vrsim --floor-drift
+ * 5), a memory of 12.8 s read 24.5 % on mostly-idle (1 ms bursts, which
+ * carry the floor's error times each stretch they end) and 1.6 s 7.01 %.
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 {
-	u64 uw, t;
+	u64 c, t_min;
 
 	vr_lock_held(&p->close_lock);
 	if (!p->learn_static)
@@ -265,38 +441,22 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 
 		p->learn_skip = VR_LEARN_SKIP_NS;
 		de = de > tail ? de - tail : 0;
+		/*
+		 * Before the package settled: the C and the shortest
+		 * length known before this stretch; then it goes into the
+		 * bins.
+		 */
+		c = p->settle.c_eu;
+		t_min = p->settle.t_min;
+		vr_settle_add(&p->settle, de, dt);
+		if (dt < t_min)
+			return;
+		de = de > c ? de - c : 0;
 	} else if (p->learn_skip < VR_LEARN_SKIP_NS) {
 		p->learn_skip += dt;
 		return;
 	}
-	p->learn_eu += de;
-	p->learn_ns += dt;
-	if (p->learn_ns < VR_LEARN_NS) {
-		if (p->idle_known || p->learn_ns < VR_LEARN_FIRST_NS)
-			return;
-		p->idle_uw = vr_mul_div(p->learn_eu,
-					VR_FJ_PER_J >> VR_EU_SHIFT,
-					p->learn_ns);
-		p->idle_prov = true;
-		vr_static_resolve(p);
-		return;
-	}
-	uw = vr_mul_div(p->learn_eu, VR_FJ_PER_J >> VR_EU_SHIFT, p->learn_ns);
-	if (!p->idle_known)
-		p->idle_mem_ns = 0;
-	p->idle_mem_ns += p->learn_ns;
-	if (p->idle_mem_ns > VR_LEARN_MEM_NS)
-		p->idle_mem_ns = VR_LEARN_MEM_NS;
-	t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns;
-	if (uw >= p->idle_uw)
-		p->idle_uw += vr_mul_div(uw - p->idle_uw, t, p->idle_mem_ns);
-	else
-		p->idle_uw -= vr_mul_div(p->idle_uw - uw, t, p->idle_mem_ns);
-	p->learn_eu = 0;
-	p->learn_ns = 0;
-	p->idle_known = true;
-	p->idle_prov = false;
-	vr_static_resolve(p);
+	vr_learn_sum(p, de, dt);
 }
 
 /*
@@ -507,7 +667,14 @@ static bool vr_fit_solve(struct vr_fit *f)
 	       f->sd_uw * VR_FIT_MAX_SD_DIV <= f->static_uw;
 }
 
-/* What p_static_uw was estimated from (VMRAPL_STATIC_IN_*). */
+/*
+ * What p_static_uw was estimated from (VMRAPL_STATIC_IN_*): each input
+ * that went into the value in use.  The idle-run floor is settled idle
+ * (less what the stretches hold before the package settles); the
+ * package less its cores is the per-core counters' residual or PP0's,
+ * whichever fed the blocks; a fit, a host floor, a parameter, each its
+ * own.  0: nothing (unknown, 0 W).
+ */
 static u32 vr_static_inputs(const struct vr_pkg *p)
 {
 	switch (p->static_origin) {
@@ -520,7 +687,9 @@ static u32 vr_static_inputs(const struct vr_pkg *p)
 	case VR_STATIC_HOST:
 		return VMRAPL_STATIC_IN_HOST_FLOOR;
 	case VR_STATIC_CORE:
-		return VMRAPL_STATIC_IN_CORE_RESIDUAL;
+		return p->core.kind == VR_CORE_ENERGY ?
+		       VMRAPL_STATIC_IN_CORE_RESIDUAL :
+		       VMRAPL_STATIC_IN_PP0_RESIDUAL;
 	case VR_STATIC_FIT:
 		return VMRAPL_STATIC_IN_FIT;
 	default:

@@ -109,6 +109,41 @@ struct vr_fit {
 };
 
 /*
+ * The settle of idle stretches (struct vr_settle, vr_static.c): the
+ * energy and length of each stretch's first epoch, when it is learned
+ * from whole (vr_learn_static()), go into a bin by length, from
+ * VR_LEARN_SKIP_NS up, each bin twice as long as the one before, the
+ * last open-ended; a bin's sums are halved when it reaches
+ * 2 x VR_SETTLE_MEM stretches (a memory of that many).  A bin counts
+ * once it holds VR_SETTLE_MIN.
+ */
+#define VR_SETTLE_BINS	6
+#define VR_SETTLE_MIN	16
+#define VR_SETTLE_MEM	64
+#define VR_SETTLE_TOL	6	/* a slope 1/64 above the last: unsettled */
+/* a stretch's power, mW, at most 2^24 (16 kW): its square sums in a u64 */
+#define VR_SETTLE_MW_MAX	((1ULL << 24) - 1)
+
+/**
+ * struct vr_settle - what idle stretches hold before the package settles
+ * @n, @e, @t: per bin, stretches, their energy (eu) and length (ns).
+ * @p, @p2: per bin, the sums of their powers (mW) and of their squares:
+ *	C's standard error.
+ * @c_eu: the energy a settled stretch holds beyond the floor's (the
+ *	intercept of vr_settle_solve()), eu; taken off each stretch.
+ * @t_min: the shortest stretch learned from, ns (2 @c_eu / the floor).
+ */
+struct vr_settle {
+	u32 n[VR_SETTLE_BINS];
+	u64 e[VR_SETTLE_BINS];
+	u64 t[VR_SETTLE_BINS];
+	u64 p[VR_SETTLE_BINS];
+	u64 p2[VR_SETTLE_BINS];
+	u64 c_eu;
+	u64 t_min;
+};
+
+/*
  * Under close_lock: solve the online fit and apply the P_static precedence.
  * Runs off the scheduler probes (the package timer); a close only adds
  * the epoch to the open block, and a full block to the ring.
@@ -125,6 +160,7 @@ u64 vr_isqrt(u64 x);
  * @lost: the interval is unknown, and so is @de.
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost);
+u64 vr_settle_idle(const struct vr_pkg *p, u64 t);
 void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 		  s64 core_corr, bool core_ok, bool lost);
 

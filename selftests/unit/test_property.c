@@ -27,7 +27,9 @@
  *    nothing, owe no static debt and learn nothing;
  *  - the split: static / dynamic by the documented rule (P_static x dt
  *    plus the carried debt), the busy part by the policy (occupied: each
- *    busy CPU-ns carries P_static / online CPUs), other domains following
+ *    busy CPU-ns carries P_static / online CPUs; busy: all of it but the
+ *    part of the epoch's all-idle time, the intersection of each online
+ *    CPU's last known idle stretch with the epoch), other domains following
  *    PKG; each account's share and the host bucket by cumulative rounding,
  *    the static part (P_static's share of the busy part) and the dynamic
  *    part each rounded on its own;
@@ -145,6 +147,8 @@ struct spkg {
 	u64 lag, m_prev_busy, m_prev_t;
 	/* the last busy epoch split's: dynamic energy, ns shown, unseen */
 	u64 m_prev_dyn, m_prev_seen, m_prev_tail;
+	/* the core's settle before the close, and the model's stretch */
+	u64 s_c, s_tmin, m_set_start, m_set_end, m_set_given;
 	u64 quiet_until;		/* every CPU idles until then */
 	unsigned int online;
 	bool rebase_pending;
@@ -169,6 +173,7 @@ struct sim {
 	u64 now;
 	u64 events, closes, lost_epochs, resets, overruns, wraps, hotplugs;
 	u64 gaps, unread, quiets, learns, lag_busy, lag_tail, lag_kept;
+	u64 settles;
 	u64 err[E_NR];
 	char first[E_NR][200];
 };
@@ -338,6 +343,10 @@ static void learn_model(struct spkg *pk, bool lost, u64 B, u64 de, u64 dt,
 		}
 		de = de > tail ? de - tail : 0;
 		pk->m_skip_ns = 2 * VT_MS;
+		/* before the settle: the core's C and shortest stretch */
+		if (dt < pk->s_tmin)
+			return;
+		de = de > pk->s_c ? de - pk->s_c : 0;
 	} else if (pk->m_skip_ns < 2 * VT_MS) {
 		pk->m_skip_ns += dt;
 		return;
@@ -412,7 +421,7 @@ static void check_lag_list(int pi)
 }
 
 static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
-			u64 debt_in, u64 tail)
+			u64 debt_in, u64 tail, u64 idle, u64 idle_end)
 {
 	struct spkg *pk = &S.pk[pi];
 	struct vr_pkg *p = &pk->p;
@@ -604,7 +613,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 			     (unsigned long long)debt_in,
 			     (unsigned long long)p->static_debt);
 	} else {
-		u64 de = dl[0].sampled, want, stat, dyn, stat_busy, cap;
+		u64 de = dl[0].sampled, want, stat, dyn, stat_busy, cap, settle;
 		u64 dlag = 0, ut;
 
 		/*
@@ -629,7 +638,38 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 				     (unsigned long long)(want - de));
 		}
 		dyn = de - stat;
-		if (dl[0].static_e != stat || dl[0].dynamic != dyn)
+		/*
+		 * The all-idle stretch's energy beyond the floor (C from the
+		 * core's bins, read before the close; all of it from half the
+		 * shortest settled stretch up, less by length below), once
+		 * per stretch over the epochs it spans, is idle's.
+		 */
+		settle = 0;
+		if (!idle) {
+			pk->m_set_end = 0;
+		} else {
+			if (idle_end - idle != S.now - dt ||
+			    pk->m_set_end != S.now - dt) {
+				pk->m_set_start = idle_end - idle;
+				pk->m_set_given = 0;
+			}
+			pk->m_set_end = idle_end;
+			if (pk->s_c && 2 * (idle_end - pk->m_set_start) >=
+			    pk->s_tmin)
+				settle = pk->s_c;
+			else if (pk->s_c)
+				settle = mul_div_floor(pk->s_c, 2 * (idle_end -
+						       pk->m_set_start),
+						       pk->s_tmin);
+			settle = settle > pk->m_set_given ?
+				 settle - pk->m_set_given : 0;
+			pk->m_set_given += settle;
+		}
+		if (settle > dyn)
+			settle = dyn;
+		dyn -= settle;
+		S.settles += settle != 0;
+		if (dl[0].static_e != stat + settle || dl[0].dynamic != dyn)
 			fail(E_STATIC, "pkg %d: static %llu dynamic %llu, "
 			     "expected %llu %llu", pi,
 			     (unsigned long long)dl[0].static_e,
@@ -640,7 +680,8 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 		if (!B || S.policy == VR_STATIC_NONE)
 			stat_busy = 0;
 		else if (S.policy == VR_STATIC_BUSY)
-			stat_busy = stat;
+			stat_busy = idle < dt ? mul_div_floor(stat, dt - idle,
+							      dt) : 0;
 		else
 			stat_busy = cap ? mul_div_floor(stat, B < cap ? B : cap,
 							cap) : 0;
@@ -869,7 +910,7 @@ static void check_close(int pi, u64 B, u64 dt, const u64 *raw, u32 valid,
 struct close_read {
 	int pi;
 	u64 raw[VR_NDOM];
-	u64 B, dt, debt_in, tail;
+	u64 B, dt, debt_in, tail, idle, idle_end;
 	u32 valid;
 };
 
@@ -879,6 +920,7 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 	struct close_read *cr = ctx;
 	struct spkg *pk = &S.pk[cr->pi];
 	u64 win = 2 * pk->lag, lo = S.now - win, e, r;
+	u64 ilo = S.now - dt, ihi = S.now, s0, s1;
 	unsigned int d;
 	int i;
 
@@ -889,6 +931,13 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 		truth_fold(cr->pi * NCPU + i);
 		if (!sc->online)
 			continue;
+		/* its last known idle stretch: since its turn, or before */
+		s0 = sc->task >= 0 ? sc->turn - sc->run : sc->turn;
+		s1 = sc->task >= 0 ? (sc->run ? sc->turn : s0) : S.now;
+		if ((int64_t)(s0 - ilo) > 0)
+			ilo = s0;
+		if ((int64_t)(s1 - ihi) < 0)
+			ihi = s1;
 		if (sc->task >= 0) {
 			e = win;
 			r = S.now - sc->turn;
@@ -914,6 +963,8 @@ static u32 read_pkg(void *ctx, u64 *raw, u64 dt, u64 busy)
 	memcpy(cr->raw, raw, sizeof(cr->raw));
 	cr->B = busy;
 	cr->dt = dt;
+	cr->idle = (int64_t)(ihi - ilo) > 0 ? ihi - ilo : 0;
+	cr->idle_end = ihi;
 	cr->debt_in = pk->p.static_debt;
 	return cr->valid;
 }
@@ -922,10 +973,13 @@ static void close_pkg(int pi)
 {
 	struct close_read cr = { .pi = pi };
 
+	/* read before the close: its split uses them, its learning sets */
+	S.pk[pi].s_c = S.pk[pi].p.settle.c_eu;
+	S.pk[pi].s_tmin = S.pk[pi].p.settle.t_min;
 	if (vr_pkg_stale(&S.pk[pi].p, S.now) &&
 	    vr_pkg_try_close(&S.pk[pi].p, S.now, read_pkg, &cr))
 		check_close(pi, cr.B, cr.dt, cr.raw, cr.valid, cr.debt_in,
-			    cr.tail);
+			    cr.tail, cr.idle, cr.idle_end);
 }
 
 static u64 next_interval(void)
@@ -1081,6 +1135,7 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 		  u64 *period)
 {
 	int pi, i, v, k;
+	u64 k64 = 0;
 
 	memset(&S, 0, sizeof(S));
 	S.lag_mode = lag_mode;
@@ -1136,6 +1191,29 @@ static void setup(bool lag_mode, u32 esu0, u8 policy, unsigned int nvm,
 		}
 		pk->learn = pk->m_origin != VR_STATIC_PARAM;
 		vr_pkg_set_static(&pk->p, pk->m_static, pk->m_origin);
+		/*
+		 * Half the learning packages start with a settle measured:
+		 * 32 stretches of 5 ms and 32 of 100 ms, each 0.1-10 mJ
+		 * above the floor's, as a delayed package C-state leaves
+		 * them, so that the split and the learning take C off from
+		 * the first stretch (the rule reads it from the core).
+		 */
+		if (pk->learn && vt_below(2)) {
+			u64 c = vt_range(1677, 167772);	/* 0.1-10 mJ in eu */
+			u64 f5 = vr_energy_eu(pk->static_uw, 5 * VT_MS, &k64);
+
+			k64 = 0;
+			pk->p.settle.n[1] = 32;
+			pk->p.settle.t[1] = 32 * 5 * VT_MS;
+			pk->p.settle.e[1] = 32 * (f5 + c);
+			pk->p.settle.n[5] = 32;
+			pk->p.settle.t[5] = 32 * 100 * VT_MS;
+			pk->p.settle.e[5] = 32 * (20 * f5 + c);
+			pk->p.settle.c_eu = c;
+			pk->p.settle.t_min = f5 ? mul_div_floor(2 * c,
+								5 * VT_MS,
+								f5) : 0;
+		}
 		pk->p.policy = policy;
 		pk->reset_dom = -1;
 		for (k = 0; k < VR_NDOM; k++)
@@ -1257,7 +1335,7 @@ static void run(const char *name, bool lag_mode, u32 esu0, u64 nev)
 		"us, %d tasks: %llu events, %llu closes, %llu lost, %llu "
 		"wraps, %llu resets, %llu overruns, %llu hotplugs, %llu gaps, "
 		"%llu unread, %llu quiet, %llu learned, lag %llu/%llu/%llu, "
-		"%.1f s simulated",
+		"%llu settles, %.1f s simulated",
 		name, S.pk[0].ctr[0].esu, S.pk[1].ctr[0].esu,
 		S.pk[0].ctr[0].width, S.pk[1].ctr[0].width, policy,
 		S.pk[0].p.static_origin, S.pk[1].p.static_origin,
@@ -1270,7 +1348,7 @@ static void run(const char *name, bool lag_mode, u32 esu0, u64 nev)
 		(unsigned long long)S.unread, (unsigned long long)S.quiets,
 		(unsigned long long)S.learns, (unsigned long long)S.lag_busy,
 		(unsigned long long)S.lag_tail, (unsigned long long)S.lag_kept,
-		(double)S.now / 1e9);
+		(unsigned long long)S.settles, (double)S.now / 1e9);
 }
 
 /* Totals of one mode; what the injections and models exercised. */

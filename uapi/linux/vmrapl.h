@@ -168,8 +168,8 @@ struct vmrapl_pkg_stats {
 /*
  * vmrapl_pkg_static.static_inputs: what the static power in use
  * (vmrapl_pkg_stats.p_static_uw) was estimated from, one bit per input
- * that contributed.  Documentation/accuracy.rst says which to expect on
- * which hardware.
+ * that contributed.  Documentation/operations.rst ("Choosing the static
+ * policy") says which to expect on which hardware.
  */
 /* the package less its cores' own counters (AMD family 17h+), any epoch */
 #define VMRAPL_STATIC_IN_CORE_RESIDUAL	_BITUL(0)
