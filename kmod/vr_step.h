@@ -19,7 +19,7 @@
 #define VR_STEP_MIN		8
 /* Steps kept per counter; a poll may stop once it has VR_STEP_ENOUGH. */
 #define VR_STEP_MAX		40
-#define VR_STEP_ENOUGH		16
+#define VR_STEP_ENOUGH		32
 /* How long a poll watches a counter that does not step enough. */
 #define VR_STEP_WINDOW_NS	32000000ULL
 
