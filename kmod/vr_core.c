@@ -73,8 +73,9 @@ void vr_pkg_set_step(struct vr_pkg *p, unsigned int dom,
 	if (dom != VR_DOM_PKG)
 		return;
 	p->step_ns = st->interval_ns ? st->interval_ns : VR_STEP_DEFAULT_NS;
+	/* Read locklessly by debugfs. */
 	if (p->lag_ns)
-		p->lag_ns = vr_step_lag_ns(st);
+		WRITE_ONCE(p->lag_ns, vr_step_lag_ns(st));
 }
 
 /* Copy the update interval of every domain (@st: VR_NDOM entries). */
