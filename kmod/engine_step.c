@@ -8,19 +8,25 @@
  * whose lag correction then uses the PKG counter's.  Until then, and for
  * a counter that does not step enough, the core keeps the 1 ms default
  * and says so (debugfs, GET_PKG_STATS, the kernel log).  Module load does
- * not wait for it.
+ * not wait for it.  The poll sleeps VR_STEP_POLL_US between reads: a
+ * CPU of a virtual machine that spins on a counter the hypervisor
+ * emulates can starve the emulation it measures.  A PKG counter not
+ * measured is timed again VR_STEP_RETRY_MS later, then twice as late,
+ * VR_STEP_TRIES times in all (a package busy with interrupts, or a host
+ * that delayed the emulated counter's updates).
  *
  * Context: vr_step_work() runs in process context (a kworker bound to
  * the CPU that brought the package online); each read is a short
  * interrupts-off section (the source's poll, local MSRs, no lock), and
- * the worker may be preempted between reads: a preempted poll loses the
- * steps it did not see, not correctness (vr_step_estimate()).  It takes
+ * the worker sleeps and may be preempted between reads: a late read
+ * loses the steps it did not see, not correctness (vr_step_estimate()).  It takes
  * the package's close_lock once, to hand the result over.  The other
  * functions queue and cancel the work from the CPU hotplug callbacks
  * (engine_cpu.c) and module stop; they take no lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -31,6 +37,11 @@
 
 /* The polled counters: the domains, then the per-core counter. */
 #define VR_STEP_NCTR	(VR_NDOM + 1)
+/* Sleep between reads, us (to twice that). */
+#define VR_STEP_POLL_US		10
+/* Timings of a PKG counter not measured, and the wait before the 2nd. */
+#define VR_STEP_TRIES		4
+#define VR_STEP_RETRY_MS	1000
 
 /* One read of every counter of @hp on this CPU; false: not on @hp. */
 static bool vr_step_read(struct vr_hpkg *hp, u64 *t, u64 *raw, u32 *valid)
@@ -70,7 +81,8 @@ static const char *vr_step_ctr_name(unsigned int i)
 
 static void vr_step_work(struct work_struct *work)
 {
-	struct vr_hpkg *hp = container_of(work, struct vr_hpkg, step_work);
+	struct vr_hpkg *hp = container_of(to_delayed_work(work),
+					  struct vr_hpkg, step_work);
 	struct vr_step st[VR_STEP_NCTR];
 	u64 raw[VR_STEP_NCTR], t, t0;
 	struct vr_step_poll *s;
@@ -94,7 +106,7 @@ static void vr_step_work(struct work_struct *work)
 				vr_step_feed(&s[i], t, raw[i]);
 		if (vr_step_all_enough(s, seen))
 			break;
-		cond_resched();
+		usleep_range(VR_STEP_POLL_US, 2 * VR_STEP_POLL_US);
 		if (!vr_step_read(hp, &t, raw, &valid))
 			goto out_moved;
 	} while (t - t0 < VR_STEP_WINDOW_NS);
@@ -125,6 +137,11 @@ static void vr_step_work(struct work_struct *work)
 				div_u64(t - t0, NSEC_PER_MSEC),
 				VR_STEP_DEFAULT_NS / NSEC_PER_USEC);
 	}
+	/* The PKG counter not measured: again, later, from the same CPU. */
+	if (!st[VR_DOM_PKG].measured && ++hp->step_tries < VR_STEP_TRIES)
+		schedule_delayed_work_on(hp->step_cpu, &hp->step_work,
+					 msecs_to_jiffies(VR_STEP_RETRY_MS <<
+							  (hp->step_tries - 1)));
 	kfree(s);
 	return;
 
@@ -137,7 +154,7 @@ out_moved:
 
 void vr_pkg_step_init(struct vr_hpkg *hp)
 {
-	INIT_WORK(&hp->step_work, vr_step_work);
+	INIT_DELAYED_WORK(&hp->step_work, vr_step_work);
 }
 
 /*
@@ -147,8 +164,14 @@ void vr_pkg_step_init(struct vr_hpkg *hp)
  */
 void vr_pkg_step_start(struct vr_hpkg *hp, unsigned int cpu)
 {
-	if (vr_src->poll && hp->core.lag_ns)
-		schedule_work_on(cpu, &hp->step_work);
+	if (!vr_src->poll || !hp->core.lag_ns)
+		return;
+	/* A timing still queued or running keeps its CPU. */
+	if (delayed_work_pending(&hp->step_work))
+		return;
+	hp->step_cpu = cpu;
+	hp->step_tries = 0;
+	schedule_delayed_work_on(cpu, &hp->step_work, 0);
 }
 
 /* Module stop, after the hotplug callbacks are gone. */
@@ -158,5 +181,5 @@ void vr_pkg_steps_stop(void)
 
 	for (i = 0; i < vr_topo.max_pkgs; i++)
 		if (vr_pkgs[i])
-			cancel_work_sync(&vr_pkgs[i]->step_work);
+			cancel_delayed_work_sync(&vr_pkgs[i]->step_work);
 }

@@ -13,6 +13,7 @@
 #include <linux/timer.h>
 #include <linux/tracepoint-defs.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/vmrapl.h>
 
 #include "compat.h"
@@ -61,6 +62,9 @@ int vr_topo_pkg_of(unsigned int cpu);
  *	vm.c's release work serializes, writes it.
  * @step_work: times the counters' steps when the package comes online
  *	(engine_step.c).
+ * @step_cpu, @step_tries: the CPU it was queued on, and how many times
+ *	it ran since; written by the hotplug callback that queues it, when
+ *	it is not pending, and by the work itself.
  * @cpus: CPUs of the package ever seen online (core.cpus points here).
  */
 struct vr_hpkg {
@@ -78,7 +82,9 @@ struct vr_hpkg {
 	u64 remote_closes;
 	u64 last_remote;
 	u64 release_closes;
-	struct work_struct step_work;
+	struct delayed_work step_work;
+	unsigned int step_cpu;
+	unsigned int step_tries;
 	struct vr_cpu *cpus[];
 };
 
