@@ -106,6 +106,37 @@ static u64 vr_step_base(const u64 *v, unsigned int n, u64 med)
 	return med;
 }
 
+/* The instant of step @i: the middle of the reads around it. */
+static u64 vr_step_mid(const struct vr_step_poll *s, unsigned int i)
+{
+	return s->lo[i] + (s->hi[i] - s->lo[i]) / 2;
+}
+
+/*
+ * Normalize the intervals @v[0..@n) by the base @b: an interval within a
+ * quarter of the base from k times it stands for k intervals of a k-th of
+ * it (into @w, which returns their number), any other is dropped; @upd
+ * adds the updates each interval spans (1 for a dropped one).
+ */
+static unsigned int vr_step_norm(const u64 *v, unsigned int n, u64 b, u64 *w,
+				 u64 *upd)
+{
+	unsigned int i, m = 0;
+	u64 k;
+
+	*upd = 0;
+	for (i = 0; i < n; i++) {
+		k = (v[i] + b / 2) / b;
+		if (!k || !vr_step_near(v[i], k * b, b / 4)) {
+			*upd += 1;
+			continue;
+		}
+		*upd += k;
+		w[m++] = v[i] / k;
+	}
+	return m;
+}
+
 /**
  * vr_step_estimate() - the update interval a poll timed
  * @s: the poll.
@@ -119,52 +150,54 @@ static u64 vr_step_base(const u64 *v, unsigned int n, u64 med)
  * the base from k times it counts as k intervals of a k-th of it, any
  * other is dropped.  Then the median and the spread (half the 10th-90th
  * percentile range) of what remains.
+ *
+ * Reads too far apart for that (a virtual machine's CPU, whose sleeps
+ * and timer run late) leave fewer than VR_STEP_MIN close intervals; then
+ * the interval is the time from the first step to the last over the
+ * updates between them (an interval near k bases counting k), which the
+ * reads' error affects once, not at every step, and the spread that of
+ * all the intervals, the reads' error included.
  */
 void vr_step_estimate(const struct vr_step_poll *s, struct vr_step *out)
 {
-	u64 v[VR_STEP_MAX], w[VR_STEP_MAX], med, tol, b, x, k;
-	unsigned int i, n = 0, m = 0;
+	u64 v[VR_STEP_MAX], w[VR_STEP_MAX], tol, b, upd;
+	unsigned int i, n, m;
+	bool coarse;
 
 	vr_step_default(out);
 	if (s->n < VR_STEP_MIN + 1)
 		return;
-	for (i = 0; i + 1 < s->n; i++)
-		v[i] = (s->lo[i + 1] + (s->hi[i + 1] - s->lo[i + 1]) / 2) -
-		       (s->lo[i] + (s->hi[i] - s->lo[i]) / 2);
 	n = s->n - 1;
+	for (i = 0; i < n; i++)
+		v[i] = vr_step_mid(s, i + 1) - vr_step_mid(s, i);
 	vr_step_sort(v, n);
 	tol = vr_step_median(v, n) / 8;
 
 	/* Only the intervals whose two steps were timed closely. */
-	n = 0;
-	for (i = 0; i + 1 < s->n; i++) {
+	m = 0;
+	for (i = 0; i < n; i++) {
 		if (s->hi[i] - s->lo[i] > tol ||
 		    s->hi[i + 1] - s->lo[i + 1] > tol)
 			continue;
-		v[n++] = (s->lo[i + 1] + (s->hi[i + 1] - s->lo[i + 1]) / 2) -
-			 (s->lo[i] + (s->hi[i] - s->lo[i]) / 2);
+		w[m++] = vr_step_mid(s, i + 1) - vr_step_mid(s, i);
 	}
-	if (n < VR_STEP_MIN)
-		return;
+	coarse = m < VR_STEP_MIN;
+	if (!coarse) {
+		for (i = 0; i < m; i++)
+			v[i] = w[i];
+		n = m;
+	}
 	vr_step_sort(v, n);
-	med = vr_step_median(v, n);
-	b = vr_step_base(v, n, med);
+	b = vr_step_base(v, n, vr_step_median(v, n));
 	if (!b)
 		return;
-
-	for (i = 0; i < n; i++) {
-		k = (v[i] + b / 2) / b;
-		if (!k)
-			continue;
-		x = v[i] / k;
-		if (!vr_step_near(v[i], k * b, b / 4))
-			continue;
-		w[m++] = x;
-	}
+	m = vr_step_norm(v, n, b, w, &upd);
 	if (m < VR_STEP_MIN)
 		return;
 	vr_step_sort(w, m);
-	out->interval_ns = vr_step_median(w, m);
+	out->interval_ns = coarse ?
+		(vr_step_mid(s, s->n - 1) - vr_step_mid(s, 0)) / upd :
+		vr_step_median(w, m);
 	out->spread_ns = (w[(m - 1) * 9 / 10] - w[(m - 1) / 10]) / 2;
 	out->used = m;
 	out->measured = true;

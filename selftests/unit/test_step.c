@@ -10,7 +10,7 @@
  * random reads, measured on the model (length-biased, as reads land);
  * the 1 ms default's lag misses a 2 ms counter's; a jittered counter; a
  * counter whose updates often add less than a unit (steps missed); a
- * poll preempted across steps; a counter that does not step, or too
+ * poll preempted across steps; reads too coarse for the median; a counter that does not step, or too
  * rarely (not measured: the default); wraps of a 32-bit counter; and
  * vr_pkg_set_step() setting the package's lag from the PKG counter only.
  */
@@ -207,6 +207,17 @@ static void test_preempted(void)
 		 "preempted: interval 1 ms");
 	vt_ok(st.spread_ns < 2000, "preempted: spread %llu ns < 2 us",
 	      (unsigned long long)st.spread_ns);
+
+	/*
+	 * Reads 150 to 450 us apart (a guest's late sleeps): too coarse for
+	 * the median, the mean from the first step to the last.
+	 */
+	cm_init(&c, 1000000, 0, 0.01, 99);
+	poll(&c, &s, 300000, VR_STEP_WINDOW_NS, 0, 0);
+	vr_step_estimate(&s, &st);
+	vt_ok(st.measured, "300 us reads: measured (%u steps)", s.n);
+	near_rel((double)st.interval_ns, 1e6, 0.03,
+		 "300 us reads: interval 1 ms, from first to last step");
 
 	/* Slow reads (25 to 75 us apart): still close. */
 	cm_init(&c, 1500000, 0, 0.01, 99);
