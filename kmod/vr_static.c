@@ -193,8 +193,9 @@ static u64 vr_busy_tail(const struct vr_pkg *p, u64 est, u64 idle_dt)
  * epochs, and its latch lags each read by the same up to a step, so a
  * stretch's energy is unbiased, as long as the power just before its
  * first read was idle power too.  Hence the first VR_LEARN_SKIP_NS (two
- * counter steps, if longer: @step_ns) of each stretch are left out: right after busy time its reads still hold
- * energy the busy CPUs spent (the lag of vr_split_policy()).
+ * counter steps, if longer: @step_ns) of each stretch are left out:
+ * right after busy time its reads still hold energy the busy CPUs spent
+ * (the lag of vr_split_policy()).
  *
  * A package that is all idle is not closed again until one of its CPUs
  * wakes (its timer is deferrable and then only guards the wrap), so a
