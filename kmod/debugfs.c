@@ -8,7 +8,10 @@
  *             standard error, slope, blocks, whether it is conditioned and
  *             in use); and per domain the totals in eu (2^-24 J):
  *             sampled = tracked + host + idle + lost, exactly, with the
- *             static parts of tracked and host.
+ *             static parts of tracked and host; the lag correction's
+ *             mean counter lag (lag_ns), and per counter its update
+ *             interval and spread, measured or the 1 ms default (the
+ *             "core" line is PP0's, or the per-core counter's on AMD).
  *   vms       per tracked VM: energy, overhead and runtime.
  *   objects   the module's live objects by kind ("vms 0"), for the leak
  *             checks: all zero once every VM is gone.
@@ -40,6 +43,7 @@ const char *const vr_obj_names[VR_OBJ_NR] = {
 static int vr_packages_show(struct seq_file *m, void *unused)
 {
 	struct vr_pkg_stats st[VR_NDOM];
+	struct vr_step step[VR_NDOM];
 	struct vr_static_report sr;
 	unsigned int i, d;
 
@@ -79,6 +83,16 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 					      VR_CORE_KIND_NR],
 			   READ_ONCE(p->percore_e),
 			   READ_ONCE(p->percore_clamps));
+		vr_pkg_read_step(p, step);
+		seq_printf(m, "pkg %u lag_ns %llu\n", i, READ_ONCE(p->lag_ns));
+		for (d = 0; d < VR_NDOM; d++) {
+			if (!(p->domains & BIT(d)) && !step[d].measured)
+				continue;
+			seq_printf(m, "pkg %u update dom %s interval_ns %llu spread_ns %llu intervals %u measured %d\n",
+				   i, vr_dom_names[d], step[d].interval_ns,
+				   step[d].spread_ns, step[d].used,
+				   step[d].measured);
+		}
 		for (d = 0; d < VR_NDOM; d++) {
 			if (!(p->domains & BIT(d)))
 				continue;

@@ -554,6 +554,7 @@ int vr_engine_init(void)
 		}
 		hp->id = i;
 		vr_pkg_timer_init(hp);
+		vr_pkg_step_init(hp);
 		vr_pkg_init(&hp->core, hp->cpus, 0, vr_period_ns,
 			    (u64)vr_max_power_w * USEC_PER_SEC);
 		hp->core.policy = vr_policy;

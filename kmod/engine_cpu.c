@@ -8,6 +8,8 @@
  * the hotplug core), or the PM notifier chain.  Locks: the package's
  * close_lock around its CPU list and the core's online/offline
  * bookkeeping, then (not nested) hp->timer_lock through engine_timer.c.
+ * A package's first CPU online queues the timing of its counters' steps
+ * (engine_step.c, no lock).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -54,7 +56,7 @@ static int vr_cpu_up(unsigned int cpu)
 	struct vr_cpu *c = vr_engine_cpu(cpu), *sib;
 	struct vr_hpkg *hp;
 	unsigned long flags;
-	bool found = false;
+	bool found = false, first;
 	unsigned int i;
 	int id;
 
@@ -78,7 +80,8 @@ static int vr_cpu_up(unsigned int cpu)
 	if (!found)
 		hp->cpus[hp->core.nr_cpus++] = c;
 	WRITE_ONCE(c->pkg, &hp->core);
-	if (!hp->core.nr_online) {
+	first = !hp->core.nr_online;
+	if (first) {
 		/*
 		 * Nobody could read the counter meanwhile: the next close is an
 		 * unknown interval, judged against the time since the last
@@ -97,6 +100,9 @@ static int vr_cpu_up(unsigned int cpu)
 	raw_spin_unlock_irqrestore(&hp->core.close_lock, flags);
 
 	vr_pkg_timer_start_on(hp, cpu, vr_cpu_housekeeping(cpu));
+	/* The package comes online: time its counters' steps. */
+	if (first)
+		vr_pkg_step_start(hp, cpu);
 	return 0;
 }
 
@@ -176,8 +182,9 @@ int vr_engine_cpus_start(void)
 err_cpuhp:
 	cpuhp_remove_state(vr_cpuhp_state);
 err_timers:
-	/* The callbacks that did run armed timers: stop them. */
+	/* The callbacks that did run armed timers and step work: stop. */
 	vr_pkg_timers_stop();
+	vr_pkg_steps_stop();
 	return ret;
 }
 
@@ -187,4 +194,5 @@ void vr_engine_cpus_stop(void)
 	unregister_pm_notifier(&vr_pm_nb);
 	cpuhp_remove_state(vr_cpuhp_state);
 	vr_pkg_timers_stop();
+	vr_pkg_steps_stop();
 }

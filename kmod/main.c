@@ -257,11 +257,18 @@ static long vr_dev_get_info(void __user *argp)
 	return 0;
 }
 
+/* A measured interval's ns for the uapi's __u32 (0: not measured). */
+static u32 vr_step_u32(const u64 *ns, bool measured)
+{
+	return measured ? (u32)min_t(u64, *ns, U32_MAX) : 0;
+}
+
 /* One package's entries of GET_PKG_STATS: the books and the static power. */
 static void vr_pkg_entry(struct vr_hpkg *hp, struct vmrapl_pkg_stats *ps,
 			 struct vmrapl_pkg_static *pst)
 {
 	struct vr_pkg_stats st[VR_NDOM];
+	struct vr_step step[VR_NDOM];
 	struct vr_pkg *p = &hp->core;
 	struct vr_static_report sr;
 	unsigned int d;
@@ -300,6 +307,25 @@ static void vr_pkg_entry(struct vr_hpkg *hp, struct vmrapl_pkg_stats *ps,
 	pst->tracked_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].tracked_static);
 	pst->host_static_uj = vr_eu_to_uj(st[VR_DOM_PKG].host_static);
 	pst->static_inputs = sr.inputs;
+	vr_pkg_read_step(p, step);
+	for (d = 0; d < VR_NDOM; d++)
+		if (step[d].measured)
+			pst->update_flags |= BIT(d);
+	pst->update_pkg_ns = vr_step_u32(&step[VMRAPL_DOM_PKG].interval_ns,
+					 step[VMRAPL_DOM_PKG].measured);
+	pst->update_pkg_spread_ns =
+		vr_step_u32(&step[VMRAPL_DOM_PKG].spread_ns,
+			    step[VMRAPL_DOM_PKG].measured);
+	pst->update_core_ns = vr_step_u32(&step[VMRAPL_DOM_CORE].interval_ns,
+					  step[VMRAPL_DOM_CORE].measured);
+	pst->update_core_spread_ns =
+		vr_step_u32(&step[VMRAPL_DOM_CORE].spread_ns,
+			    step[VMRAPL_DOM_CORE].measured);
+	pst->update_dram_ns = vr_step_u32(&step[VMRAPL_DOM_DRAM].interval_ns,
+					  step[VMRAPL_DOM_DRAM].measured);
+	pst->update_dram_spread_ns =
+		vr_step_u32(&step[VMRAPL_DOM_DRAM].spread_ns,
+			    step[VMRAPL_DOM_DRAM].measured);
 }
 
 /*

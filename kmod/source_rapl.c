@@ -82,8 +82,9 @@ static bool vr_amd_has_core_energy(void)
 
 /*
  * vr_core_read_fn: the calling CPU's own core counter.  Runs in
- * vr_cpu_event() or vr_cpu_core_poll() on that CPU, interrupts disabled,
- * so the MSR is the local one: no IPI.
+ * vr_cpu_event() or vr_cpu_core_poll() on that CPU, or in the step timing
+ * (engine_step.c, @c NULL), interrupts disabled, so the MSR is the local
+ * one: no IPI.
  */
 static bool vr_amd_core_read(void *ctx, struct vr_cpu *c, u64 *raw)
 {
@@ -204,12 +205,19 @@ static u32 vr_rapl_read(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy)
 	return valid;
 }
 
+/* Poll for the step timing (engine_step.c): the same local reads. */
+static u32 vr_rapl_poll(struct vr_hpkg *hp, u64 *raw)
+{
+	return vr_rapl_read(hp, raw, 0, 0);
+}
+
 const struct vr_source vr_source_intel = {
 	.name = "intel",
 	.id = VMRAPL_SOURCE_INTEL,
 	.probe = vr_intel_probe,
 	.pkg_init = vr_intel_pkg_init,
 	.read = vr_rapl_read,
+	.poll = vr_rapl_poll,
 };
 
 const struct vr_source vr_source_amd = {
@@ -218,4 +226,5 @@ const struct vr_source vr_source_amd = {
 	.probe = vr_amd_probe,
 	.pkg_init = vr_amd_pkg_init,
 	.read = vr_rapl_read,
+	.poll = vr_rapl_poll,
 };

@@ -13,6 +13,7 @@
 #include <linux/timer.h>
 #include <linux/tracepoint-defs.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <linux/vmrapl.h>
 
 #include "compat.h"
@@ -59,6 +60,11 @@ int vr_topo_pkg_of(unsigned int cpu);
  * @release_closes: closes forced by a batch of VM releases (vm.c), each
  *	one IPI to @timer_cpu at most; only vr_engine_release(), which
  *	vm.c's release work serializes, writes it.
+ * @step_work: times the counters' steps when the package comes online
+ *	(engine_step.c).
+ * @step_cpu, @step_tries: the CPU it was queued on, and how many times
+ *	it ran since; written by the hotplug callback that queues it, when
+ *	it is not pending, and by the work itself.
  * @cpus: CPUs of the package ever seen online (core.cpus points here).
  */
 struct vr_hpkg {
@@ -76,6 +82,9 @@ struct vr_hpkg {
 	u64 remote_closes;
 	u64 last_remote;
 	u64 release_closes;
+	struct delayed_work step_work;
+	unsigned int step_cpu;
+	unsigned int step_tries;
 	struct vr_cpu *cpus[];
 };
 
@@ -102,6 +111,12 @@ struct vr_source {
 	 * held.  @dt and @busy are the folded epoch.  Returns the valid mask.
 	 */
 	u32 (*read)(struct vr_hpkg *hp, u64 *raw, u64 dt, u64 busy);
+	/*
+	 * Read the counters of the calling CPU's package @hp to time their
+	 * steps (engine_step.c): interrupts disabled, no lock held.  Returns
+	 * the valid mask.  NULL: the source's counters do not step.
+	 */
+	u32 (*poll)(struct vr_hpkg *hp, u64 *raw);
 };
 
 extern const struct vr_source vr_source_intel;
@@ -206,6 +221,9 @@ void vr_pkg_timer_move(struct vr_hpkg *hp, int cpu, bool housekeeping);
 void vr_pkg_timers_stop(void);
 
 /* engine_cpu.c: CPU hotplug and suspend */
+void vr_pkg_step_init(struct vr_hpkg *hp);
+void vr_pkg_step_start(struct vr_hpkg *hp, unsigned int cpu);
+void vr_pkg_steps_stop(void);
 int vr_engine_cpus_start(void);
 void vr_engine_cpus_stop(void);
 

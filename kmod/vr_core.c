@@ -36,12 +36,58 @@ void vr_pkg_init(struct vr_pkg *p, struct vr_cpu **cpus, unsigned int nr_cpus,
 	p->max_power_uw = max_power_uw;
 	p->policy = VR_STATIC_OCCUPIED;
 	p->learn_static = true;
-	/* Hardware counters: on average half a step old when read. */
-	p->lag_ns = VR_HW_STEP_NS / 2;
+	/*
+	 * Hardware counters: on average half a step old when read, with the
+	 * default step until vr_pkg_set_step() gives the measured one.
+	 */
+	p->step_ns = VR_STEP_DEFAULT_NS;
+	p->lag_ns = VR_STEP_DEFAULT_NS / 2;
 	for (d = 0; d < VR_NDOM; d++) {
 		p->src[d].esu = VR_EU_SHIFT;
 		p->src[d].width = 64;
+		vr_step_default(&p->step[d]);
 	}
+}
+
+/**
+ * vr_pkg_set_step() - a counter's update interval, measured or not
+ * @p: the package.
+ * @dom: its domain (VR_DOM_CORE: PP0, or the per-core counter).
+ * @st: the interval (vr_step_estimate()).
+ *
+ * The PKG counter's sets the lag correction's: its mean lag
+ * (vr_step_lag_ns()) for a lagging source (lag_ns not 0), and the step
+ * that bounds a delta and keeps the lag list.  Not measured: the
+ * default (VR_STEP_DEFAULT_NS).
+ * Context: close_lock held.
+ */
+void vr_pkg_set_step(struct vr_pkg *p, unsigned int dom,
+		     const struct vr_step *st)
+{
+	vr_lock_held(&p->close_lock);
+	if (dom >= VR_NDOM)
+		return;
+	vr_seq_write_begin(&p->stat_seq);
+	p->step[dom] = *st;
+	vr_seq_write_end(&p->stat_seq);
+	if (dom != VR_DOM_PKG)
+		return;
+	p->step_ns = st->interval_ns ? st->interval_ns : VR_STEP_DEFAULT_NS;
+	/* Read locklessly by debugfs. */
+	if (p->lag_ns)
+		WRITE_ONCE(p->lag_ns, vr_step_lag_ns(st));
+}
+
+/* Copy the update interval of every domain (@st: VR_NDOM entries). */
+void vr_pkg_read_step(struct vr_pkg *p, struct vr_step *st)
+{
+	unsigned int seq, d;
+
+	do {
+		seq = vr_seq_read_begin(&p->stat_seq);
+		for (d = 0; d < VR_NDOM; d++)
+			st[d] = p->step[d];
+	} while (vr_seq_read_retry(&p->stat_seq, seq));
 }
 
 void vr_pkg_set_domain(struct vr_pkg *p, unsigned int dom, u32 esu, u32 width)
@@ -95,11 +141,11 @@ static bool vr_dom_delta(struct vr_pkg *p, unsigned int d, u64 raw, u64 dt,
 		goto out;
 	}
 	/*
-	 * The counter steps about once a millisecond, so a delta can hold up
-	 * to a step more than dt: allow two, plus two units of rounding.
+	 * The counter steps every step_ns, so a delta can hold up to a step
+	 * more than dt: allow two, plus two units of rounding.
 	 */
 	slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2;
-	max_eu = vr_energy_eu(p->max_power_uw, dt + 2 * VR_HW_STEP_NS, &rem) +
+	max_eu = vr_energy_eu(p->max_power_uw, dt + 2 * p->step_ns, &rem) +
 		 slack;
 	range_eu = s->width + VR_EU_SHIFT <= s->esu ? 1 :
 		   s->width + VR_EU_SHIFT - s->esu < 64 ?

@@ -30,6 +30,7 @@
 #include <linux/vmrapl.h>
 
 #include "vr_shim.h"
+#include "vr_step.h"
 
 #define VR_EU_SHIFT	24
 /* The domains are the uapi's: PKG, CORE (PP0), DRAM. */
@@ -307,7 +308,15 @@ struct vr_core_src {
  * @fit: the online fit of P_static.
  * @settle: what idle stretches hold before the package settles
  *	(vr_learn_static()).
- * @lag_ns: how far the source's counter lags a read (0 for exact ones).
+ * @lag_ns: how far the source's counter lags a read, on average (0 for
+ *	exact ones): from the PKG counter's update interval
+ *	(vr_step_lag_ns()), half VR_STEP_DEFAULT_NS until it is measured.
+ * @step_ns: the PKG counter's update interval (VR_STEP_DEFAULT_NS until
+ *	measured, vr_pkg_set_step()).
+ * @step: per domain, the counter's update interval as measured, written
+ *	under @close_lock inside @stat_seq, read under @stat_seq
+ *	(vr_pkg_read_step()).  The CORE entry is PP0's, or where the cores
+ *	have their own energy counters, the measuring CPU's core counter.
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
  *	epoch, which get the lag share of the next closes.
  * @prev_busy_e: its per-core weight, which then splits the lag share
@@ -387,6 +396,8 @@ struct vr_pkg {
 	bool idle_prov;
 	u64 host_floor_uw;
 	u64 lag_ns;
+	u64 step_ns;
+	struct vr_step step[VR_NDOM];
 	struct vr_acct *prev;
 	u64 prev_busy;
 	u64 prev_busy_e;
@@ -511,6 +522,9 @@ static inline void vr_pkg_rebaseline(struct vr_pkg *p)
 	p->rebase = true;
 }
 
+void vr_pkg_set_step(struct vr_pkg *p, unsigned int dom,
+		     const struct vr_step *st);
+void vr_pkg_read_step(struct vr_pkg *p, struct vr_step *st);
 void vr_pkg_read_stats(struct vr_pkg *p, struct vr_pkg_stats *st,
 		       unsigned int ndom);
 

@@ -144,7 +144,7 @@ void vr_lag_give(struct vr_pkg *p, const u64 *amount, u64 *given, u64 busy,
 		vr_give(a, amount, given, cum, total);
 	}
 	if (busy || !keep || !p->lag_ns ||
-	    (now - p->prev_t > 2 * VR_HW_STEP_NS && !p->static_debt))
+	    (now - p->prev_t > 2 * p->step_ns && !p->static_debt))
 		vr_prev_clear(p);
 }
 

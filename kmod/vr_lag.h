@@ -9,8 +9,6 @@
 
 #include "vr_core.h"
 
-#define VR_HW_STEP_NS	1000000ULL		/* RAPL update interval */
-
 u64 vr_lag_share(struct vr_pkg *p, u64 busy, u64 dyn, u64 *seen);
 void vr_lag_give(struct vr_pkg *p, const u64 *amount, u64 *given, u64 busy,
 		 bool keep, u64 now);

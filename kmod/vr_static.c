@@ -10,7 +10,7 @@
 #include "vr_core.h"
 
 #define VR_LEARN_NS	(100 * 1000000ULL)	/* idle time to learn from */
-#define VR_LEARN_SKIP_NS	(2 * 1000000ULL)	/* after busy time */
+#define VR_LEARN_SKIP_NS	(2 * 1000000ULL)	/* after busy time, at least */
 #define VR_LEARN_FIRST_NS	(5 * 1000000ULL)	/* a provisional floor */
 #define VR_LEARN_MEM_NS	(16 * VR_LEARN_NS)	/* the floor's memory */
 
@@ -369,9 +369,10 @@ static void vr_learn_sum(struct vr_pkg *p, u64 e, u64 t)
  * consecutive: the counter is read at both ends of each stretch of idle
  * epochs, and its latch lags each read by the same up to a step, so a
  * stretch's energy is unbiased, as long as the power just before its
- * first read was idle power too.  Hence the first VR_LEARN_SKIP_NS of each
- * stretch are left out: right after busy time its reads still hold
- * energy the busy CPUs spent (the lag of vr_split_policy()).
+ * first read was idle power too.  Hence the first VR_LEARN_SKIP_NS (two
+ * counter steps, if longer: @step_ns) of each stretch are left out:
+ * right after busy time its reads still hold energy the busy CPUs spent
+ * (the lag of vr_split_policy()).
  *
  * A package that is all idle is not closed again until one of its CPUs
  * wakes (its timer is deferrable and then only guards the wrap), so a
@@ -408,6 +409,8 @@ static void vr_learn_sum(struct vr_pkg *p, u64 e, u64 t)
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 {
+	u64 skip = VR_LEARN_SKIP_NS > 2 * p->step_ns ? VR_LEARN_SKIP_NS :
+		   2 * p->step_ns;
 	u64 c, t_min;
 
 	vr_lock_held(&p->close_lock);
@@ -430,7 +433,7 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		p->learn_skip = 0;
 		return;
 	}
-	if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) {
+	if (!p->learn_skip && dt >= skip) {
 		u64 est = vr_idle_est_uw(p), idle_dt = 0, tail;
 
 		if (!est) {	/* the epoch's own power, the tail solved for */
@@ -439,7 +442,7 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		}
 		tail = vr_busy_tail(p, est, idle_dt);
 
-		p->learn_skip = VR_LEARN_SKIP_NS;
+		p->learn_skip = skip;
 		de = de > tail ? de - tail : 0;
 		/*
 		 * Before the package settled: the C and the shortest
@@ -452,7 +455,7 @@ void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost)
 		if (dt < t_min)
 			return;
 		de = de > c ? de - c : 0;
-	} else if (p->learn_skip < VR_LEARN_SKIP_NS) {
+	} else if (p->learn_skip < skip) {
 		p->learn_skip += dt;
 		return;
 	}

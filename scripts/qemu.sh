@@ -5,7 +5,8 @@
 # patch series, userspace/qemu/patches/*.patch (0001-0002: the emulated AMD
 # RAPL counters of the rig's rapl variant; 0003-0008: -accel
 # kvm,vmrapl=on, Documentation/qemu.rst; 0009: a TCG fix that the rig's
-# nested guests need), and cache the binary outside the checkout:
+# nested guests need; 0010: the emulated counters' update interval and a
+# package C-state entry delay), and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

@@ -14,6 +14,12 @@
  *
  * No instance is given the model's exact static power.
  *
+ * The counter's update interval is measured, as the module measures it
+ * when a package comes online (kmod/engine_step.c): its steps timed by
+ * polling the register, fed to the core's estimator (kmod/vr_step.c),
+ * whose result sets the lag share (vr_pkg_set_step()); --lag-us
+ * overrides the lag share after that.
+ *
  * V_CORE reads its counters as the kernel does: the closer marks the CPUs
  * whose last sample is VR_CORE_WINDOW_NS old or more (core_due), and each
  * marked CPU reads its own core's counter in vr_cpu_event() at its next
@@ -133,10 +139,41 @@ void vr_fit_tick(int pi)
 	}
 }
 
+/*
+ * The module's measure of @pk's PKG counter (engine_step.c): its register
+ * polled every 1 to 3 us from t = 0 for VR_STEP_WINDOW_NS or until
+ * vr_step_enough().  The poll reads a copy of the counter, drawing at the
+ * package's floor (what it draws idle; the instants of the steps do not
+ * depend on the power), with an update jitter stream of its own, so that
+ * the run's random draws are those of an unmeasured run.
+ */
+static void vmrapl_measure_step(const struct pkg *pk, struct vr_step *st)
+{
+	struct vr_step_poll *s = xcalloc(1, sizeof(*s));
+	struct ctr c = pk->ctr;
+	u64 t = S.now, rs = 0x6a09e667f3bcc909ULL ^ (u64)(pk - S.pk);
+
+	c.power_uw = pk->m.floor_uw;
+	c.rs = (u64)(pk - S.pk) * 0x9e3779b97f4a7c15ULL + 0x3c6ef372fe94f82bULL;
+	vr_step_poll_init(s);
+	while (t - S.now < VR_STEP_WINDOW_NS && !vr_step_enough(s)) {
+		vr_step_feed(s, t, ctr_read(&c, t));
+		rs ^= rs >> 12;
+		rs ^= rs << 25;
+		rs ^= rs >> 27;
+		t += 1000 + (rs * 0x2545f4914f6cdd1dULL) % 2001;
+	}
+	vr_step_estimate(s, st);
+	free(s);
+}
+
 /* The core's packages of @pk, one per instance, CPUs online at 0, idle. */
 void vmrapl_pkg_init(struct pkg *pk)
 {
+	struct vr_step st;
 	int i, v;
+
+	vmrapl_measure_step(pk, &st);
 
 	for (v = 0; v < NVR; v++) {
 		struct vr_pkg *p = &pk->p[v];
@@ -145,7 +182,11 @@ void vmrapl_pkg_init(struct pkg *pk)
 			pk->cpus[v][i] = &S.cpu[pk->first + i].vc[v];
 		vr_pkg_init(p, pk->cpus[v], pk->ncpu, period_ns,
 			    500000000ULL);
-		/* hardware-like counter: vr_pkg_init()'s lag share stays */
+		/* hardware-like counter: the lag of its measured step */
+		vr_lock(&p->close_lock);
+		vr_pkg_set_step(p, VR_DOM_PKG, &st);
+		vr_unlock(&p->close_lock);
+		step_used = st;
 		if (lag_ns >= 0)
 			p->lag_ns = (u64)lag_ns;
 		lag_used_ns = p->lag_ns;

@@ -274,13 +274,17 @@ void print_md(const struct wres *res, int n)
 	int i, a, j, wi, k;
 
 	own_names();
-	printf("vmrapl: %llu us epochs, counter lag share lag_ns = %llu us%s; "
+	printf("vmrapl: %llu us epochs, counter lag share lag_ns = %llu us%s "
+	       "(update interval %s %llu us +- %llu us); "
 	       "counter latched every %llu us +- %g %%.  %d seed%s per "
 	       "workload, %.0f s each.\n\n",
 	       (unsigned long long)period_ns / 1000,
 	       (unsigned long long)lag_used_ns / 1000,
-	       lag_ns < 0 ? " (vr_pkg_init() default for hardware counters)" :
-	       " (--lag-us)", (unsigned long long)latch_ns / 1000,
+	       lag_ns < 0 ? "" : " (--lag-us)",
+	       step_used.measured ? "measured" : "not measured: default",
+	       (unsigned long long)step_used.interval_ns / 1000,
+	       (unsigned long long)step_used.spread_ns / 1000,
+	       (unsigned long long)latch_ns / 1000,
 	       update_jitter, res[0].nseed, res[0].nseed > 1 ? "s" : "",
 	       res[0].r[0].secs);
 	if (!model_default()) {

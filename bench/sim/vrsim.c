@@ -53,8 +53,8 @@
  *         [--secs S] [--period-us US (vmrapl epoch, 1000)]
  *         [--latch-us US (the package counter's update interval, 976;
  *          the per-core counters keep CORE_LATCH_NS)]
- *         [--lag-us US (vmrapl's counter lag share; default: the one
- *          vr_pkg_init() gives hardware counters, 500)]
+ *         [--lag-us US (vmrapl's counter lag share; default: from the
+ *          update interval measured on the counter, vr_step_lag_ns())]
  *         [--inject-fault-at S (break package 0's books at S s: the
  *          check's own test; the run must then fail)]
  *         [--switches-only (a comparison: per-core samples at task
@@ -109,6 +109,7 @@ bool no_host_floor;			/* no vr_pkg_set_host_floor() */
 int vr_policy = VR_STATIC_OCCUPIED;	/* --policy: vmrapl's rows' policy */
 u64 idle_lead_s;			/* --idle-lead */
 u64 lag_used_ns;			/* what the packages ran with */
+struct vr_step step_used;		/* the last package's measured step */
 u64 pc6_delay_ns;			/* --pc6-delay-us; 0: at once */
 bool no_pc6;				/* --no-pc6 */
 u64 core_latch_ns = CORE_LATCH_NS;	/* per-core counters' update */
@@ -407,7 +408,8 @@ static void usage(FILE *f)
 "      --secs S                simulated seconds a run (default 300; --quick 61)\n"
 "      --period-us US          vmrapl's epoch (default 1000)\n"
 "      --latch-us US           package counter update interval (default 976)\n"
-"      --lag-us US             vmrapl's counter lag share (default 500)\n"
+"      --lag-us US             vmrapl's counter lag share (default: from\n"
+"                              the counter's measured update interval)\n"
 "      --inject-fault-at S     break package 0's books at S s (then fails)\n"
 "      --switches-only         per-core samples at switches only, not at exits\n"
 "      --floor-spread PCT      package idle floors spread +-PCT %% (default 10)\n"

@@ -293,6 +293,7 @@ extern bool quick;
 extern u64 period_ns, latch_ns;
 extern long long lag_ns;
 extern u64 lag_used_ns;
+extern struct vr_step step_used;
 extern u64 inject_fault_at;
 extern bool switches_only;
 extern double floor_spread;

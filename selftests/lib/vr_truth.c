@@ -26,13 +26,17 @@ int read_truth(struct truth *t)
 	buf[n] = 0;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a, b = 0, c = 0, d, e;
+		unsigned long long a, b = 0, c = 0, d = 0, e = 0;
 		unsigned int mw;
 		int i, p;
 
-		if (sscanf(line, "rapl 1 esu %*d tick_ns %*d start_pj %llu idle_mw %u uncore_mw %u",
-			   &a, &t->idle_mw, &t->uncore_mw) == 3) {
+		if (sscanf(line, "rapl 1 esu %*d tick_ns %llu start_pj %llu idle_mw %u uncore_mw %u pc6_delay_ns %llu",
+			   &d, &a, &t->idle_mw, &t->uncore_mw, &e) >= 4) {
+			t->tick_ns = d;
 			t->start_pj = a;
+			if (!strstr(line, " pc6_delay_ns "))
+				e = 0;
+			t->pc6_delay_ns = e;
 			continue;
 		} else if (sscanf(line, "time_ns %llu ticks %llu tick_max_ns %llu",
 				  &a, &b, &c) >= 1) {

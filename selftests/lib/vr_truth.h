@@ -14,8 +14,10 @@
 #define MAX_CORES	16
 
 struct truth {
-	uint64_t time_ns, ticks, start_pj;	/* ticks: the model's 1 ms updates */
+	uint64_t time_ns, ticks, start_pj;	/* ticks: the model's updates */
 	uint64_t tick_max_ns;	/* the longest of the last 100 to 200 ticks */
+	uint64_t tick_ns;	/* the update interval (rapl-update-us) */
+	uint64_t pc6_delay_ns;	/* rapl-pc6-delay-us; 0 from an older QEMU */
 	unsigned int idle_mw, uncore_mw;
 	int npkgs, ncores;
 	uint64_t pkg_pj[MAX_PKGS], idle_pj[MAX_PKGS], uncore_pj[MAX_PKGS];

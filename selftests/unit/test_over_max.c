@@ -98,7 +98,7 @@ int main(void)
 		bh_init(&h, t0, 14, 32, 976563, 50000, 10 * VT_MS,
 			500000000ULL, 100000000ULL, VR_STATIC_PARAM,
 			VR_STATIC_OCCUPIED);
-		n = vr_energy_eu(500000000ULL, 10 * VT_MS + 2 * VR_HW_STEP_NS,
+		n = vr_energy_eu(500000000ULL, 10 * VT_MS + 2 * VR_STEP_DEFAULT_NS,
 				 &rem) / unit + 1;
 		close_raw(&h, t0 + 10 * VT_MS, 1000);
 		close_raw(&h, t0 + 20 * VT_MS, 1000 + n);
@@ -125,7 +125,7 @@ int main(void)
 		bh_init(&h, t0, 14, 32, 976563, 50000, 10 * VT_MS,
 			500000000ULL, 100000000ULL, VR_STATIC_PARAM,
 			VR_STATIC_OCCUPIED);
-		n = vr_energy_eu(500000000ULL, 10 * VT_MS + 2 * VR_HW_STEP_NS,
+		n = vr_energy_eu(500000000ULL, 10 * VT_MS + 2 * VR_STEP_DEFAULT_NS,
 				 &rem) / unit;
 		top = (1ULL << 32) - 1000;
 		close_raw(&h, t0 + 10 * VT_MS, top);

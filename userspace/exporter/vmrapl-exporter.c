@@ -545,6 +545,74 @@ static void static_metrics(struct buf *b, const struct snapshot *s)
 			      VMRAPL_FIT_F_CONDITIONED));
 }
 
+/* A counter's measured update interval, ns (0: not measured), and spread. */
+static __u32 update_ns(const struct vmrapl_pkg_static *p, unsigned int dom,
+		       __u32 *spread)
+{
+	switch (dom) {
+	case VMRAPL_DOM_PKG:
+		*spread = p->update_pkg_spread_ns;
+		return p->update_pkg_ns;
+	case VMRAPL_DOM_CORE:
+		*spread = p->update_core_spread_ns;
+		return p->update_core_ns;
+	default:
+		*spread = p->update_dram_spread_ns;
+		return p->update_dram_ns;
+	}
+}
+
+/*
+ * Each package's counters' update intervals (VMRAPL_INFO_F_PKG_V2), per
+ * domain the module reads and the per-core counter where it measured
+ * one: the interval the lag correction uses (the 1 ms default when not
+ * measured), its spread, and whether it was measured.
+ */
+static void update_metrics(struct buf *b, const struct snapshot *s)
+{
+	static const char *const name[] = {
+		"vmrapl_package_update_interval_seconds",
+		"vmrapl_package_update_interval_spread_seconds",
+		"vmrapl_package_update_interval_measured",
+	};
+	static const char *const help[] = {
+		"A package counter's update interval, measured when the package came online (the median of its steps); 0.001 (the default the lag correction then uses) when not measured.",
+		"The spread of a package counter's update interval: half the range between the 10th and 90th percentiles of its steps; 0 when not measured.",
+		"1 when the package counter's update interval was measured, 0 when the counter did not step enough to measure it (the 1 ms default is used).",
+	};
+	unsigned int m, dom;
+	__u32 ns, spread;
+	int i;
+
+	if (!(s->info.features & VMRAPL_INFO_F_PKG_V2))
+		return;
+	for (m = 0; m < 3; m++) {
+		header(b, name[m], "gauge", help[m]);
+		for (i = 0; i < s->nr_pkgs; i++) {
+			const struct vmrapl_pkg_static *p = &s->pstat[i];
+
+			for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+				bool meas = p->update_flags & (1u << dom);
+
+				if (!meas && !(s->info.domains & (1u << dom)))
+					continue;
+				ns = update_ns(p, dom, &spread);
+				bprintf(b, "%s{package=\"%d\",domain=\"%s\"} ",
+					name[m], i,
+					vmrapl_host_domain_name(dom));
+				if (m == 0)
+					bprintf(b, "%.9f\n",
+						meas ? ns / 1e9 : 0.001);
+				else if (m == 1)
+					bprintf(b, "%.9f\n",
+						meas ? spread / 1e9 : 0.0);
+				else
+					bprintf(b, "%d\n", meas);
+			}
+		}
+	}
+}
+
 /*
  * vmrapl_module_load_time_seconds: worked out once per load of the module
  * (wall time now minus the boot-clock time since the load), then kept.
@@ -720,8 +788,10 @@ static void metrics(struct buf *b)
 				    -1, labels, vmrapl_host_book(&s.pkgs[i], k),
 				    NULL);
 		}
-	if (s.pstat)
+	if (s.pstat) {
 		static_metrics(b, &s);
+		update_metrics(b, &s);
+	}
 	snapshot_free(&s);
 }
 

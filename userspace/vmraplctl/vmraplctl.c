@@ -685,10 +685,69 @@ static int track_all_value(const struct dev *d)
 	return !!(d->info.features & VMRAPL_INFO_F_TRACK_ALL);
 }
 
+/* A counter's measured update interval of @s, ns, and its spread. */
+static __u32 update_ns(const struct vmrapl_pkg_static *s, unsigned int dom,
+		       __u32 *spread)
+{
+	switch (dom) {
+	case VMRAPL_DOM_PKG:
+		*spread = s->update_pkg_spread_ns;
+		return s->update_pkg_ns;
+	case VMRAPL_DOM_CORE:
+		*spread = s->update_core_spread_ns;
+		return s->update_core_ns;
+	default:
+		*spread = s->update_dram_spread_ns;
+		return s->update_dram_ns;
+	}
+}
+
+/*
+ * info: each package's counters' update intervals (VMRAPL_INFO_F_PKG_V2):
+ * per domain the module has, and the per-core counter where it measured
+ * one, the interval and spread, or "not measured" when the lag correction
+ * uses the 1 ms default.  JSON: "update_us" and "update_spread_us" per
+ * domain, null when not measured.
+ */
+static void info_update(const struct dev *d, const struct vmrapl_pkg_static *s)
+{
+	unsigned int dom, n = 0;
+	__u32 ns, spread;
+
+	for (dom = 0; dom < VMRAPL_NR_DOMAINS; dom++) {
+		bool have = d->info.domains & (1u << dom);
+		bool meas = s->update_flags & (1u << dom);
+
+		if (!have && !meas)
+			continue;
+		ns = update_ns(s, dom, &spread);
+		if (opt_json) {
+			printf("%s\"%s\": ", n ? ", " : "",
+			       vmrapl_host_domain_name(dom));
+			if (meas)
+				printf("{\"update_us\": %.1f, "
+				       "\"update_spread_us\": %.1f}",
+				       ns / 1e3, spread / 1e3);
+			else
+				printf("{\"update_us\": null, "
+				       "\"update_spread_us\": null}");
+		} else if (meas) {
+			printf("%s%s %.1f +- %.1f us", n ? ", " : "",
+			       vmrapl_host_domain_name(dom), ns / 1e3,
+			       spread / 1e3);
+		} else {
+			printf("%s%s not measured (1000 us assumed)",
+			       n ? ", " : "", vmrapl_host_domain_name(dom));
+		}
+		n++;
+	}
+}
+
 /*
  * info: each package's static power, where it comes from and the online
  * fit, when the module has them and the caller may read the host's books
- * (CAP_PERFMON); nothing otherwise.
+ * (CAP_PERFMON); nothing otherwise.  Then its counters' update intervals
+ * (info_update()).
  */
 static void info_static(const struct dev *d)
 {
@@ -713,7 +772,7 @@ static void info_static(const struct dev *d)
 			       "\"fit_sd_w\": %.3f, \"fit_dyn_w_per_cpu\": %.3f, "
 			       "\"fit_blocks\": %u, \"fit_conditioned\": %s, "
 			       "\"idle_w\": %.3f, \"core_w\": %.3f, "
-			       "\"core_blocks\": %u}", i ? ", " : "", i,
+			       "\"core_blocks\": %u", i ? ", " : "", i,
 			       p[i].p_static_uw / 1e6,
 			       vmrapl_host_origin_name(s->origin),
 			       s->fit_static_uw / 1e6,
@@ -721,6 +780,12 @@ static void info_static(const struct dev *d)
 			       s->fit_blocks, cond ? "true" : "false",
 			       s->idle_static_uw / 1e6,
 			       s->core_static_uw / 1e6, s->core_blocks);
+			if (d->info.features & VMRAPL_INFO_F_PKG_V2) {
+				printf(", \"counters\": {");
+				info_update(d, s);
+				printf("}");
+			}
+			printf("}");
 			continue;
 		}
 		printf("static power %-3d %.2f W (%s); fit %.2f +- %.2f W, "
@@ -735,6 +800,11 @@ static void info_static(const struct dev *d)
 			printf("; package less cores %.2f W, %u blocks",
 			       s->core_static_uw / 1e6, s->core_blocks);
 		printf("\n");
+		if (d->info.features & VMRAPL_INFO_F_PKG_V2) {
+			printf("counter update %-3d ", i);
+			info_update(d, s);
+			printf("\n");
+		}
 	}
 	if (opt_json)
 		printf("]");

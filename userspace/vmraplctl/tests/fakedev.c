@@ -254,7 +254,8 @@ static int fake(unsigned long req, void *arg)
 			      VMRAPL_INFO_F_STATIC_FIT |
 			      VMRAPL_INFO_F_STATIC_SPLIT |
 			      VMRAPL_INFO_F_STATIC_CORE |
-			      VMRAPL_INFO_F_STATIC_HOST;
+			      VMRAPL_INFO_F_STATIC_HOST |
+			      VMRAPL_INFO_F_PKG_V2;
 		i->load_boottime_ns = load_boottime_ns();
 		i->nr_cpus = 4;
 		i->source = VMRAPL_SOURCE_ESTIMATE;
@@ -309,6 +310,16 @@ static int fake(unsigned long req, void *arg)
 			s[i].static_uj = 400000ull * c;
 			s[i].tracked_static_uj = 250000ull * c;
 			s[i].host_static_uj = 50000ull * c;
+			/*
+			 * package 0: PKG measured, DRAM not (idle); package
+			 * 1: PKG and its per-core counter (CORE) measured
+			 */
+			s[i].update_flags = 1u << VMRAPL_DOM_PKG |
+					    (i ? 1u << VMRAPL_DOM_CORE : 0);
+			s[i].update_pkg_ns = i ? 1500000 : 976600;
+			s[i].update_pkg_spread_ns = i ? 20000 : 39000;
+			s[i].update_core_ns = i ? 1000000 : 0;
+			s[i].update_core_spread_ns = i ? 10000 : 0;
 		}
 		l->nr_pkgs = 2;
 		return 0;

@@ -107,10 +107,13 @@ check "info text: static power and its fit" has 'static power 0   5.00 W (fit); 
 check "info text: static power from idle runs" has 'static power 1   5.00 W (idle)'
 check "info text: package less cores" has '12 blocks, not conditioned; package less cores 6.20 W, 64 blocks'
 check "info text: no per-core line without per-core counters" hasnt '128 blocks, conditioned; package less cores'
+check "info text: the counters' update intervals" has 'counter update 0   pkg 976.6 +- 39.0 us, dram not measured (1000 us assumed)'
+check "info text: the per-core counter's interval" has 'counter update 1   pkg 1500.0 +- 20.0 us, core 1000.0 +- 10.0 us, dram not measured'
 run --json info
 check "info --json: static power" has '"static_power": [{"package": 0, "p_static_w": 5.000, "origin": "fit", "fit_w": 5.000, "fit_sd_w": 0.125,'
 check "info --json: features" has '"static_fit", "static_split", "static_core", "static_host"'
-check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64}'
+check "info --json: package less cores" has '"idle_w": 4.800, "core_w": 6.200, "core_blocks": 64, '
+check "info --json: update intervals" has '"counters": {"pkg": {"update_us": 976.6, "update_spread_us": 39.0}, "dram": {"update_us": null, "update_spread_us": null}}}'
 run1 info
 check "info: the attached VMs, which hold the module" grep -Eq '^attached VMs     1 \(they hold the module: rmmod fails while one is attached\)$' <<< "$out"
 check "info: each attached VM's id, pid and name" grep -Eq "^                 id 7, pid $qemu_pid, web,1$" <<< "$out"
@@ -618,6 +621,11 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: the fit and its standard error" has 'vmrapl_package_static_fit_stderr_watts{package="0"} 0.125000'
 	check "exporter: fit conditioned" has 'vmrapl_package_static_fit_conditioned{package="0"} 1'
 	check "exporter: package less cores" has 'vmrapl_package_static_core_watts{package="1"} 6.200000'
+	check "exporter: a counter's update interval" has 'vmrapl_package_update_interval_seconds{package="0",domain="pkg"} 0.000976600'
+	check "exporter: the per-core counter's interval" has 'vmrapl_package_update_interval_seconds{package="1",domain="core"} 0.001000000'
+	check "exporter: its spread" has 'vmrapl_package_update_interval_spread_seconds{package="0",domain="pkg"} 0.000039000'
+	check "exporter: not measured: the default, and says so" has 'vmrapl_package_update_interval_seconds{package="0",domain="dram"} 0.001000000'
+	check "exporter: measured or not" has 'vmrapl_package_update_interval_measured{package="0",domain="dram"} 0'
 	check "exporter: every sample has HELP and TYPE" bash -c '
 		awk "/^# HELP /{h[\$3]=1} /^# TYPE /{t[\$3]=1} /^vmrapl/{sub(/[{ ].*/, \"\"); if (!h[\$0] || !t[\$0]) bad=1} END{exit bad}" <<< "$1"' _ "$out"
 	sleep 0.3
