@@ -922,10 +922,14 @@ TEST(static_busy_package)
  * counter).  The rig's model updates every rapl-update-us (run.sh: 1.5
  * ms, not the 1 ms the module assumes until it has measured), its timer
  * never early and now and then late on a loaded machine: the interval
- * to find lies between rapl-update-us and the model's mean tick over a
- * window around the load, each widened by the measure's own spread and
- * 2 %.  The lag correction must use it (debugfs's lag_ns: half the
- * interval, a little more with the spread).
+ * to find is rapl-update-us or more, widened by the measure's own spread
+ * and 2 %, and at most the model's mean tick over a window around the
+ * load widened by twice the spread and 5 % (the ticks of the measure's
+ * own 32 ms ran 2.07 ms apart on average once, against 1.82 ms over the
+ * 1.8 s window: a starved emulation is slower in some windows than
+ * others; what this bound still catches is a multiple of the interval).
+ * The lag correction must use it (debugfs's lag_ns: half the interval,
+ * a little more with the spread).
  */
 /* debugfs's "pkg P lag_ns L" of package @pkg (0: none). */
 static unsigned long long debugfs_lag_ns(int pkg)
@@ -993,13 +997,13 @@ TEST(update_interval_measured)
 		       st[p].update_core_spread_ns / 1e6);
 		EXPECT_TRUE(st[p].update_flags & (1u << VMRAPL_DOM_PKG));
 		lo = 0.98 * t1.tick_ns - st[p].update_pkg_spread_ns;
-		hi = 1.02 * tick + st[p].update_pkg_spread_ns;
+		hi = 1.05 * tick + 2.0 * st[p].update_pkg_spread_ns;
 		EXPECT_GE(st[p].update_pkg_ns, lo);
 		EXPECT_LE(st[p].update_pkg_ns, hi);
 		/* The per-core counters move at the same tick. */
 		EXPECT_TRUE(st[p].update_flags & (1u << VMRAPL_DOM_CORE));
 		lo = 0.98 * t1.tick_ns - st[p].update_core_spread_ns;
-		hi = 1.02 * tick + st[p].update_core_spread_ns;
+		hi = 1.05 * tick + 2.0 * st[p].update_core_spread_ns;
 		EXPECT_GE(st[p].update_core_ns, lo);
 		EXPECT_LE(st[p].update_core_ns, hi);
 		/* The lag: (m^2 + sd^2) / (2 m), at least half of m. */
