@@ -115,15 +115,16 @@ def summary(text):
 
     # The rig (bench/rig/collect.sh).
     rig = False
-    m = find(r'^Target \(at most 1 % more instructions per untracked switch, L against U\):'
-             r' (met|\*\*NOT met\*\*), median ([0-9.]+)(?: \(\+(\d+) instructions per switch\))?', text, re.M)
+    m = find(r'^Target \(at most (\d+) more instructions per untracked switch than unloaded, L - U,'
+             r' median of the windows\): (met|\*\*NOT met\*\*), median ([-+0-9]+) \(L/U ([0-9.]+)\)',
+             text, re.M)
     if m:
         rig = True
-        met, med, extra = m.groups()
+        t, met, extra, ratio = m.groups()
         rows.append(('instructions per context switch of the whole kernel, vmrapl loaded '
-                     'with nothing attached (test rig, a TCG plugin counts them)',
-                     'vmrapl unloaded', '<= 1.01 times',
-                     'median %s%s' % (med, ' (+%s per switch)' % extra if extra else ''),
+                     'with nothing attached, track_all on (test rig, a TCG plugin counts them)',
+                     'vmrapl unloaded', '<= +%s per switch' % t,
+                     'median %s per switch (L/U %s)' % (extra, ratio),
                      'yes' if met == 'met' else '**no**'))
     m = find(r'^Target \(>= ([0-9.]+) of unloaded with 64 VMs attached\): (met|NOT met)[^,]*,'
              r' median ([0-9.]+)\.', text, re.M)

@@ -40,6 +40,7 @@ sweep-period-250 --period-us 250
 vrsim --json @/full.json
 policy-busy --policy busy --json @/policy-busy.json
 policy-none --policy none --json @/policy-none.json
+policy-busy-no-pc6 --no-pc6 --policy busy --json @/policy-busy-no-pc6.json
 bursty-instant --only bursty --latch-us 1 --lag-us 0
 hetero-switches --only heterogeneous --switches-only
 packed-no-host --only packed --no-host-floor
