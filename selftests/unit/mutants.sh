@@ -33,14 +33,15 @@ idle-from-given @@ vr_core.c @@ st[d].idle = sp.de[d] - sp.cur[d] - sp.prev[d]; 
 occupied-all-cpus @@ vr_core.c @@ cap = (u64)p->nr_online * dt; @@ cap = (u64)p->nr_cpus * dt;
 occupied-no-static @@ vr_core.c @@ stat_busy = cap ? vr_mul_div(stat, @@ stat_busy = cap ? 0 * vr_mul_div(stat,
 none-is-busy @@ vr_core.c @@ VR_STATIC_NONE)\n		stat_busy = 0; @@ VR_STATIC_NONE)\n		stat_busy = stat;
-busy-is-dyn @@ vr_core.c @@ VR_STATIC_BUSY)\n		stat_busy = stat; @@ VR_STATIC_BUSY)\n		stat_busy = 0;
+busy-is-dyn @@ vr_core.c @@ vr_mul_div(stat, dt - p->fold_idle, dt) : 0; @@ 0 * dt : 0;
+busy-idle-charged @@ vr_core.c @@ vr_mul_div(stat, dt - p->fold_idle, dt) : 0; @@ stat : stat;
 no-static-debt @@ vr_core.c @@ p->static_debt = want - de; @@ p->static_debt = 0;
 doms-all-busy @@ vr_core.c @@ sp->cur[d] = de ? vr_mul_div(sp->de[d], @@ sp->cur[d] = de ? sp->de[d] + 0 * vr_mul_div(sp->de[d],
 no-reset-check @@ vr_core.c @@ } else if (*eu > max_eu) { @@ } else if (0) {
 no-overrun-check @@ vr_core.c @@ if (max_eu >= range_eu) { @@ if (max_eu >= range_eu && 0) {
 wrap-count-le @@ vr_core.c @@ } else if (raw < p->raw[d] && d == VR_DOM_PKG) { @@ } else if (raw <= p->raw[d] && d == VR_DOM_PKG) {
 no-slack @@ vr_core.c @@ slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2; @@ slack = 0;
-reset-bound-dt @@ vr_core.c @@ dt + 2 * VR_HW_STEP_NS, &rem) + @@ dt, &rem) +
+reset-bound-dt @@ vr_core.c @@ dt + 2 * p->step_ns, &rem) + @@ dt, &rem) +
 reset-keeps-delta @@ vr_core.c @@ *eu = vr_units_to_eu(raw, s->esu, &p->carry[d]); @@ (void)0;
 offline-drops-busy @@ vr_cpu.c @@ p->fold_busy += c->busy_ns; @@ (void)0;
 fold-same-seq @@ vr_cpu.c @@ c->seq = p->seq + 1; @@ c->seq = p->seq;
@@ -53,7 +54,7 @@ learn-per-epoch @@ vr_static.c @@ if (p->learn_ns < VR_LEARN_NS) { @@ if (p->lea
 learn-sum-reset @@ vr_static.c @@ p->learn_skip = 0;\n		return; @@ p->learn_skip = 0;\n		p->learn_eu = 0;\n		p->learn_ns = 0;\n		return;
 learn-from-lost @@ vr_static.c @@ if (lost || busy) { @@ if (busy) {
 learn-prov-early @@ vr_static.c @@ p->learn_ns < VR_LEARN_FIRST_NS) @@ p->learn_ns < VR_LEARN_FIRST_NS / 5)
-learn-no-skip @@ vr_static.c @@ } else if (p->learn_skip < VR_LEARN_SKIP_NS) { @@ } else if (0) {
+learn-no-skip @@ vr_static.c @@ } else if (p->learn_skip < skip) { @@ } else if (0) {
 lag-dropped @@ vr_lag.c @@ dprev = vr_mul_div(p->prev_dyn, p->prev_tail, @@ dprev = 0 * vr_mul_div(p->prev_dyn, p->prev_tail,
 lag-tail-as-lag @@ vr_lag.c @@ vr_mul_div(p->prev_dyn, p->prev_tail, @@ vr_mul_div(p->prev_dyn, p->lag_ns + 0 * p->prev_tail,
 lag-seen-own-only @@ vr_lag.c @@ p->prev_seen = (p->prev_busy ? p->prev_tail : 0) + busy - t; @@ p->prev_seen = busy - t;
@@ -64,8 +65,8 @@ lag-weights-total-ns @@ vr_lag.c @@ a->prev_e : a->prev_ns; @@ a->prev_e : a->ns
 lag-divisor @@ vr_lag.c @@ p->prev_busy_e : p->prev_busy; @@ p->prev_busy_e : p->prev_busy + 1;
 lag-list-not-cleared @@ vr_lag.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev_busy = 0;
 lag-busy-not-cleared @@ vr_lag.c @@ 	p->prev = NULL;\n	p->prev_busy = 0; @@ 	p->prev = NULL;
-lag-window-long @@ vr_lag.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 20 * VR_HW_STEP_NS
-lag-window-short @@ vr_lag.c @@ now - p->prev_t > 2 * VR_HW_STEP_NS @@ now - p->prev_t > 1 * VR_HW_STEP_NS
+lag-window-long @@ vr_lag.c @@ now - p->prev_t > 2 * p->step_ns @@ now - p->prev_t > 20 * p->step_ns
+lag-window-short @@ vr_lag.c @@ now - p->prev_t > 2 * p->step_ns @@ now - p->prev_t > 1 * p->step_ns
 lag-lost-keeps @@ vr_lag.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || (!keep && 0) || !p->lag_ns ||
 lag-lost-relists @@ vr_lag.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && (keep || 1) && p->lag_ns) {
 lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
@@ -78,9 +79,9 @@ core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)co
 core-excess-dropped @@ vr_static.c @@ f->core_carry += f->blk_core - core; @@ (void)0;
 zero-weight-is-none @@ vr_cpu.c @@ 				if (!c->core_wok) @@ 				if (!c->core_w)
 core-mean-of-blocks @@ vr_static.c @@ t = vr_mul_div(f->blk_dt, 1, 1000); @@ t = 20000;
-learn-first-epoch-skipped @@ vr_static.c @@ if (!p->learn_skip && dt >= VR_LEARN_SKIP_NS) { @@ if (0) {
+learn-first-epoch-skipped @@ vr_static.c @@ if (!p->learn_skip && dt >= skip) { @@ if (0) {
 learn-first-epoch-no-tail @@ vr_static.c @@ de = de > tail ? de - tail : 0; @@ de = de + 0 * tail;
-busy-power-no-lead @@ vr_static.c @@ lead = vr_energy_eu(before, p->lag_ns, &rem); @@ lead = 0 * vr_energy_eu(before, p->lag_ns, &rem);
+busy-power-no-lead @@ vr_static.c @@ lead = vr_energy_eu(vr_busy_before(p), p->lag_ns, &rem); @@ lead = 0 * vr_energy_eu(vr_busy_before(p), p->lag_ns, &rem);
 tail-busy-whole @@ vr_cpu.c @@ d = (s64)(now - c->turn) > 0 ? now - c->turn : 0; @@ d = win + 0 * c->turn;
 tail-busy-not-counted @@ vr_cpu.c @@ 		e = win;\n @@ 		e = 0;\n
 tail-idle-not-counted @@ vr_cpu.c @@ e = c->turn - (now - win); @@ e = 0 * c->turn;
@@ -97,9 +98,9 @@ tail-lead0-never @@ vr_static.c @@ p->learn_lead0 = !vr_busy_before(p); @@ p->le
 tail-mean-power @@ vr_static.c @@ f = vr_mul_div(dt - p->lag_ns, k, dt - k); @@ f = p->lag_ns + 0 * k;
 tail-no-resolve @@ vr_static.c @@ f = vr_mul_div(dt - p->lag_ns, k, dt - k); @@ f = k;
 tail-no-clamp @@ vr_static.c @@ k = dt / 2; @@ k = k;
-floor-sixteenth @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = p->idle_mem_ns / 16;
-floor-by-count @@ vr_static.c @@ t = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ t = VR_LEARN_NS < p->idle_mem_ns ? VR_LEARN_NS : p->idle_mem_ns;
-floor-no-forgetting @@ vr_static.c @@ p->idle_mem_ns = VR_LEARN_MEM_NS;\n	t = @@ p->idle_mem_ns = p->idle_mem_ns;\n	t =
+floor-sixteenth @@ vr_static.c @@ m = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ m = p->idle_mem_ns / 16;
+floor-by-count @@ vr_static.c @@ m = p->learn_ns < p->idle_mem_ns ? p->learn_ns : p->idle_mem_ns; @@ m = VR_LEARN_NS < p->idle_mem_ns ? VR_LEARN_NS : p->idle_mem_ns;
+floor-no-forgetting @@ vr_static.c @@ p->idle_mem_ns = VR_LEARN_MEM_NS;\n	m = @@ p->idle_mem_ns = p->idle_mem_ns;\n	m =
 floor-seed-no-memory @@ vr_static.c @@ p->idle_mem_ns = p->idle_known ? VR_LEARN_MEM_NS : 0; @@ p->idle_mem_ns = 0;
 host-floor-ignored @@ vr_static.c @@ } else if (p->host_floor_uw) { @@ } else if (0 && p->host_floor_uw) {
 host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (!p->host_floor_uw && (p->idle_known || p->idle_prov)) {
