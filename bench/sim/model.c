@@ -64,7 +64,7 @@
  * the last core of a package idles (so an all-idle stretch shows the
  * floor exactly, and the occupied truth is then what the module's own
  * split would give with exact inputs), and the counter updates every
- * ~1 ms, the module's VR_HW_STEP_NS (kmod/vr_lag.h).  Options, each off
+ * ~1 ms, the step the module assumed before it measured it.  Options, each off
  * by default (the default run is as it was, to the byte), break them.
  * Under every one, the truths are the same function of what runs: a task
  * on a core while n cores run gets its core's power + uncore / n

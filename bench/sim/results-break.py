@@ -183,19 +183,23 @@ def section(dir):
 
     out = ['## Breaking the model\'s assumptions', '']
     out.append(
-        'The tables above run a model that agrees with two of the module\'s '
-        'own assumptions: a package draws its floor alone the instant its '
-        'last core idles, so an all-idle stretch shows the floor exactly and '
-        'the occupied truth is then what vmrapl\'s own split gives with '
-        'exact inputs; and the counter updates about every 1 ms, the '
-        'module\'s `VR_HW_STEP_NS` (kmod/vr_lag.h), from which its lag share '
-        'is set.  Here the model breaks them one option at a time, each '
+        'The tables above run a model that agrees with two assumptions an '
+        'accountant of RAPL energy is tempted to make: a package draws its '
+        'floor alone the instant its last core idles, so an all-idle '
+        'stretch shows the floor exactly; and the counter updates about '
+        'every 1 ms.  vmrapl makes neither: it measures each counter\'s '
+        'update interval when a package comes online (kmod/vr_step.c; '
+        'the simulator polls a copy of each package counter at the start, '
+        'as kmod/engine_step.c does at load) and takes its lag share from '
+        'it, and it learns the floor from the settled part of all-idle '
+        'stretches (kmod/vr_static.c).  Here the model breaks the two '
+        'assumptions one option at a time, each '
         'run on the default model\'s seeds and workloads ("The model\'s '
         'options" above says what the truths are under each; the runs are '
         'not the same instants: the package counters\' update jitter draws '
         'from the schedule\'s random stream, and an option that changes '
         'when the counters update or the package\'s power changes changes '
-        'the draws).  The module is unchanged: the core files are those of the '
+        'the draws).  The module is the same in every column: the core files are those of the '
         'tables above.  The naive baseline (bench/sim/alg_naive.c, no '
         'release): every 5 s, each package\'s counter delta split by the '
         'VMs\' exact CPU time on the package over every task\'s CPU time '
@@ -298,33 +302,32 @@ def section(dir):
             'floor.  What they miss, they miss in every column ("Why the '
             'targets miss").' % ', '.join(still))
     out.append(
-        '- *The floor reached late* (`--pc6-delay-us`).  Two effects, of '
-        'opposite signs.  vmrapl learns its floor from all-idle epochs of '
-        '2 ms or more, whole, less the tail the counter\'s lag carries '
-        'in (`vr_learn_static()`, kmod/vr_static.c); the uncore drawn in '
-        'the delay is in them.  On %s its static power went from %s '
-        '(model floor %.1f W) to %s with a 0.5 ms delay and %s with '
-        '3 ms.  More static power leaves less dynamic energy to the busy '
-        'time, and the unoccupied CPUs\' part of it is idle energy: the '
-        'VMs are charged less.  Meanwhile an idle epoch right after a busy '
-        'one hands its energy above the static power to that busy epoch\'s '
-        'runners, as the tail of their burst the counter showed late '
-        '(`vr_lag_share()`, kmod/vr_lag.c: "nothing runs now"); the '
-        'delay\'s uncore is such energy, which the truths give to no one.  '
-        'The rows with a fixed static power learn nothing and show that '
-        'effect without the learning\'s: on %s, p_static -25 %% went from %s net to %s and '
-        '%s, +25 %% from %s to %s and %s.  The learned row keeps what is '
-        'left of the two: net %s, %s and %s, error %s, %s and %s %% '
-        '(phases %s, %s and %s %%).' % (
+        '- *The floor reached late* (`--pc6-delay-us`).  An all-idle '
+        'stretch holds, besides the floor, what the package draws before '
+        'it reaches its C-state.  vmrapl files the first epoch of each '
+        'stretch by length; stretches that have settled lie on a line, '
+        'E = floor x T + C, whose C is that extra energy, found from the '
+        'stretches themselves with no constant for the delay '
+        '(`vr_settle_*()`, kmod/vr_static.c).  Learning subtracts C, and '
+        'the split gives it to idle once per stretch, not to the runners '
+        'of the burst before it.  On %s its static power was %s with the '
+        'default model (model floor %.1f W), %s with a 0.5 ms delay and '
+        '%s with 3 ms; net %s, %s and %s, error %s, %s and %s %% (phases '
+        '%s, %s and %s %%).  Stretches shorter than 2 ms never show the '
+        'delay, so a package that idles only for moments learns a floor '
+        'high by what the delay holds.  The rows with a fixed static power '
+        'learn nothing and show the split\'s part alone: on %s, p_static '
+        '-25 %% went from %s net to %s and %s, +25 %% from %s to %s and '
+        '%s.' % (
             b, static('default', b), floor, static('pc6-500', b),
-            static('pc6-3000', b), b,
-            net('default', b, LO), net('pc6-500', b, LO),
-            net('pc6-3000', b, LO), net('default', b, HI),
-            net('pc6-500', b, HI), net('pc6-3000', b, HI),
+            static('pc6-3000', b),
             net('default', b), net('pc6-500', b), net('pc6-3000', b),
             occ('default', b), occ('pc6-500', b), occ('pc6-3000', b),
             occ('default', 'phases'), occ('pc6-500', 'phases'),
-            occ('pc6-3000', 'phases')))
+            occ('pc6-3000', 'phases'), b,
+            net('default', b, LO), net('pc6-500', b, LO),
+            net('pc6-3000', b, LO), net('default', b, HI),
+            net('pc6-500', b, HI), net('pc6-3000', b, HI)))
     out.append(
         '- *The floor never drawn alone* (`--no-pc6`).  vmrapl learns the '
         'floor plus the uncore as its static power (%s on %s, against the '
@@ -332,7 +335,10 @@ def section(dir):
         'occupied truth charges the floor per occupied CPU and the uncore '
         'to the runners, uncore / n: with few cores running, their share '
         'of it is large, and the VMs are charged too little (net %s, '
-        'error %s %%).  Here the truth is a choice (above): under the '
+        'error %s %%).  No counter shows the floor alone there: '
+        'Documentation/operations.rst recommends the busy policy, judged '
+        'against busy-share in "Targets of issue 36, judged".  Here the '
+        'truth is a choice (above): under the '
         'dynamic-only truth vmrapl\'s %s error is %s %% (default model: '
         '%s %%), under busy-share %s %% (%s %%).' % (
             static('no-pc6', b), b, floor, net('no-pc6', b),
@@ -340,33 +346,25 @@ def section(dir):
             fmt(m('default', b, LEARN, 1)), fmt(m('no-pc6', b, LEARN, 2)),
             fmt(m('default', b, LEARN, 2))))
     text = (
-        '- *Another update interval* (`--update-us`).  The core sets its '
-        'lag share from the 1 ms step: `lag_ns = VR_HW_STEP_NS / 2` '
-        '(kmod/vr_core.c), the mean lag of a read behind a counter updated '
-        'every 1 ms.  Updated every 0.5 ms, the counter lags 0.25 ms on '
-        'average: each close hands the previous epoch more than it was '
-        'owed, and the learned floor, less a tail sized by the same lag, '
-        'comes out low (%s on %s): the VMs are charged too much (net %s, '
-        'error %s %%; mostly-idle\'s 1 ms bursts %s %%).  Updated every '
-        '2 ms, it lags 1 ms: too little is handed back, the floor comes '
-        'out high (%s), the VMs are charged too little (net %s, error '
-        '%s %%; mostly-idle %s %%).' % (
-            static('update-500', b), b, net('update-500', b),
-            occ('update-500', b), occ('update-500', 'mostly-idle'),
-            static('update-2000', b), net('update-2000', b),
-            occ('update-2000', b), occ('update-2000', 'mostly-idle')))
+        '- *Another update interval* (`--update-us`).  vmrapl measures '
+        'the interval and takes its lag share from it: the mean age of a '
+        'read, E[L^2] / (2 E[L]) over the measured interval and its spread '
+        '(`vr_step_lag_ns()`).  Updated every 0.5 ms: %s %% on %s '
+        '(mostly-idle\'s 1 ms bursts %s %%), its static power %s; every '
+        '2 ms: %s %% (mostly-idle %s %%), %s.' % (
+            occ('update-500', b), b, occ('update-500', 'mostly-idle'),
+            static('update-500', b), occ('update-2000', b),
+            occ('update-2000', 'mostly-idle'), static('update-2000', b)))
     if len(lag) == len(LAG_RUNS):
         text += (
-            '  Told the real lag (`--lag-us 250` with `--update-us 500`, '
-            '`--lag-us 1000` with `--update-us 2000`: a comparison, runs of '
-            'their own, bench/sim/out/break-update-*-lag.md; the module '
-            'cannot be told it yet), vmrapl scores %s %% and %s %% on %s '
-            '(mostly-idle %s and %s %%): at 0.5 ms the lag share\'s '
-            'constant is the whole of it; at 2 ms part of the error is '
-            'left, which this comparison does not separate (the core\'s '
-            'other use of the 1 ms step in the split: `vr_lag_give()` '
-            'keeps a burst\'s lag list for the idle epochs within two '
-            'steps of it, kmod/vr_lag.c).' % (
+            '  Handed the lag by hand instead (`--lag-us 250` with '
+            '`--update-us 500`, `--lag-us 1000` with `--update-us 2000`: '
+            'runs of their own, bench/sim/out/break-update-*-lag.md), it '
+            'scores %s %% and %s %% on %s (mostly-idle %s and %s %%).  '
+            'What is left at 2 ms is not the lag\'s size: a burst\'s '
+            'lag list is one epoch deep (`vr_lag_give()`, kmod/vr_lag.c), '
+            'while a 2 ms counter carries a burst\'s energy into two 1 ms '
+            'epochs after it.' % (
                 fmt(m('update-500-lag', b, LEARN, src=lag)),
                 fmt(m('update-2000-lag', b, LEARN, src=lag)), b,
                 fmt(m('update-500-lag', 'mostly-idle', LEARN, src=lag)),
@@ -409,9 +407,7 @@ def section(dir):
     out.append('')
     out.append(
         'Reported as measured, not tuned: the module\'s accounting core is '
-        'the one of the tables above.  Measuring the update interval in the '
-        'module (instead of `VR_HW_STEP_NS`), and telling the delay\'s '
-        'uncore from a burst\'s lagging tail, are later work of issue 36.')
+        'the one of the tables above.')
     return out
 
 
