@@ -109,7 +109,7 @@ struct vr_fit {
 };
 
 /*
- * The settle of idle stretches (struct vr_settle, vr_static.c): the
+ * The settle of idle stretches (struct vr_settle, vr_settle.c): the
  * energy and length of each stretch's first epoch, when it is learned
  * from whole (vr_learn_static()), go into a bin by length, from
  * VR_LEARN_SKIP_NS up, each bin twice as long as the one before, the
@@ -117,6 +117,8 @@ struct vr_fit {
  * 2 x VR_SETTLE_MEM stretches (a memory of that many).  A bin counts
  * once it holds VR_SETTLE_MIN.
  */
+/* Idle time left out after busy time, at least; the first settle bin. */
+#define VR_LEARN_SKIP_NS	(2 * 1000000ULL)
 #define VR_SETTLE_BINS	6
 #define VR_SETTLE_MIN	16
 #define VR_SETTLE_MEM	64
@@ -160,6 +162,7 @@ u64 vr_isqrt(u64 x);
  * @lost: the interval is unknown, and so is @de.
  */
 void vr_learn_static(struct vr_pkg *p, u64 de, u64 dt, u64 busy, bool lost);
+void vr_settle_add(struct vr_settle *st, u64 e, u64 t);
 u64 vr_settle_idle(const struct vr_pkg *p, u64 t);
 void vr_fit_epoch(struct vr_pkg *p, u64 de, u64 dt, u64 busy, u64 core_e,
 		  s64 core_corr, bool core_ok, bool lost);
