@@ -35,15 +35,9 @@ struct vr_hpkg **vr_pkgs;
  */
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct vr_cpu, vr_pcpu);
 
-/*
- * The jiffy at which this CPU's sched_switch probe last looked at the
- * clock for a switch that changed nothing (vr_probe_sched_switch()).
- * Only that probe, on its own CPU with interrupts off, reads and writes it.
- */
-static DEFINE_PER_CPU(unsigned long, vr_quiet_jiffy);
-
 /* The switch filter (vmrapl.h): the VM layer's bits only while in use. */
 unsigned long vr_filter[BITS_TO_LONGS(1 << VR_FILTER_BITS)];
+bool vr_filter_used;
 
 /* @cpu's state, for the hotplug callbacks (not the probes' fast path). */
 struct vr_cpu *vr_engine_cpu(unsigned int cpu)
@@ -276,67 +270,26 @@ static inline void vr_maybe_close(struct vr_cpu *c, u64 now)
 }
 
 /*
- * May the VM layer charge busy task @t for its time?  A task that
- * vr_vm_ops.task_acct may give an account to has a preempt notifier (a
- * vCPU thread in KVM_RUN: KVM's), or the filter bit of its own key or of
- * its mm set (the VM layer's lookups go through the same bits).  So "no"
- * is exact; "yes" may be another key's bit, which task_acct settles.
+ * May the VM layer charge busy task @t for its time?  Only while it has a
+ * key in its table (vr_filter_used).  A task that vr_vm_ops.task_acct may
+ * then give an account to has a preempt notifier (a vCPU thread in
+ * KVM_RUN: KVM's), or the filter bit of its own key or of its mm set (the
+ * VM layer's lookups go through the same bits).  So "no" is exact; "yes"
+ * may be another key's bit, which task_acct settles.
  */
 static __always_inline bool vr_task_maybe_charged(const struct task_struct *t)
 {
-	const struct mm_struct *mm = READ_ONCE(t->mm);
+	const struct mm_struct *mm;
 
+	if (!READ_ONCE(vr_filter_used))
+		return false;
+	mm = READ_ONCE(t->mm);
 	return READ_ONCE(t->preempt_notifiers.first) || vr_filter_test(t) ||
 	       (mm && vr_filter_test(mm));
 }
 
-/*
- * A switch that changes nothing on this CPU (untracked to untracked): the
- * clock is only read, for a stale epoch, once per jiffy, and the epoch is
- * only closed here once it is a block of the static-power fit old
- * (VR_FIT_BLOCK_NS), or the period if that is longer.  An epoch in which
- * nothing tracked runs anywhere in the package is all host and idle time
- * whenever it ends, and the fit sums epochs into such blocks anyway;
- * where something tracked runs, its own events close it at the period
- * (and the package's timer, for a vCPU that never exits).
- */
-static __always_inline void vr_switch_quiet(struct vr_cpu *c)
-{
-	unsigned long j = READ_ONCE(jiffies);
-	struct vr_pkg *p;
-	u64 now;
-
-	if (likely(this_cpu_read(vr_quiet_jiffy) == j))
-		return;
-	this_cpu_write(vr_quiet_jiffy, j);
-	p = READ_ONCE(c->pkg);
-	if (unlikely(!p))
-		return;
-	now = local_clock();
-	if ((s64)(now - READ_ONCE(p->last_close)) >= (s64)VR_FIT_BLOCK_NS)
-		vr_maybe_close(c, now);
-}
-
-/* The rest of the sched_switch probe: same context. */
-static noinline void vr_switch_event(struct vr_cpu *c,
-				     struct task_struct *next, bool busy)
-{
-	struct vr_acct *a = NULL;
-	u64 now;
-
-	/* A CPU coming online switches before vr_cpu_up() gave it a package. */
-	if (unlikely(!READ_ONCE(c->pkg)))
-		return;
-	if (busy)
-		a = vr_vmops->task_acct(next, vr_cpu_pkg_id(c));
-	if (!vr_cpu_event_needed(c, busy, a)) {
-		vr_switch_quiet(c);	/* the filter's bit was another key's */
-		return;
-	}
-	now = local_clock();
-	vr_cpu_event(c, now, busy, a);
-	vr_maybe_close(c, now);
-}
+/* The probe compares a task's flags with the gate as they are. */
+static_assert(VR_GATE_IDLE == PF_IDLE, "vr_cpu.gate: VR_GATE_IDLE != PF_IDLE");
 
 /*
  * check_stack (on with KASAN, so in make check-debug): every probe looks
@@ -381,32 +334,55 @@ static __always_inline void vr_stack_probe(const char *probe, bool exit)
 }
 
 /*
- * sched_switch probe.  Runs with the runqueue lock held and interrupts off:
- * no allocation, no sleeping, no printk, no IPI.  Most switches on a host
- * are between tasks no VM pays for, on a CPU with nothing to change: they
- * are decided here, from this CPU's state and @next's filter bits, without
- * a call into the VM layer (see bench/RESULTS.md for what it costs).
+ * The sched_switch probe when the switch may change something: the task
+ * may be charged, the CPU goes from idle to busy or back, charges an
+ * account or owes a per-core sample.  Same context as the probe.
  */
-static void vr_probe_sched_switch(void *data, bool preempt,
-				  struct task_struct *prev,
-				  struct task_struct *next,
-				  unsigned int prev_state)
+static noinline void vr_switch_slow(struct task_struct *next)
 {
 	struct vr_cpu *c = this_cpu_ptr(&vr_pcpu);
 	bool busy = !is_idle_task(next);
+	struct vr_acct *a = NULL;
+	u64 now;
 
 	vr_stack_probe("sched_switch", false);
-	/*
-	 * On a CPU that has no package yet (coming online, before
-	 * vr_cpu_up()), the state is all zero: quiet, or an event that
-	 * vr_switch_event() drops.
-	 */
-	if (likely(!vr_cpu_event_needed(c, busy, NULL) &&
-		   !(busy && vr_task_maybe_charged(next))))
-		vr_switch_quiet(c);
-	else
-		vr_switch_event(c, next, busy);
+	/* A CPU coming online switches before vr_cpu_up() gave it a package. */
+	if (unlikely(!READ_ONCE(c->pkg)))
+		goto out;
+	if (busy && vr_task_maybe_charged(next))
+		a = vr_vmops->task_acct(next, vr_cpu_pkg_id(c));
+	/* The filter's bit may have been another key's. */
+	if (!vr_cpu_event_needed(c, busy, a))
+		goto out;
+	now = local_clock();
+	vr_cpu_event(c, now, busy, a);
+	vr_maybe_close(c, now);
+out:
 	vr_stack_probe("sched_switch", true);
+}
+
+/*
+ * sched_switch probe.  Runs with the runqueue lock held and interrupts off:
+ * no allocation, no sleeping, no printk, no IPI.  Most switches on a host
+ * are between tasks no VM pays for, on a CPU with nothing to change: they
+ * are decided here from @next's idle flag and this CPU's gate
+ * (vr_cpu.gate), and, while the VM layer has keys, @next's filter bits;
+ * nothing else is read, not even the clock (see bench/RESULTS.md for what
+ * it costs).  An epoch that only such switches see is closed by the
+ * package timer (engine_timer.c).  notrace: a function tracer's hook would
+ * cost more than the decision.
+ */
+static notrace void vr_probe_sched_switch(void *data, bool preempt,
+					  struct task_struct *prev,
+					  struct task_struct *next,
+					  unsigned int prev_state)
+{
+	/* On a CPU without a package yet the gate is 0: busy and quiet. */
+	if (likely((READ_ONCE(next->flags) & PF_IDLE) ==
+		   __this_cpu_read(vr_pcpu.gate) &&
+		   !vr_task_maybe_charged(next)))
+		return;
+	vr_switch_slow(next);
 }
 
 /* kvm_entry or kvm_exit: tell the VM layer, and close a stale epoch. */

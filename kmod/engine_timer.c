@@ -2,7 +2,8 @@
 /*
  * The package timer, one per package: deferrable, pinned to a CPU of its
  * package (hp->timer_cpu).  It closes a package that nothing else closed
- * for a while (freshness while busy, the wrap guard while idle), solves
+ * for a while (freshness while busy, every VR_FIT_BLOCK_NS where only
+ * untracked tasks run; the wrap guard while idle), solves
  * the online fit of the static power off the probes, hands it the idle
  * floor the host's other packages learned, and warns of a package drawing
  * more than max_power_w.
@@ -24,11 +25,17 @@
 
 #include "vmrapl.h"
 
-/* Timer period while a package is busy: 100 epochs, 10 ms .. 1 s. */
+/*
+ * Timer period while a package is busy: a block of the static-power fit
+ * (VR_FIT_BLOCK_NS), or the sampling period if that is longer, at most
+ * 1 s.  Switches between tasks no VM pays for never close an epoch
+ * (engine.c): on a package where only they run, this is what closes it,
+ * as often as the fit sums epochs into blocks anyway.
+ */
 static unsigned long vr_busy_timer_jiffies(void)
 {
-	u64 ns = clamp_t(u64, 100 * vr_engine_period_ns(),
-			 10 * NSEC_PER_MSEC, NSEC_PER_SEC);
+	u64 ns = clamp_t(u64, vr_engine_period_ns(), VR_FIT_BLOCK_NS,
+			 NSEC_PER_SEC);
 
 	return max_t(unsigned long, 1, nsecs_to_jiffies(ns));
 }

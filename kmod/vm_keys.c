@@ -39,6 +39,7 @@ void vr_key_add(struct vr_key *k, const void *key, u32 kind, struct vr_vm *vm)
 	k->kind = kind;
 	k->vm = vm;
 	set_bit(hash_ptr((void *)key, VR_HASH_BITS), vr_filter);
+	WRITE_ONCE(vr_filter_used, true);
 	hash_add_rcu(vr_keys, &k->node, (unsigned long)key);
 	vr_obj_get(VR_OBJ_KEYS);
 }
@@ -66,7 +67,10 @@ void vr_vcpu_key_drop(struct vr_vcpu_thread *vt)
 	WRITE_ONCE(vr_nr_tasks, vr_nr_tasks - 1);
 }
 
-/* Clear the filter bits no key uses any more, never a live one. */
+/*
+ * Clear the filter bits no key uses any more, never a live one, and
+ * vr_filter_used with the last.
+ */
 void vr_filter_rebuild(void)
 {
 	static unsigned long live[BITS_TO_LONGS(1 << VR_HASH_BITS)];
@@ -79,6 +83,7 @@ void vr_filter_rebuild(void)
 		__set_bit(hash_ptr((void *)k->key, VR_HASH_BITS), live);
 	for (i = 0; i < ARRAY_SIZE(vr_filter); i++)
 		WRITE_ONCE(vr_filter[i], live[i]);
+	WRITE_ONCE(vr_filter_used, !bitmap_empty(live, 1 << VR_HASH_BITS));
 }
 
 /*

@@ -180,6 +180,13 @@ struct vr_vm_ops {
  */
 #define VR_FILTER_BITS	10
 extern unsigned long vr_filter[BITS_TO_LONGS(1 << VR_FILTER_BITS)];
+/*
+ * Set with the first bit while the VM layer has a key in its table, and
+ * cleared with the bits when the table empties (vm_keys.c, under
+ * vr_vm_mutex): until then no task is charged, and the sched_switch probe
+ * looks at no task's bits.
+ */
+extern bool vr_filter_used;
 
 /* Is bit hash_ptr(@key) of vr_filter set? */
 static __always_inline bool vr_filter_test(const void *key)

@@ -124,6 +124,11 @@ struct vr_pkg;
  * @online: the CPU takes part in its package's epochs.
  * @core_due: the closer asks this CPU to sample its per-core counter at
  *	its next event (vr_cpu_event() or vr_cpu_poll(), on the CPU itself).
+ * @gate: what a switch to a task must find here to change nothing
+ *	(vr_cpu_gate_set()): VR_GATE_IDLE while the CPU idles, 0 while it
+ *	runs, with VR_GATE_SLOW added while it charges an account or owes a
+ *	per-core sample.  Written under @lock with every field it sums up;
+ *	the owning CPU's switch path reads it without the lock.
  *
  * Per-core weighting (struct vr_core_src), all under @lock:
  * @core_raw: raw per-core counter at the last sample.
@@ -164,6 +169,7 @@ struct vr_cpu {
 	u64 last_run;
 	u64 busy_ns;
 	u32 seq;
+	u32 gate;
 	bool busy;
 	bool online;
 	bool core_due;
@@ -468,13 +474,32 @@ void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 		  const struct vr_acct *hi);
 
 /*
- * Does an event need to touch the CPU state at all?  Yes when the closer
- * asked for a per-core sample (@core_due, written under the lock).
+ * vr_cpu.gate: a switch to a task whose idle bit (VR_GATE_IDLE: set for
+ * an idle task, the value of the kernel's PF_IDLE, so that the engine
+ * compares the task's flags with the gate as they are) equals the gate
+ * changes nothing on the CPU, unless the task itself is charged.
+ * VR_GATE_SLOW is a bit that no task's idle bit has.
+ */
+#define VR_GATE_IDLE	0x00000002U
+#define VR_GATE_SLOW	0x80000000U
+
+/* Under c->lock, after any change of @busy, @cur or @core_due. */
+static inline void vr_cpu_gate_set(struct vr_cpu *c)
+{
+	WRITE_ONCE(c->gate, (c->busy ? 0 : VR_GATE_IDLE) |
+		   (c->cur || c->core_due ? VR_GATE_SLOW : 0));
+}
+
+/*
+ * Does an event need to touch the CPU state at all?  Yes when it changes
+ * the CPU's busy state or charges an account, or the CPU charges one or
+ * owes a per-core sample (the closer asked for it under the lock): all
+ * of that is in @c->gate, read here without the lock.
  */
 static inline bool vr_cpu_event_needed(const struct vr_cpu *c, bool busy,
 				       const struct vr_acct *next)
 {
-	return c->busy != busy || c->cur || next || READ_ONCE(c->core_due);
+	return READ_ONCE(c->gate) != (busy ? 0 : VR_GATE_IDLE) || next;
 }
 
 /* Signed: another CPU's clock may be a little behind the last close. */

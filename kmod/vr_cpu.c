@@ -11,6 +11,7 @@ void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p)
 {
 	vr_lock_init(&c->lock);
 	c->pkg = p;
+	vr_cpu_gate_set(c);
 }
 
 static void vr_acct_accrue(struct vr_pkg *p, struct vr_acct *a, u32 slot,
@@ -88,6 +89,7 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 	u64 cred;
 
 	WRITE_ONCE(c->core_due, false);
+	vr_cpu_gate_set(c);
 	/* The open epoch's time so far keeps the weight it had. */
 	c->busy_e = vr_cpu_busy_e(c);
 	c->core_wns = c->busy_ns;
@@ -157,6 +159,7 @@ static inline void vr_cpu_set(struct vr_cpu *c, u64 now, bool busy,
 	}
 	c->busy = busy;
 	c->cur = busy ? next : NULL;
+	vr_cpu_gate_set(c);
 }
 
 /* vr_cpu_event() when the closer asked for a per-core sample. */
@@ -243,6 +246,7 @@ void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
 		if (c->online)
 			vr_cpu_fold(c, now);
 		c->cur = NULL;
+		vr_cpu_gate_set(c);
 	}
 	vr_unlock(&c->lock);
 }
@@ -284,6 +288,7 @@ void vr_cpu_online(struct vr_cpu *c, u64 now, bool busy)
 	c->core_corr = 0;
 	/* Its first event takes the per-core baseline. */
 	WRITE_ONCE(c->core_due, !!p->core.read);
+	vr_cpu_gate_set(c);
 	vr_unlock(&c->lock);
 	p->nr_online++;
 }
@@ -316,6 +321,7 @@ void vr_cpu_offline(struct vr_cpu *c, u64 now)
 	c->cur = NULL;
 	c->busy = false;
 	c->online = false;
+	vr_cpu_gate_set(c);
 	vr_unlock(&c->lock);
 	p->nr_online--;
 }
@@ -423,8 +429,10 @@ u64 vr_pkg_close_fold(struct vr_pkg *p, u64 now)
 				c->core_wns = 0;
 				if (!c->core_have ||
 				    (s64)(now - c->core_t) >=
-				    (s64)VR_CORE_WINDOW_NS)
+				    (s64)VR_CORE_WINDOW_NS) {
 					WRITE_ONCE(c->core_due, true);
+					vr_cpu_gate_set(c);
+				}
 			}
 			c->busy_ns = 0;
 			c->seq = p->seq + 1;

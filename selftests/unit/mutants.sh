@@ -71,8 +71,13 @@ lag-lost-keeps @@ vr_lag.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || 
 lag-lost-relists @@ vr_lag.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && (keep || 1) && p->lag_ns) {
 lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
 forget-noop @@ vr_lag.c @@ *pp = a->pprev; @@ pp = &a->pprev;
-needed-misses-switch-out @@ vr_core.h @@ return c->busy != busy || c->cur || next || @@ return c->busy != busy || next ||
-needed-misses-core-due @@ vr_core.h @@ c->cur || next || READ_ONCE(c->core_due); @@ c->cur || next;
+needed-misses-switch-out @@ vr_core.h @@ (c->cur || c->core_due ? VR_GATE_SLOW : 0) @@ (c->core_due ? VR_GATE_SLOW : 0)
+needed-misses-core-due @@ vr_core.h @@ (c->cur || c->core_due ? VR_GATE_SLOW : 0) @@ (c->cur ? VR_GATE_SLOW : 0)
+needed-misses-next @@ vr_core.h @@ (busy ? 0 : VR_GATE_IDLE) || next; @@ (busy ? 0 : VR_GATE_IDLE) || (next && 0);
+gate-idle-inverted @@ vr_core.h @@ (c->busy ? 0 : VR_GATE_IDLE) @@ (c->busy ? VR_GATE_IDLE : 0)
+gate-stale-after-close @@ vr_cpu.c @@ WRITE_ONCE(c->core_due, true);\n					vr_cpu_gate_set(c); @@ WRITE_ONCE(c->core_due, true);
+gate-stale-after-sample @@ vr_cpu.c @@ WRITE_ONCE(c->core_due, false);\n	vr_cpu_gate_set(c); @@ WRITE_ONCE(c->core_due, false);
+gate-stale-after-purge @@ vr_cpu.c @@ c->cur = NULL;\n		vr_cpu_gate_set(c); @@ c->cur = NULL;
 core-corr-dropped @@ vr_cpu.c @@ c->core_corr += (s64)(eu - cred); @@ (void)cred;
 core-corr-unshared @@ vr_cpu.c @@ eu = busy ? vr_mul_div(eu, own, busy) : eu / 2; @@ (void)own;
 core-corr-idle-dropped @@ vr_static.c @@ f->core_carry += core_corr; @@ (void)core_corr;

@@ -223,6 +223,32 @@ static void run(const struct src_cfg *s, u8 policy, bool vcpu, bool hosttask,
 }
 
 
+/*
+ * vr_cpu_purge() of the account a CPU charges: its time so far stays the
+ * account's, the CPU charges nothing from then on, and its gate says so
+ * (a gate left slow would only cost the next switch a lookup; one left
+ * quiet with an account would be wrong, but purge only ever clears).
+ */
+static void test_purge(void)
+{
+	static const struct src_cfg s = { "purge", 24, 64, 1000, 0, false };
+	static struct host h;
+	const u64 t0 = VT_SEC;
+	struct vr_cpu *c = &h.cpu[0];
+
+	host_init(&h, &s, VR_STATIC_OCCUPIED, t0);
+	event(&h, 0, t0 + VT_MS / 10, RUN_VCPU);
+	vt_ok(c->cur == &h.vcpu && c->gate == VR_GATE_SLOW,
+	      "purge: a CPU that charges an account has a slow gate");
+	vr_cpu_purge(c, t0 + VT_MS * 6 / 10, &h.vcpu, &h.vcpu + 1);
+	vt_ok(!c->cur && c->busy, "purge: the CPU charges nothing, still busy");
+	vt_eq(c->gate, 0, "purge: its gate is a busy, quiet CPU's");
+	vt_ok(!vr_cpu_event_needed(c, true, NULL),
+	      "purge: a switch to a host task then changes nothing");
+	vr_cpu_purge(c, t0 + VT_MS * 7 / 10, &h.vcpu + 1, &h.vcpu + 2);
+	vt_eq(c->gate, 0, "purge of another range: nothing changes");
+}
+
 int main(void)
 {
 	static const struct src_cfg srcs[] = {
@@ -242,6 +268,7 @@ int main(void)
 
 	vt_start("vmrapl core: epochs, the lone busy vCPU, idle package");
 	vt_seed(0x65706f6368ULL);
+	test_purge();
 
 	for (si = 0; si < 2; si++) {
 		const struct src_cfg *s = &srcs[si];

@@ -47,6 +47,7 @@ struct pc_host {
 	unsigned int lag_steps;
 	u64 nstep;
 	vt_u128 pkg_hist[4];
+	u64 gate_bad;		/* CPUs found with a gate not their fields' */
 };
 
 static u64 pc_units(vt_u128 fj, u64 off)
@@ -156,6 +157,11 @@ static void pc_run(struct pc_host *h, u64 ns)
 			} else if (vr_cpu_event_needed(c, h->busy[i], a)) {
 				vr_cpu_event(c, h->now, h->busy[i], a);
 			}
+			/* After a sample too, which clears core_due. */
+			if (c->gate != ((c->busy ? 0 : VR_GATE_IDLE) |
+					(c->cur || c->core_due ?
+					 VR_GATE_SLOW : 0)))
+				h->gate_bad++;
 		}
 		if (vr_pkg_stale(&h->p, h->now))
 			vr_pkg_try_close(&h->p, h->now, pc_pkg_read, h);
@@ -193,6 +199,7 @@ static void pc_check_books(struct pc_host *h, const char *what)
 	      "%s: their static parts add up", what);
 	vt_ok(h->p.percore_e <= st.dynamic, "%s: per-core charges within the "
 	      "dynamic energy", what);
+	vt_eq(h->gate_bad, 0, "%s: every CPU's gate sums up its fields", what);
 }
 
 /* The counter's decoding: units, wrap, resets, ambiguous windows. */

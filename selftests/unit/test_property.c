@@ -100,7 +100,8 @@ static const char *const e_name[E_NR] = {
 	[E_HOST] = "host bucket == what the rounded shares left, exactly",
 	[E_LEARN] = "learned P_static: idle stretches, provisional from 5 ms, then a running mean of 100 ms sums",
 	[E_LAG] = "lag list (accounts, their ns, busy ns, time) == the model",
-	[E_NEEDED] = "event_needed() false only when nothing changes",
+	[E_NEEDED] = "event_needed() false only when nothing changes; "
+		     "the gate sums up busy, cur and core_due",
 	[E_SPLIT] = "static + dynamic per account == its energy; static "
 		    "parts add up to tracked_static, the rest host_static",
 };
@@ -1025,14 +1026,19 @@ static void sched_event(int g)
 
 	busy = nt >= 0;
 	a = busy && S.t[nt].vcpu ? &S.t[nt].acct[sc->pkg] : NULL;
+	/* The gate sums up the fields (the closer may have set core_due). */
+	if (c->gate != ((c->busy ? 0 : VR_GATE_IDLE) |
+			(c->cur || c->core_due ? VR_GATE_SLOW : 0)))
+		fail(E_NEEDED, "cpu %d: gate %#x", g, c->gate);
 	if (vr_cpu_event_needed(c, busy, a)) {
 		vr_cpu_event(c, S.now, busy, a);
 		if (busy != was_busy) {
 			sc->run = S.now - sc->turn;
 			sc->turn = S.now;
 		}
-	} else if (c->busy != busy || c->cur || a)
+	} else if (c->busy != busy || c->cur || a || c->core_due) {
 		fail(E_NEEDED, "cpu %d", g);
+	}
 	S.events++;
 	sc->next = S.now + next_interval();
 	close_pkg(sc->pkg);
