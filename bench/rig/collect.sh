@@ -209,7 +209,11 @@ def icount_section(logs, verdicts):
               ' two threads in the window (`getrusage(RUSAGE_THREAD)`, voluntary and involuntary).  U:'
               ' vmrapl unloaded; L: loaded with its defaults (`track_all` on), nothing attached and no'
               ' VM running (every switch is an untracked one); V: loaded, 64 idle VMs (1 vCPU, HLT)'
-              ' attached.  Each boot runs %d rounds of U, L, V;'
+              ' attached.  vmrapl is the `sched_switch` tracepoint\'s only probe, as on a host that'
+              ' traces nothing else (the icount variant enables no trace event on it and records no'
+              ' command lines), so `__schedule` calls it directly; with another probe there, the'
+              ' tracepoint calls each through its iterator (`__traceiter_sched_switch`, about 13 more'
+              ' instructions per probe).  Each boot runs %d rounds of U, L, V;'
               ' ratios are taken within a round.  "Kernel" is the upper address half; "module area"'
               ' the part of it where x86-64 Linux maps modules (`ffffffffc0000000`-`ffffffffff000000`,'
               ' vmrapl\'s probe among them; the guest printed vmrapl at %s).\n'
@@ -361,13 +365,15 @@ def icount_section(logs, verdicts):
         md.append('')
         # The same, in groups by name (fixed rules, every function counted once).
         groups = [
-            ('vmrapl, epoch close (when a switch finds the epoch stale: an untracked'
-             ' switch looks once per jiffy and closes an epoch 20 ms old; amortized over'
+            ('vmrapl, epoch close (by the package timer every 20 ms, or an event that finds'
+             ' the epoch stale; a switch between untracked tasks closes none; amortized over'
              ' the switches)',
              lambda k: k.endswith('[vmrapl]') and re.search(r'close|fold|commit|estimate|_read|advance', k)),
-            ('vmrapl, the probe (`vr_probe_sched_switch`, and `vr_switch_event` with what it calls'
-             ' to find the task\'s account when the switch filter does not rule the task out)',
+            ('vmrapl, the probe (`vr_probe_sched_switch`, and `vr_switch_slow` with what it calls'
+             ' when the gate or the switch filter does not rule the switch out)',
              lambda k: k.endswith('[vmrapl]')),
+            ('the tracepoint\'s call site in `__schedule` (taken once a probe is registered: the'
+             ' arguments, the preempt count, the call)', lambda k: k == '__schedule'),
             ('the clock (`local_clock()` and below)', lambda k: 'clock' in k),
             ('the tracepoint and indirect-call thunks', lambda k: k.startswith('__traceiter_') or
              k.startswith('__x86_indirect_thunk') or k.startswith('__x86_return_thunk') or
@@ -385,6 +391,16 @@ def icount_section(logs, verdicts):
             ' ticks, follow emulated time, not the switches: a slower build machine gives a switch'
             ' more emulated time (more ticks per window) and so more of both per switch; the'
             ' probe\'s part does not depend on it.\n')
+        if '__schedule' in med:
+            site = med['__schedule']
+            md.append('What no probe on `sched_switch` can go under: the call site in `__schedule`'
+                      ' (%.1f here) and the probe\'s own entry and return (`endbr64`, `ret`: 2), %.0f'
+                      ' instructions; vmrapl\'s decision (the task\'s idle flag against the CPU\'s'
+                      ' gate, and whether the VM layer has keys) is the rest of its %.1f.  A target'
+                      ' under that floor can only be met by a probe that is not registered while'
+                      ' nothing is tracked, which then takes the idle edges from elsewhere.\n'
+                      % (site, site + 2, mod))
+            res['probe_floor'] = site + 2
         res['profile_groups'] = {g[0]: x for g, x in zip(groups, gsum)}
         res['profile_l_minus_u'] = {k: x for k, x in sorted(med.items(), key=lambda kv_: -abs(kv_[1]))[:40]}
     for w in wins:
@@ -401,9 +417,9 @@ def icount_section(logs, verdicts):
                   ' then `local_clock()` takes its per-CPU corrected path (`sched_clock_local()`,'
                   ' counted under `local_clock_noinstr` when it is inlined there) instead of a bare'
                   ' scaled TSC read.  The probe reads the clock on every switch that changes'
-                  ' something (a tracked task, an idle edge, a per-core sample due), and on a switch'
-                  ' between untracked tasks at most once per jiffy, so here the clock\'s share is'
-                  ' that of the once-per-jiffy reads.\n' % (unstable, len(logs)))
+                  ' something (a tracked task, an idle edge, a per-core sample due), and never on a'
+                  ' switch between untracked tasks, so here the clock\'s share is that of the'
+                  ' package timer and the other CPUs.\n' % (unstable, len(logs)))
     if problems:
         md.append('Problems: ' + '; '.join(problems) + '.\n')
         res['problems'] = problems
