@@ -478,16 +478,17 @@ void vr_cpu_purge(struct vr_cpu *c, u64 now, const struct vr_acct *lo,
  * an idle task, the value of the kernel's PF_IDLE, so that the engine
  * compares the task's flags with the gate as they are) equals the gate
  * changes nothing on the CPU, unless the task itself is charged.
- * VR_GATE_SLOW is a bit that no task's idle bit has.
+ * VR_GATE_SLOW is a bit that no task's idle bit has, bool @core_due's
+ * value when true.
  */
 #define VR_GATE_IDLE	0x00000002U
-#define VR_GATE_SLOW	0x80000000U
+#define VR_GATE_SLOW	0x00000001U
 
 /* Under c->lock, after any change of @busy, @cur or @core_due. */
 static inline void vr_cpu_gate_set(struct vr_cpu *c)
 {
 	WRITE_ONCE(c->gate, (c->busy ? 0 : VR_GATE_IDLE) |
-		   (c->cur || c->core_due ? VR_GATE_SLOW : 0));
+		   (c->cur ? VR_GATE_SLOW : 0) | (u32)c->core_due);
 }
 
 /*

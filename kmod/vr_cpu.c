@@ -14,16 +14,12 @@ void vr_cpu_init(struct vr_cpu *c, struct vr_pkg *p)
 	vr_cpu_gate_set(c);
 }
 
-static void vr_acct_accrue(struct vr_pkg *p, struct vr_acct *a, u32 slot,
-			   u64 ns, u64 e)
+/* First accrual of @a in this epoch: put the account on the list. */
+static vr_noinline void vr_acct_list(struct vr_pkg *p, struct vr_acct *a,
+				     u32 slot)
 {
 	struct vr_acct *head, *old;
 
-	if (e)
-		vr_atomic64_fetch_add(e, &a->pend_e[slot]);
-	if (vr_atomic64_fetch_add(ns, &a->pend[slot]))
-		return;
-	/* First accrual of this epoch: put the account on the list. */
 	head = READ_ONCE(p->pending[slot]);
 	for (;;) {
 		a->pnext[slot] = head;
@@ -32,6 +28,15 @@ static void vr_acct_accrue(struct vr_pkg *p, struct vr_acct *a, u32 slot,
 			break;
 		head = old;
 	}
+}
+
+/* Accrue to @a; true when it is its first accrual of the epoch. */
+static __always_inline bool vr_acct_accrue(struct vr_acct *a, u32 slot,
+					   u64 ns, u64 e)
+{
+	if (e)
+		vr_atomic64_fetch_add(e, &a->pend_e[slot]);
+	return !vr_atomic64_fetch_add(ns, &a->pend[slot]);
 }
 
 /* The per-core energy weight of @d busy ns on @c, in eu. */
@@ -56,23 +61,37 @@ static u64 vr_cpu_busy_e(const struct vr_cpu *c)
 				      1ULL << VR_CORE_W_SHIFT);
 }
 
-/* Under c->lock: account [since, now) to the current state. */
-static void vr_cpu_fold(struct vr_cpu *c, u64 now)
+/*
+ * Under c->lock: account [since, now) to the current state.  Returns the
+ * account that accrued for the first time in the epoch, which the caller
+ * puts on the pending list (vr_acct_list()) before it unlocks, or NULL.
+ * Inline in vr_cpu_event(), the switch path; vr_cpu_fold() elsewhere.
+ */
+static __always_inline struct vr_acct *vr_cpu_fold_inline(struct vr_cpu *c,
+							  u64 now)
 {
 	u64 d, e;
 
 	/* Another CPU's clock may be slightly behind: never go backwards. */
 	if ((s64)(now - c->since) <= 0)
-		return;
+		return NULL;
 	d = now - c->since;
 	c->since = now;
 	if (!c->busy)
-		return;
+		return NULL;
 	c->busy_ns += d;
-	if (c->cur) {
-		e = c->core_w ? vr_cpu_weigh(c, d) : 0;
-		vr_acct_accrue(c->pkg, c->cur, c->seq & 1, d, e);
-	}
+	if (!c->cur)
+		return NULL;
+	e = c->core_w ? vr_cpu_weigh(c, d) : 0;
+	return vr_acct_accrue(c->cur, c->seq & 1, d, e) ? c->cur : NULL;
+}
+
+static vr_noinline void vr_cpu_fold(struct vr_cpu *c, u64 now)
+{
+	struct vr_acct *first = vr_cpu_fold_inline(c, now);
+
+	if (first)
+		vr_acct_list(c->pkg, first, c->seq & 1);
 }
 
 /*
@@ -148,7 +167,9 @@ static void vr_cpu_core_sample(struct vr_cpu *c, u64 now)
 
 /*
  * Under c->lock: from @now the CPU runs @next, or the host (NULL), when
- * @busy, else idles.  Going from idle to busy or back starts a run.
+ * @busy, else idles.  Going from idle to busy or back starts a run.  The
+ * gate is the new state's alone: a per-core sample still due is taken
+ * next (vr_cpu_event_rare()), and that sets the gate again.
  */
 static inline void vr_cpu_set(struct vr_cpu *c, u64 now, bool busy,
 			      struct vr_acct *next)
@@ -158,22 +179,28 @@ static inline void vr_cpu_set(struct vr_cpu *c, u64 now, bool busy,
 		c->turn = now;
 	}
 	c->busy = busy;
-	c->cur = busy ? next : NULL;
-	vr_cpu_gate_set(c);
+	if (busy) {
+		c->cur = next;
+		WRITE_ONCE(c->gate, next ? VR_GATE_SLOW : 0);
+	} else {
+		c->cur = NULL;
+		WRITE_ONCE(c->gate, VR_GATE_IDLE);
+	}
 }
 
-/* vr_cpu_event() when the closer asked for a per-core sample. */
-static vr_noinline void vr_cpu_event_core(struct vr_cpu *c, u64 now,
-					  bool busy, struct vr_acct *next)
+/*
+ * Under c->lock, the end of vr_cpu_event() when it has more to do: put
+ * the account that accrued first on the pending list, and take the
+ * per-core sample the closer asked for (it does not depend on what runs
+ * from now on, only on the busy time folded so far).
+ */
+static vr_noinline void vr_cpu_event_rare(struct vr_cpu *c, u64 now,
+					  struct vr_acct *first)
 {
-	vr_lock(&c->lock);
-	if (c->online) {
-		vr_cpu_fold(c, now);
-		if (c->core_due)
-			vr_cpu_core_sample(c, now);
-	}
-	vr_cpu_set(c, now, busy, next);
-	vr_unlock(&c->lock);
+	if (first)
+		vr_acct_list(c->pkg, first, c->seq & 1);
+	if (c->core_due)
+		vr_cpu_core_sample(c, now);
 }
 
 /**
@@ -185,21 +212,20 @@ static vr_noinline void vr_cpu_event_core(struct vr_cpu *c, u64 now,
  *
  * When the closer asked for it (@c->core_due), this is where the CPU
  * samples its own per-core energy counter: locally, at most once per
- * VR_CORE_WINDOW_NS.
+ * VR_CORE_WINDOW_NS (only an online CPU is ever asked).
  *
  * Context: interrupts disabled, on the CPU of @c.
  */
 void vr_cpu_event(struct vr_cpu *c, u64 now, bool busy, struct vr_acct *next)
 {
-	/* Read again under the lock; out of line, so this path stays short. */
-	if (unlikely(READ_ONCE(c->core_due))) {
-		vr_cpu_event_core(c, now, busy, next);
-		return;
-	}
+	struct vr_acct *first = NULL;
+
 	vr_lock(&c->lock);
 	if (c->online)
-		vr_cpu_fold(c, now);
+		first = vr_cpu_fold_inline(c, now);
 	vr_cpu_set(c, now, busy, next);
+	if (unlikely(first || c->core_due))
+		vr_cpu_event_rare(c, now, first);
 	vr_unlock(&c->lock);
 }
 
