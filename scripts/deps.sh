@@ -38,8 +38,9 @@ pkgs=(
 	ninja-build pkg-config python3-venv curl patch
 	qemu-system-data seabios ipxe-qemu
 	# perf in the rig's rapl variant (selftests/rig/mkinitramfs.sh copies
-	# the binary and its libraries into that initramfs)
-	linux-perf
+	# the binary and its libraries into that initramfs), and turbostat
+	# in its nested guest
+	linux-perf linux-cpupower
 	# a backtrace of the rig's QEMU when it dies of a signal
 	# (selftests/rig/run.sh reads its core dump)
 	gdb
@@ -57,6 +58,38 @@ done
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 
+# The nested guest of the rapl variant runs Debian's node_exporter (its
+# rapl collector reads powercap).  Only its binary is taken, from the
+# package apt downloads (apt-get download, the machine's own sources),
+# so that no exporter service is installed on this machine:
+# /var/cache/vmrapl/guest-tools/<package>_<version>/.
+tools=${VMRAPL_CACHE:-/var/cache/vmrapl}/guest-tools
+node_exporter_dir() { # the extracted package of the candidate version
+	local v
+	v=$(apt-cache policy prometheus-node-exporter 2>/dev/null |
+	    awk '/Candidate:/ { print $2 }')
+	[[ -n $v && $v != "(none)" ]] || return 1
+	echo "$tools/prometheus-node-exporter_${v//:/%3a}"
+}
+node_exporter_present() {
+	local d
+	d=$(node_exporter_dir) && [[ -x $d/usr/bin/prometheus-node-exporter ]]
+}
+node_exporter_fetch() {
+	local d tmp deb
+	d=$(node_exporter_dir) || { echo "deps: no candidate for prometheus-node-exporter" >&2; return 1; }
+	tmp=$(mktemp -d)
+	chmod 0755 "$tmp"	# apt's download sandbox (_apt) writes there
+	(cd "$tmp" && apt-get download -q prometheus-node-exporter) ||
+		{ rm -rf "$tmp"; return 1; }
+	deb=$(ls "$tmp"/prometheus-node-exporter_*.deb)
+	mkdir -p "$d.new"
+	dpkg-deb -x "$deb" "$d.new"
+	rm -rf "$d" "$tmp"
+	mv "$d.new" "$d"
+	echo "deps: node_exporter for the nested guest: $d"
+}
+
 check=0 base=0
 for a in "$@"; do
 	case $a in
@@ -73,6 +106,8 @@ if [[ $check == 1 ]]; then
 		rc=1
 	fi
 	[[ $base == 1 ]] && exit $rc
+	node_exporter_present ||
+		{ echo "deps: the nested guest's node_exporter is not extracted"; rc=1; }
 	"$top/scripts/kernels.sh" check || rc=1
 	"$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
 		{ echo "deps: the rig's QEMU with RAPL is not built (make qemu)"; rc=1; }
@@ -93,6 +128,11 @@ else
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 [[ $base == 1 ]] && exit 0
+if node_exporter_present; then
+	echo "deps: the nested guest's node_exporter present: $(node_exporter_dir)"
+else
+	node_exporter_fetch
+fi
 if "$top/scripts/kernels.sh" check > /dev/null; then
 	echo "deps: trixie build root and kernels present: $("$top/scripts/kernels.sh" list | tr '\n' ' ')"
 else

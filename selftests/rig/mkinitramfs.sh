@@ -246,6 +246,25 @@ if [[ $variant == rapl || $variant == l2 ]]; then
 		perf=
 	fi
 fi
+# The l2 guest's other readers of its energy: turbostat (Debian's
+# linux-cpupower; the MSRs through /dev/cpu/N/msr) and node_exporter's
+# rapl collector (powercap), the binary scripts/deps.sh extracts from
+# Debian's prometheus-node-exporter.  Without them rapl_qemu skips those
+# checks.
+if [[ $variant == l2 ]]; then
+	turbostat=$(dpkg -L linux-cpupower 2>/dev/null | grep -E '/s?bin/turbostat$' | head -n1) || true
+	if [[ -n $turbostat && -x $turbostat ]]; then
+		add_dynamic "$turbostat" /usr/sbin/turbostat
+	else
+		echo "mkinitramfs: no turbostat (apt-get install linux-cpupower): rapl_qemu's turbostat check will skip" >&2
+	fi
+	node=$(ls -d "${VMRAPL_CACHE:-/var/cache/vmrapl}"/guest-tools/prometheus-node-exporter_*/usr/bin/prometheus-node-exporter 2>/dev/null | tail -n1) || true
+	if [[ -n $node && -x $node ]]; then
+		add_dynamic "$node" /usr/bin/node_exporter
+	else
+		echo "mkinitramfs: no node_exporter (scripts/deps.sh extracts it): rapl_qemu's node_exporter check will skip" >&2
+	fi
+fi
 if [[ -f $top/udev/60-vmrapl.rules ]]; then
 	cp "$top/udev/60-vmrapl.rules" "$root/etc/rig/udev.rules"
 fi

@@ -590,6 +590,67 @@ static void vhost_is_overhead(struct __test_metadata *_metadata,
 }
 
 /*
+ * The guest's other readers, after perf (measure): turbostat's Pkg_J over
+ * its 1 s interval, from the registers, and node_exporter's
+ * node_rapl_package_joules_total, from powercap, each between two
+ * powercap reads (uptime, energy_uj).  node_exporter reads energy_uj at
+ * the scrape, so it lies between them exactly.  turbostat's interval is
+ * inside the outer reads: its count is at most theirs (in powercap's
+ * unit, PC_SCALE), and, with the spinner running at @spin_w (W) or so,
+ * at least 0.6 s of it.  A reader the image lacks is skipped, and said.
+ */
+static void l2_tools(struct __test_metadata *_metadata, struct l2 *g,
+		     double spin_w)
+{
+	double pkg, cor, t0, e0, t1, e1, v;
+	char line[200], p[32], c[32];
+
+	ASSERT_EQ(0, l2_expect(g, "### L2 TURBOSTAT ", line, sizeof(line),
+			       60000))
+		l2_dump(_metadata, g);
+	if (!strcmp(line, "absent")) {
+		TH_LOG("turbostat: not in the guest's image (linux-cpupower), not checked");
+	} else {
+		ASSERT_EQ(6, sscanf(line, "%31s %31s %lf %lf %lf %lf", p, c,
+				    &t0, &e0, &t1, &e1))
+			TH_LOG("turbostat line: %s", line);
+		ASSERT_STRNE("none", p) {
+			TH_LOG("turbostat printed no Pkg_J");
+			l2_dump(_metadata, g);
+		}
+		pkg = strtod(p, NULL);
+		cor = strcmp(c, "none") ? strtod(c, NULL) : -1;
+		TH_LOG("turbostat: Pkg_J %.6f, Cor_J %.6f; powercap %.6f J in %.2f s around it (%.2f W)",
+		       pkg, cor, (e1 - e0) / 1e6, t1 - t0,
+		       t1 > t0 ? (e1 - e0) / 1e6 / (t1 - t0) : 0);
+		/* turbostat prints joules to 0.01 J. */
+		EXPECT_LE(pkg * 1e6 * PC_SCALE, e1 - e0 + 2 * ESU_UJ + 5000);
+		EXPECT_GE(pkg, 0.6 * spin_w * 1.0);
+		EXPECT_GT(cor, 0);
+		EXPECT_LE(cor, pkg + 0.01);
+	}
+	ASSERT_EQ(0, l2_expect(g, "### L2 NODE ", line, sizeof(line), 120000))
+		l2_dump(_metadata, g);
+	if (!strcmp(line, "absent")) {
+		TH_LOG("node_exporter: not in the guest's image, not checked");
+		return;
+	}
+	ASSERT_EQ(5, sscanf(line, "%31s %lf %lf %lf %lf", p, &t0, &e0, &t1,
+			    &e1))
+		TH_LOG("node line: %s", line);
+	ASSERT_STRNE("none", p) {
+		TH_LOG("node_exporter exported no node_rapl_package_joules_total");
+		l2_dump(_metadata, g);
+	}
+	v = strtod(p, NULL) * 1e6;
+	TH_LOG("node_exporter: node_rapl_package_joules_total %.6f J; powercap %.6f .. %.6f J around the scrape",
+	       v / 1e6, e0 / 1e6, e1 / 1e6);
+	/* Its text is a float64 of joules: a microjoule either way. */
+	EXPECT_GE(v, e0 - 1);
+	EXPECT_LE(v, e1 + 1);
+}
+
+/*
  * Each test boots one nested guest (and chain_then_migration resumes it
  * in a second QEMU): some 20 to 40 s under TCG.  The fixture gives them
  * the time, and kills a QEMU that a failed test left running, so that the
@@ -723,6 +784,7 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	       o1 - o0 - (i1 - i0), tol, d);
 	EXPECT_LE(o1 - o0 - (i1 - i0), tol);
 	EXPECT_GT(i1 - i0, 0);
+	l2_tools(_metadata, &self->g, spin_w);
 
 	/* The NIC is up in the guest: vhost-net's worker. */
 	ASSERT_EQ(0, l2_expect(&self->g, "### L2 NET ", line, sizeof(line),
