@@ -108,6 +108,12 @@ static const char *l2_missing(void)
 #define L2_INCOMING	0x2	/* -incoming from MIG_FILE */
 #define L2_NIC		0x4	/* a virtio-net NIC on TAP, with vhost-net */
 #define L2_TRACE	0x8	/* trace QEMU's ADD_TASKs on its stderr */
+#define L2_INTEL	0x10	/* an Intel server CPU model (L2_INTEL_CPU) */
+/*
+ * A Skylake-Server guest on the rig's AMD CPU: KVM takes another vendor's
+ * CPUID; the features the host lacks are left out, with a warning each.
+ */
+#define L2_INTEL_CPU	"Skylake-Server,vendor=GenuineIntel"
 #define TAP		"vrtap0"
 
 /*
@@ -134,6 +140,8 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 		 "console=ttyS0 panic=-1 loglevel=3 l2.test=%s", test);
 	for (n = 0; n < (int)ARRAY_SIZE(fixed); n++)
 		argv[n] = fixed[n];
+	if (flags & L2_INTEL)
+		argv[8] = L2_INTEL_CPU;		/* after "-cpu" */
 	argv[n++] = "-accel";
 	argv[n++] = accel;
 	argv[n++] = "-append";
@@ -192,6 +200,17 @@ static void l2_keep(struct l2 *g, const char *line)
 			&ret) == 2 && !ret && g->nadded < ARRAY_SIZE(g->added))
 		g->added[g->nadded++] = tid;
 	snprintf(g->last[g->nlast++ % 8], sizeof(g->last[0]), "%.159s", line);
+}
+
+/* Is @text in one of the console's last lines? */
+static bool l2_said(const struct l2 *g, const char *text)
+{
+	unsigned int i;
+
+	for (i = 0; i < 8 && i < g->nlast; i++)
+		if (strstr(g->last[i], text))
+			return true;
+	return false;
 }
 
 static void l2_dump(struct __test_metadata *_metadata, struct l2 *g)
@@ -336,13 +355,15 @@ static int l2_boot(struct __test_metadata *_metadata, struct l2 *g,
 			l2_dump(_metadata, g);
 			return -1;
 		}
-		if (!strncmp(line, "ZONE ", 5)) {
+		if (!strncmp(line, "CPU ", 4)) {
+			TH_LOG("L2 CPU: %s", line + 4);
+		} else if (!strncmp(line, "ZONE ", 5)) {
 			TH_LOG("L2 powercap zone %s", line + 5);
 			*zone |= !!strstr(line, "package-0");
 		} else if (!strncmp(line, "MSR ", 4)) {
 			char e[32], u[32];
 
-			TH_LOG("L2 read MSR_AMD_PKG_ENERGY_STATUS, _POWER_UNIT: %s",
+			TH_LOG("L2 read its package energy and unit registers: %s",
 			       line + 4);
 			if (sscanf(line + 4, "%31s %31s", e, u) != 2)
 				return -1;
@@ -600,7 +621,7 @@ static void vhost_is_overhead(struct __test_metadata *_metadata,
  * at least 0.6 s of it.  A reader the image lacks is skipped, and said.
  */
 static void l2_tools(struct __test_metadata *_metadata, struct l2 *g,
-		     double spin_w)
+		     double spin_w, unsigned int flags)
 {
 	double pkg, cor, t0, e0, t1, e1, v;
 	char line[200], p[32], c[32];
@@ -614,6 +635,18 @@ static void l2_tools(struct __test_metadata *_metadata, struct l2 *g,
 		ASSERT_EQ(6, sscanf(line, "%31s %31s %lf %lf %lf %lf", p, c,
 				    &t0, &e0, &t1, &e1))
 			TH_LOG("turbostat line: %s", line);
+		if ((flags & L2_INTEL) && !strcmp(p, "none") &&
+		    l2_said(g, "msr offset 0xe2 read failed")) {
+			/*
+			 * Debian 12's turbostat reads MSR_PKG_CST_CONFIG_CONTROL
+			 * on Intel models before any RAPL register, and KVM has
+			 * no such MSR: it exits, on any Intel guest.  Known
+			 * (Documentation/testing.rst); a turbostat that gets
+			 * past it makes this test fail, to be looked at.
+			 */
+			TH_LOG("turbostat: exits on MSR 0xe2, which KVM does not implement for any guest (known), not checked further");
+			goto node;
+		}
 		ASSERT_STRNE("none", p) {
 			TH_LOG("turbostat printed no Pkg_J");
 			l2_dump(_metadata, g);
@@ -626,9 +659,13 @@ static void l2_tools(struct __test_metadata *_metadata, struct l2 *g,
 		/* turbostat prints joules to 0.01 J. */
 		EXPECT_LE(pkg * 1e6 * PC_SCALE, e1 - e0 + 2 * ESU_UJ + 5000);
 		EXPECT_GE(pkg, 0.6 * spin_w * 1.0);
-		EXPECT_GT(cor, 0);
-		EXPECT_LE(cor, pkg + 0.01);
+		/* turbostat reads no core energy on Intel server models. */
+		if (!(flags & L2_INTEL) || cor >= 0) {
+			EXPECT_GT(cor, 0);
+			EXPECT_LE(cor, pkg + 0.01);
+		}
 	}
+node:
 	ASSERT_EQ(0, l2_expect(g, "### L2 NODE ", line, sizeof(line), 120000))
 		l2_dump(_metadata, g);
 	if (!strcmp(line, "absent")) {
@@ -681,7 +718,15 @@ FIXTURE_TEARDOWN(l2)
 	vrp_stop(&self->other);
 }
 
-TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
+/*
+ * The guest's own energy (l2.test=measure), read by its powercap, perf,
+ * turbostat and node_exporter, against vmrapl's books for the VM.
+ * @accel: QEMU's -accel; @flags: L2_INTEL for an Intel guest (the Intel
+ * register set), else the host's CPU model with a vhost-net NIC, whose
+ * worker's time is checked too.
+ */
+static void measure(struct __test_metadata *_metadata, struct l2 *gg,
+		    const char *accel, unsigned int flags)
 {
 	double g[4], h[4], ovh[4], late[4], busy[4], all[4], spin_w, tol;
 	double perf, gs, gi;
@@ -693,23 +738,24 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	bool zone, gp;
 	int i;
 
-	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "measure", 1,
-			      L2_NIC | L2_TRACE));
-	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
+	if (!(flags & L2_INTEL))
+		flags |= L2_NIC | L2_TRACE;
+	ASSERT_EQ(0, l2_start(gg, accel, "measure", 1, flags));
+	ASSERT_EQ(0, l2_boot(_metadata, gg, &zone, &gp));
 	EXPECT_TRUE(zone);
 	EXPECT_FALSE(gp);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, l2_mark(&self->g, label, &g[i], 60000)) l2_dump(_metadata, &self->g);
-		ASSERT_EQ(0, host_stats(self->g.pid, &st[i]))
+		ASSERT_EQ(0, l2_mark(gg, label, &g[i], 60000)) l2_dump(_metadata, gg);
+		ASSERT_EQ(0, host_stats(gg->pid, &st[i]))
 			TH_LOG("QEMU's VM is not in LIST_VMS");
 		h[i] = st[i].energy_uj[VMRAPL_DOM_PKG];
 		ovh[i] = st[i].overhead_uj[VMRAPL_DOM_PKG];
-		late[i] = self->g.late;
-		busy[i] = self->g.busy;
-		all[i] = self->g.all;
+		late[i] = gg->late;
+		busy[i] = gg->busy;
+		all[i] = gg->all;
 		EXPECT_STREQ(labels[i], label);
 		TH_LOG("%s at %.1f s: guest %.0f uJ, host %.0f uJ", label,
-		       self->g.uptime, g[i], h[i]);
+		       gg->uptime, g[i], h[i]);
 	}
 	/* What ran in each window, as the guest and the host saw it. */
 	for (i = 0; i < 2; i++)
@@ -761,14 +807,14 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	 * times the windows.
 	 */
 	/* perf starts and stops in a few seconds, even nested under TCG. */
-	ASSERT_EQ(0, l2_expect(&self->g, "### L2 PERF ", line, sizeof(line),
+	ASSERT_EQ(0, l2_expect(gg, "### L2 PERF ", line, sizeof(line),
 			       60000))
-		l2_dump(_metadata, &self->g);
+		l2_dump(_metadata, gg);
 	ASSERT_EQ(9, sscanf(line, "%lf %lf %lf %lf %lf %lf %lf %lf %lf", &perf,
 			    &to0, &o0, &ti0, &i0, &ti1, &i1, &to1, &o1))
 		TH_LOG("perf line: %s", line);
 	TH_LOG("perf at %.1f s: %.6f J; powercap inner %.6f J in %.2f s, outer %.6f J in %.2f s",
-	       (vr_now_ns() - self->g.t0) / 1e9, perf, (i1 - i0) / 1e6,
+	       (vr_now_ns() - gg->t0) / 1e9, perf, (i1 - i0) / 1e6,
 	       ti1 - ti0, (o1 - o0) / 1e6, to1 - to0);
 	EXPECT_GE(perf * 1e6 * PC_SCALE, i1 - i0 - 1.5);
 	EXPECT_LE(perf * 1e6 * PC_SCALE, o1 - o0 + 1.5);
@@ -784,16 +830,32 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 	       o1 - o0 - (i1 - i0), tol, d);
 	EXPECT_LE(o1 - o0 - (i1 - i0), tol);
 	EXPECT_GT(i1 - i0, 0);
-	l2_tools(_metadata, &self->g, spin_w);
+	l2_tools(_metadata, gg, spin_w, flags);
 
-	/* The NIC is up in the guest: vhost-net's worker. */
-	ASSERT_EQ(0, l2_expect(&self->g, "### L2 NET ", line, sizeof(line),
-			       30000))
-		l2_dump(_metadata, &self->g);
-	EXPECT_STREQ("eth0", line);
-	vhost_is_overhead(_metadata, &self->g);
-	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
-	l2_stop(&self->g, 30000);
+	ASSERT_EQ(0, l2_expect(gg, "### L2 NET ", line, sizeof(line), 30000))
+		l2_dump(_metadata, gg);
+	if (flags & L2_NIC) {
+		/* The NIC is up in the guest: vhost-net's worker. */
+		EXPECT_STREQ("eth0", line);
+		vhost_is_overhead(_metadata, gg);
+	}
+	ASSERT_EQ(0, l2_expect(gg, "### L2 DONE", line, sizeof(line), 60000));
+	l2_stop(gg, 30000);
+}
+
+TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
+{
+	measure(_metadata, &self->g, VMRAPL_ON, 0);
+}
+
+/*
+ * An Intel server guest (Skylake-Server, on the rig's AMD CPU) on the
+ * Intel register set: the same readers, the same bounds.
+ */
+TEST_F_TIMEOUT(l2, intel_guest_reads_own_energy, 600)
+{
+	measure(_metadata, &self->g, VMRAPL_ON ",vmrapl-regset=intel",
+		L2_INTEL);
 }
 
 TEST_F_TIMEOUT(l2, without_vmrapl, 600)
