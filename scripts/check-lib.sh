@@ -85,7 +85,12 @@ rig_qemu() {
 rig() { # kver [variant]
 	local k=$1 v=${2:-} tag name start res p=0 f=1 s=0
 	tag=$k${v:+-$v}
-	name="rig $tag${RIG_ONLY:+ (only: $RIG_ONLY)}"
+	# RIG_NOTE names a RIG_ONLY list too long to print.
+	if [[ -n ${RIG_NOTE:-} ]]; then
+		name="rig $tag ($RIG_NOTE)"
+	else
+		name="rig $tag${RIG_ONLY:+ (only: $RIG_ONLY)}"
+	fi
 	echo "check: --- $name"
 	start=$(date +%s)
 	rm -f "build/rig-$tag.result"
