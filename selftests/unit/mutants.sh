@@ -71,8 +71,9 @@ lag-lost-keeps @@ vr_lag.c @@ if (busy || !keep || !p->lag_ns || @@ if (busy || 
 lag-lost-relists @@ vr_lag.c @@ if (busy && keep && p->lag_ns) { @@ if (busy && (keep || 1) && p->lag_ns) {
 lag-no-list-ns @@ vr_core.c @@ a->prev_ns = r; @@ a->prev_ns = r / 2 + 1;
 forget-noop @@ vr_lag.c @@ *pp = a->pprev; @@ pp = &a->pprev;
-needed-misses-switch-out @@ vr_core.h @@ (c->cur || c->core_due ? VR_GATE_SLOW : 0) @@ (c->core_due ? VR_GATE_SLOW : 0)
-needed-misses-core-due @@ vr_core.h @@ (c->cur || c->core_due ? VR_GATE_SLOW : 0) @@ (c->cur ? VR_GATE_SLOW : 0)
+needed-misses-switch-out @@ vr_cpu.c @@ WRITE_ONCE(c->gate, next ? VR_GATE_SLOW : 0); @@ WRITE_ONCE(c->gate, next ? 0 : 0);
+gate-misses-cur @@ vr_core.h @@ (c->cur ? VR_GATE_SLOW : 0) | (u32)c->core_due); @@ (u32)c->core_due);
+needed-misses-core-due @@ vr_core.h @@ (c->cur ? VR_GATE_SLOW : 0) | (u32)c->core_due); @@ (c->cur ? VR_GATE_SLOW : 0));
 needed-misses-next @@ vr_core.h @@ (busy ? 0 : VR_GATE_IDLE) || next; @@ (busy ? 0 : VR_GATE_IDLE) || (next && 0);
 gate-idle-inverted @@ vr_core.h @@ (c->busy ? 0 : VR_GATE_IDLE) @@ (c->busy ? VR_GATE_IDLE : 0)
 gate-stale-after-close @@ vr_cpu.c @@ WRITE_ONCE(c->core_due, true);\n					vr_cpu_gate_set(c); @@ WRITE_ONCE(c->core_due, true);
