@@ -11,7 +11,9 @@
  *             static parts of tracked and host; the lag correction's
  *             mean counter lag (lag_ns), and per counter its update
  *             interval and spread, measured or the 1 ms default (the
- *             "core" line is PP0's, or the per-core counter's on AMD).
+ *             "core" line is PP0's, or the per-core counter's on AMD);
+ *             each domain's counter unit (esu: 1/2^esu J, the DRAM
+ *             counter's fixed 16 on the server models that have one).
  *   vms       per tracked VM: energy, overhead and runtime.
  *   objects   the module's live objects by kind ("vms 0"), for the leak
  *             checks: all zero once every VM is gone.
@@ -96,11 +98,12 @@ static int vr_packages_show(struct seq_file *m, void *unused)
 		for (d = 0; d < VR_NDOM; d++) {
 			if (!(p->domains & BIT(d)))
 				continue;
-			seq_printf(m, "pkg %u dom %s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu tracked_static %llu host_static %llu\n",
+			seq_printf(m, "pkg %u dom %s sampled %llu static %llu dynamic %llu tracked %llu host %llu idle %llu lost %llu tracked_static %llu host_static %llu esu %u\n",
 				   i, vr_dom_names[d], st[d].sampled,
 				   st[d].static_e, st[d].dynamic, st[d].tracked,
 				   st[d].host, st[d].idle, st[d].lost,
-				   st[d].tracked_static, st[d].host_static);
+				   st[d].tracked_static, st[d].host_static,
+				   p->src[d].esu);
 		}
 	}
 	return 0;

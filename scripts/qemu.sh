@@ -6,7 +6,9 @@
 # RAPL counters of the rig's rapl variant; 0003-0008: -accel
 # kvm,vmrapl=on, Documentation/qemu.rst; 0009: a TCG fix that the rig's
 # nested guests need; 0010: the emulated counters' update interval and a
-# package C-state entry delay), and cache the binary outside the checkout:
+# package C-state entry delay; 0011: Intel's RAPL registers from the same
+# model on an Intel CPU model, the rig's intel variant), and cache the
+# binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

@@ -3,10 +3,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "vr_truth.h"
+
+/* The number after @key in @line into *@v; *@v is left alone without @key. */
+static void field(const char *line, const char *key, unsigned int *v)
+{
+	const char *s = strstr(line, key);
+
+	if (s)
+		*v = strtoul(s + strlen(key), NULL, 10);
+}
 
 int read_truth(struct truth *t)
 {
@@ -37,6 +47,11 @@ int read_truth(struct truth *t)
 			if (!strstr(line, " pc6_delay_ns "))
 				e = 0;
 			t->pc6_delay_ns = e;
+			field(line, "rapl 1 esu ", &t->esu);
+			t->intel = !!strstr(line, " vendor intel");
+			field(line, " dram_esu ", &t->dram_esu);
+			field(line, " dram_idle_mw ", &t->dram_idle_mw);
+			field(line, " dram_mw ", &t->dram_mw);
 			continue;
 		} else if (sscanf(line, "time_ns %llu ticks %llu tick_max_ns %llu",
 				  &a, &b, &c) >= 1) {
@@ -49,6 +64,15 @@ int read_truth(struct truth *t)
 			t->idle_pj[i] = b;
 			t->uncore_pj[i] = c;
 			t->npkgs = i + 1 > t->npkgs ? i + 1 : t->npkgs;
+		} else if (sscanf(line, "pp0 %d energy_pj %llu start_pj %llu",
+				  &i, &a, &b) == 3 && i >= 0 && i < MAX_PKGS) {
+			t->pp0_pj[i] = a;
+			t->pp0_start_pj = b;
+		} else if (sscanf(line, "dram %d energy_pj %llu idle_pj %llu start_pj %llu",
+				  &i, &a, &b, &c) == 4 && i >= 0 && i < MAX_PKGS) {
+			t->dram_pj[i] = a;
+			t->dram_idle_pj[i] = b;
+			t->dram_start_pj = c;
 		} else if (sscanf(line, "core %d pkg %d mw %u cpu_ns %llu energy_pj %llu",
 				  &i, &p, &mw, &d, &e) == 5 && i >= 0 && i < MAX_CORES) {
 			t->core_pkg[i] = p;

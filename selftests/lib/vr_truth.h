@@ -24,6 +24,17 @@ struct truth {
 	uint64_t core_pj[MAX_CORES], core_cpu_ns[MAX_CORES];
 	unsigned int core_mw[MAX_CORES];
 	int core_pkg[MAX_CORES];
+	/* The register set's energy status unit: 1/2^esu J. */
+	unsigned int esu;
+	/*
+	 * Intel's register set (the intel variant): PP0 and the DRAM term
+	 * per package, each counter with its own start; the DRAM counter in
+	 * 1/2^dram_esu J (0: none).
+	 */
+	int intel;
+	unsigned int dram_esu, dram_idle_mw, dram_mw;
+	uint64_t pp0_start_pj, dram_start_pj;
+	uint64_t pp0_pj[MAX_PKGS], dram_pj[MAX_PKGS], dram_idle_pj[MAX_PKGS];
 };
 
 /* One reading of the truth: 0, -errno without the file, -EIO if torn. */

@@ -12,7 +12,9 @@
 #                             the virtio NIC's (/etc/rig/modules.net, prom mode)
 #                             the kernel's own RAPL drivers, fw_cfg, msr,
 #                             tun and vhost_net (/etc/rig/modules.rapl,
-#                             rapl variant); vhost_net elsewhere
+#                             rapl variant; intel variant: no tun or
+#                             vhost_net, and of the KVM chain kvm.ko
+#                             alone); vhost_net elsewhere
 #                             (/etc/rig/modules.vhost, loaded by its test)
 #   /vmrapl.ko                build/<KVER>/vmrapl.ko (or $VMRAPL_KO)
 #   /vr_fakekvm.ko            the test module beside it (make testmod)
@@ -20,7 +22,7 @@
 #                             (or $RIG_TESTS_DIR)
 #   /bin/vmrapl-exporter      static, or else the dynamic build with its
 #                             shared libraries and loader (from ldd)
-#   /usr/bin/perf             rapl variant only: Debian's linux-perf binary
+#   /usr/bin/perf             rapl and intel variants only: Debian's linux-perf binary
 #                             with its shared libraries and loader (ldd)
 #   /usr/bin/qemu-system-x86_64, /usr/share/qemu-fw/, /l2/{vmlinuz,initrd.gz}
 #                             rapl variant only: the QEMU of "make qemu"
@@ -69,6 +71,9 @@ vhost_mods=(vhost_net)
 case $variant in
 rapl) rapl_mods+=(tun vhost_net) ;;
 l2) rapl_mods+=(virtio_net) ;;
+# An Intel CPU under TCG has no VMX: kvm-intel cannot load, and kvm-amd
+# refuses a CPU that is not AMD.  vmrapl needs kvm.ko's symbols only.
+intel) want_mods=(kvm) ;;
 esac
 
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
@@ -237,7 +242,7 @@ fi
 # file list names the real binary.  Without it the test skips.  The l2
 # guest's perf reads its own (virtual) power PMU.
 perf=
-if [[ $variant == rapl || $variant == l2 ]]; then
+if [[ $variant == rapl || $variant == intel || $variant == l2 ]]; then
 	perf=$(dpkg -L linux-perf 2>/dev/null | grep -E '^/usr/bin/perf(_[0-9.]+)?$' | head -n1) || true
 	if [[ -n $perf && -x $perf && $(head -c4 "$perf") == $'\x7fELF' ]]; then
 		add_dynamic "$perf" /usr/bin/perf

@@ -4,7 +4,7 @@
 # Boot a Debian kernel under QEMU (TCG) with the rig initramfs, run the
 # selftests inside and decide pass/fail on the host.
 #
-# Usage: run.sh KVER [--variant numa|debug|rapl|icount] [--mode tests|demo|bench|prom|shell|try]
+# Usage: run.sh KVER [--variant numa|debug|rapl|intel|icount] [--mode tests|demo|bench|prom|shell|try]
 #               [--timeout SECONDS] [--no-build-initramfs]
 #
 # Variants: numa (two NUMA nodes per package), debug (a kernel with KASAN,
@@ -14,7 +14,11 @@
 # rig's QEMU, that of "make qemu", emulating AMD RAPL counters from a power
 # model: an AMD family 0x19 CPU with rapl=on; the model's truth is written
 # to build/rig-<KVER>-rapl.truth and is readable in the guest as the
-# fw_cfg file opt/org.vmrapl/rapl; see Documentation/testing.rst), icount
+# fw_cfg file opt/org.vmrapl/rapl; see Documentation/testing.rst), intel
+# (the same model behind Intel's register set: an Ice Lake server CPU,
+# family 6 model 0x6a, with rapl=on; no KVM, since TCG has no VMX: only
+# vmrapl's host source runs, and only the intel* programs; the truth in
+# build/rig-<KVER>-intel.truth), icount
 # (the rig's QEMU with the vr-icount TCG plugin loaded, which
 # counts guest instructions between marker instructions and writes the
 # counts to build/rig-<KVER>-icount[-<mode>].icount; with --mode bench only
@@ -41,7 +45,13 @@
 # RIG_RAPL_UNCORE_MW (the model's powers), RIG_RAPL_UPDATE_US (the
 # counters' update interval, rapl-update-us, default QEMU's 1000),
 # RIG_RAPL_PC6_DELAY_US (the package C-state entry delay,
-# rapl-pc6-delay-us, default 1000; either set empty: QEMU's default).
+# rapl-pc6-delay-us, default 1000; either set empty: QEMU's default),
+# RIG_RAPL_DRAM_IDLE_MW and RIG_RAPL_DRAM_MW (intel variant: the DRAM
+# term's floor and per-busy-vCPU power), RIG_INTEL_CPU (intel variant:
+# the CPU model, default Icelake-Server,model=106), RIG_INTEL_WRAP_J,
+# RIG_INTEL_WRAP_PP0_J and RIG_INTEL_WRAP_DRAM_J (intel variant: how
+# many joules of its own energy each counter starts below its wrap,
+# defaults 900, 330 and 200).
 #
 # Writes build/rig-<KVER>[-<variant>].log (console) and .result
 # ("passed=N failed=N skipped=N"); prints "rig KVER: N passed, N failed,
@@ -238,6 +248,34 @@ rapl)
 	# wrap test waits for the wrap (about 80 s after boot; the test
 	# starts some 50 s after boot, with package 0 at about 950 J).
 	cpu+=,x-rapl-start=$(( (1 << 32) - ${RIG_RAPL_WRAP_J:-1700} * 65536 ))
+	;;
+intel)
+	# Ice Lake-X (family 6, model 0x6a): intel_rapl_msr and perf's
+	# power PMU bind by model, with the PKG, PP0 and DRAM domains, and
+	# both read its DRAM counter in a fixed 2^-16 J.  QEMU's
+	# Icelake-Server says model 0x86 (134, Snow Ridge's number to
+	# Linux: powercap binds with the client defaults, perf's power PMU
+	# not at all), hence model=106.  TCG lacks some of its features
+	# (AVX-512, TSX...): QEMU warns and leaves them out.
+	# The model's powers are the rapl variant's; intel.c reads them
+	# back from the truth.
+	rm -f "$truth"
+	cpu=${RIG_INTEL_CPU:-Icelake-Server,model=106},rapl=on
+	cpu+=,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000:12000:12000:6000}
+	cpu+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
+	cpu+=,rapl-dram-idle-mw=${RIG_RAPL_DRAM_IDLE_MW:-3000},rapl-dram-mw=${RIG_RAPL_DRAM_MW:-1500}
+	[[ -n ${RIG_RAPL_UPDATE_US-} ]] &&
+		cpu+=,rapl-update-us=${RIG_RAPL_UPDATE_US-}
+	[[ -n ${RIG_RAPL_PC6_DELAY_US-1000} ]] &&
+		cpu+=,rapl-pc6-delay-us=${RIG_RAPL_PC6_DELAY_US-1000}
+	cpu+=,rapl-truth=$truth
+	# Every counter starts RIG_INTEL_WRAP_J (PKG), _PP0_J and _DRAM_J of
+	# its own energy below 2^32 of its units (PKG and PP0 at the ESU,
+	# 2^-14 J; DRAM 2^-16 J), so that each wraps once during intel's
+	# wrap test, which /init runs first.
+	cpu+=,x-rapl-start=$(( (1 << 32) - ${RIG_INTEL_WRAP_J:-900} * 16384 ))
+	cpu+=,x-rapl-start-pp0=$(( (1 << 32) - ${RIG_INTEL_WRAP_PP0_J:-330} * 16384 ))
+	cpu+=,x-rapl-start-dram=$(( (1 << 32) - ${RIG_INTEL_WRAP_DRAM_J:-200} * 65536 ))
 	;;
 icount)
 	# The plugin is loaded above; the guest is the default rig's.
@@ -544,11 +582,13 @@ declare -A seen_prog=()
 if [[ $mode == tests ]]; then
 	# Mirrors /init: numa* programs run only in (and with basic as the
 	# only others in) the numa variant, rapl* only in the rapl variant
-	# (with basic).
+	# (with basic), intel* only in the intel variant (alone: it has no
+	# KVM).
 	case $variant in
 	numa) keep='^(numa.*|basic)$' drop='^$' ;;
 	rapl) keep='^(rapl.*|basic)$' drop='^$' ;;
-	*)    keep='.' drop='^(numa|rapl)' ;;
+	intel) keep='^intel' drop='^$' ;;
+	*)    keep='.' drop='^(numa|rapl|intel)' ;;
 	esac
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls *.c 2>/dev/null | sed 's/\.c$//' | grep -Ev '^(demo|bench|prom)' |
