@@ -2,7 +2,9 @@
 /* CPUs of the vmrapl selftests' rig. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -67,4 +69,82 @@ void vr_pin_self(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+void vr_fifo(bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? 50 : 0 };
+
+	sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
+int vr_spin_cpus(void)
+{
+	int n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 8 ? 8 : n;
+}
+
+atomic_int vr_spin_stopped;
+
+void *vr_spin(void *cpu)
+{
+	vr_pin_self((int)(long)cpu);
+	while (!atomic_load(&vr_spin_stopped))
+		;
+	return NULL;
+}
+
+int vr_spin_start(pthread_t *t, int n)
+{
+	int i;
+
+	atomic_store(&vr_spin_stopped, 0);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, vr_spin, (void *)(long)i)) {
+			vr_spin_stop(t, i);
+			return -1;
+		}
+	return 0;
+}
+
+void vr_spin_stop(pthread_t *t, int n)
+{
+	int i;
+
+	atomic_store(&vr_spin_stopped, 1);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
+int vr_msr_open(int pkg, int flags)
+{
+	char path[64];
+	int cpu;
+
+	for (cpu = 0; cpu < 64; cpu++)
+		if (vr_cpu_package(cpu) == pkg) {
+			snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+			return open(path, flags);
+		}
+	return -ENOENT;
+}
+
+int vr_rdmsr(int fd, uint32_t msr, uint64_t *v)
+{
+	return pread(fd, v, sizeof(*v), msr) == sizeof(*v) ? 0 : -errno;
+}
+
+uint32_t vr_rdmsr32(int fd, uint32_t msr)
+{
+	uint64_t v = 0;
+
+	if (vr_rdmsr(fd, msr, &v))
+		return 0;
+	return (uint32_t)v;
+}
+
+int vr_wrmsr(int fd, uint32_t msr, uint64_t v)
+{
+	return pwrite(fd, &v, sizeof(v), msr) == sizeof(v) ? 0 : -errno;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "vr_powercap.h"
 #include "vr_time.h"
 
 uint64_t vr_now_ns(void)
@@ -24,16 +25,8 @@ void vr_sleep_ms(unsigned int ms)
 
 uint64_t vr_task_runtime_ns(pid_t tid)
 {
-	unsigned long long ns = 0;
-	char path[64];
-	FILE *f;
+	char dir[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
+	snprintf(dir, sizeof(dir), "/proc/%d", tid);
+	return vr_read_u64(dir, "schedstat");
 }

@@ -19,24 +19,20 @@
  * zone's max_energy_range_uj (2^32 - 1 counts), and the register's own
  * unit from the model's truth.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "libvmrapl-host.h"
 #include "vr_kvm.h"
+#include "vr_perf.h"
+#include "vr_powercap.h"
 #include "vr_truth.h"
 
 #define NDOM		3
@@ -84,93 +80,10 @@ static uint64_t dom_max_uw(const struct truth *t, int p, int d)
 	return mw * 1000;
 }
 
-static uint64_t read_u64(const char *dir, const char *file)
+/* The powercap zone of domain @d of package @pkg (vr_pc_zone()). */
+static int pc_zone(int pkg, int d, char *dir, uint64_t *range)
 {
-	char path[400];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
-static int read_name(const char *dir, char *name, size_t len)
-{
-	char path[400];
-	FILE *f;
-	int ret = -ENOENT;
-
-	snprintf(path, sizeof(path), "%s/name", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (fgets(name, len, f)) {
-		name[strcspn(name, "\n")] = 0;
-		ret = 0;
-	}
-	fclose(f);
-	return ret;
-}
-
-/*
- * The powercap zone of domain @d of package @pkg into @dir: the package
- * zone intel-rapl:N named "package-<pkg>", or its subzone
- * intel-rapl:N:M named "core" or "dram".
- */
-static int pc_zone(int pkg, int d, char *dir, size_t len)
-{
-	char path[300], name[64], want[32], top[300] = "";
-	struct dirent *de;
-	DIR *dp;
-	int found = -ENOENT;
-
-	snprintf(want, sizeof(want), "package-%d", pkg);
-	dp = opendir("/sys/class/powercap");
-	if (!dp)
-		return -errno;
-	while ((de = readdir(dp)) && !top[0]) {
-		if (strncmp(de->d_name, "intel-rapl:", 11) ||
-		    strchr(de->d_name + 11, ':'))
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/powercap/%s",
-			 de->d_name);
-		if (!read_name(path, name, sizeof(name)) && !strcmp(name, want))
-			snprintf(top, sizeof(top), "%s", de->d_name);
-	}
-	if (!top[0] || !d) {
-		closedir(dp);
-		if (top[0])
-			snprintf(dir, len, "/sys/class/powercap/%s", top);
-		return top[0] ? 0 : -ENOENT;
-	}
-	rewinddir(dp);
-	while ((de = readdir(dp)) && found) {
-		size_t n = strlen(top);
-
-		if (strncmp(de->d_name, top, n) || de->d_name[n] != ':')
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/powercap/%s",
-			 de->d_name);
-		if (!read_name(path, name, sizeof(name)) &&
-		    !strcmp(name, pc_name[d])) {
-			snprintf(dir, len, "%s", path);
-			found = 0;
-		}
-	}
-	closedir(dp);
-	return found;
-}
-
-/* powercap energy_uj delta with its counter range (it wraps there). */
-static uint64_t pc_delta(uint64_t a, uint64_t b, uint64_t range)
-{
-	return b >= a ? b - a : b + range + 1 - a;
+	return vr_pc_zone(pkg, d ? pc_name[d] : NULL, dir, range);
 }
 
 /*
@@ -180,85 +93,6 @@ static uint64_t pc_delta(uint64_t a, uint64_t b, uint64_t range)
 static double pc_unit_nj(uint64_t range)
 {
 	return round(range * 1000.0 / 4294967295.0);
-}
-
-/*
- * The measuring thread runs SCHED_FIFO so that the spinners cannot
- * preempt it between the two reads of a bracket.
- */
-static void fifo(bool on)
-{
-	struct sched_param sp = { .sched_priority = on ? 50 : 0 };
-
-	sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp);
-}
-
-static atomic_int spin_stop;
-
-static void *spin(void *arg)
-{
-	vr_pin_self((int)(long)arg);
-	while (!atomic_load(&spin_stop))
-		;
-	return NULL;
-}
-
-static int start_spinners(pthread_t *t, int n)
-{
-	int i;
-
-	atomic_store(&spin_stop, 0);
-	for (i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, spin, (void *)(long)i))
-			return -1;
-	return 0;
-}
-
-static void stop_spinners(pthread_t *t, int n)
-{
-	int i;
-
-	atomic_store(&spin_stop, 1);
-	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
-}
-
-static int ncpus(void)
-{
-	int n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 8 ? 8 : n;
-}
-
-static int msr_fd(int pkg, int flags)
-{
-	char path[64];
-	int cpu;
-
-	for (cpu = 0; cpu < 64; cpu++)
-		if (vr_cpu_package(cpu) == pkg) {
-			snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
-			return open(path, flags);
-		}
-	return -ENOENT;
-}
-
-static int rdmsr(int fd, uint32_t msr, uint64_t *v)
-{
-	return pread(fd, v, sizeof(*v), msr) == sizeof(*v) ? 0 : -errno;
-}
-
-static uint32_t rdmsr32(int fd, uint32_t msr)
-{
-	uint64_t v = 0;
-
-	rdmsr(fd, msr, &v);
-	return (uint32_t)v;
-}
-
-static int wrmsr(int fd, uint32_t msr, uint64_t v)
-{
-	return pwrite(fd, &v, sizeof(v), msr) == sizeof(v) ? 0 : -errno;
 }
 
 /* vmrapl's unit for domain @dom of package @pkg (debugfs), or -1. */
@@ -322,6 +156,36 @@ FIXTURE_TEARDOWN(intel)
 {
 }
 
+/*
+ * Each domain's books read between two reads of its register, and each
+ * package's wrap count (its pkg books), SCHED_FIFO.  0 or -errno.
+ */
+static int wrap_snap(const int *fd, uint32_t ra[MAX_PKGS][NDOM],
+		     struct vr_books b[MAX_PKGS][NDOM],
+		     uint32_t rc[MAX_PKGS][NDOM], uint64_t *wraps)
+{
+	struct vr_books pb;
+	int p, d, ret = 0;
+
+	vr_fifo(true);
+	for (p = 0; p < MAX_PKGS; p++) {
+		for (d = 0; d < NDOM; d++) {
+			ra[p][d] = vr_rdmsr32(fd[p], dom_msr[d]);
+			ret = vr_read_books(p, dom_name[d], &b[p][d]);
+			rc[p][d] = vr_rdmsr32(fd[p], dom_msr[d]);
+			if (ret)
+				goto out_fifo;
+		}
+		ret = vr_read_books(p, "pkg", &pb);
+		if (ret)
+			goto out_fifo;
+		wraps[p] = pb.wraps;
+	}
+out_fifo:
+	vr_fifo(false);
+	return ret;
+}
+
 TEST_F_TIMEOUT(intel, wrap_every_counter, 300)
 {
 	struct vr_books b0[MAX_PKGS][NDOM], b1[MAX_PKGS][NDOM];
@@ -330,14 +194,13 @@ TEST_F_TIMEOUT(intel, wrap_every_counter, 300)
 	uint32_t prev[MAX_PKGS][NDOM], r;
 	int wrapped[MAX_PKGS][NDOM] = { { 0 } }, nwrapped = 0;
 	uint64_t wraps0[MAX_PKGS], wraps1[MAX_PKGS], t0, step_ns, win_ns;
-	int fd[MAX_PKGS], p, d, n = ncpus();
-	struct vr_books pb;
+	int fd[MAX_PKGS], p, d, n = vr_spin_cpus(), ret;
 	struct truth t;
 	pthread_t th[8];
 
 	skip_unless_intel(_metadata, &t);
 	for (p = 0; p < MAX_PKGS; p++) {
-		fd[p] = msr_fd(p, O_RDONLY);
+		fd[p] = vr_msr_open(p, O_RDONLY);
 		ASSERT_LE(0, fd[p]) {
 			TH_LOG("no /dev/cpu/N/msr for package %d", p);
 		}
@@ -357,26 +220,16 @@ TEST_F_TIMEOUT(intel, wrap_every_counter, 300)
 		}
 	}
 	ASSERT_EQ(0, vr_reload("source=auto"));
-	ASSERT_EQ(0, start_spinners(th, n));
-	fifo(true);
-	for (p = 0; p < MAX_PKGS; p++) {
-		for (d = 0; d < NDOM; d++) {
-			r0a[p][d] = rdmsr32(fd[p], dom_msr[d]);
-			ASSERT_EQ(0, vr_read_books(p, dom_name[d], &b0[p][d]));
-			r0c[p][d] = rdmsr32(fd[p], dom_msr[d]);
-			prev[p][d] = r0c[p][d];
-		}
-		ASSERT_EQ(0, vr_read_books(p, "pkg", &pb));
-		wraps0[p] = pb.wraps;
-	}
-	fifo(false);
+	ASSERT_EQ(0, vr_spin_start(th, n));
+	ASSERT_EQ(0, wrap_snap(fd, r0a, b0, r0c, wraps0));
+	memcpy(prev, r0c, sizeof(prev));
 	t0 = vr_now_ns();
 	while (nwrapped < MAX_PKGS * NDOM &&
 	       vr_now_ns() - t0 < 240ull * 1000000000) {
 		vr_sleep_ms(200);
 		for (p = 0; p < MAX_PKGS; p++)
 			for (d = 0; d < NDOM; d++) {
-				r = rdmsr32(fd[p], dom_msr[d]);
+				r = vr_rdmsr32(fd[p], dom_msr[d]);
 				if (r < prev[p][d] && !wrapped[p][d]) {
 					wrapped[p][d] = 1;
 					nwrapped++;
@@ -388,21 +241,12 @@ TEST_F_TIMEOUT(intel, wrap_every_counter, 300)
 			}
 	}
 	vr_sleep_ms(300);
-	fifo(true);
-	for (p = 0; p < MAX_PKGS; p++) {
-		for (d = 0; d < NDOM; d++) {
-			r1a[p][d] = rdmsr32(fd[p], dom_msr[d]);
-			ASSERT_EQ(0, vr_read_books(p, dom_name[d], &b1[p][d]));
-			r1c[p][d] = rdmsr32(fd[p], dom_msr[d]);
-		}
-		ASSERT_EQ(0, vr_read_books(p, "pkg", &pb));
-		wraps1[p] = pb.wraps;
-	}
-	fifo(false);
+	ret = wrap_snap(fd, r1a, b1, r1c, wraps1);
 	win_ns = vr_now_ns() - t0;
-	stop_spinners(th, n);
+	vr_spin_stop(th, n);
 	for (p = 0; p < MAX_PKGS; p++)
 		close(fd[p]);
+	ASSERT_EQ(0, ret);
 	step_ns = t.tick_max_ns > t.tick_ns ? t.tick_max_ns : t.tick_ns;
 	if (!step_ns)
 		step_ns = 1000000;
@@ -451,7 +295,7 @@ TEST_F(intel, source)
 {
 	uint32_t want = (1u << VMRAPL_DOM_PKG) | (1u << VMRAPL_DOM_CORE) |
 			(1u << VMRAPL_DOM_DRAM);
-	char dir[300], path[400];
+	char dir[VR_PC_DIR], path[400];
 	struct vmrapl_info info;
 	struct truth t;
 	int p, d, fd;
@@ -471,9 +315,9 @@ TEST_F(intel, source)
 	EXPECT_EQ(14, t.esu);
 	EXPECT_EQ(16, t.dram_esu);
 	for (p = 0; p < MAX_PKGS; p++) {
-		fd = msr_fd(p, O_RDONLY);
+		fd = vr_msr_open(p, O_RDONLY);
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, rdmsr(fd, MSR_RAPL_POWER_UNIT, &v));
+		ASSERT_EQ(0, vr_rdmsr(fd, MSR_RAPL_POWER_UNIT, &v));
 		close(fd);
 		EXPECT_EQ(t.esu, (v >> 8) & 0x1f);
 		for (d = 0; d < NDOM; d++) {
@@ -482,16 +326,16 @@ TEST_F(intel, source)
 				       p, dom_name[d], books_esu(p, dom_name[d]),
 				       dom_unit(&t, d));
 			}
-			ASSERT_EQ(0, pc_zone(p, d, dir, sizeof(dir))) {
+			ASSERT_EQ(0, pc_zone(p, d, dir, NULL)) {
 				TH_LOG("no powercap zone %s of package-%d: intel_rapl_msr did not bind it",
 				       pc_name[d], p);
 			}
 			TH_LOG("package %d %s: powercap %s, unit %.0f nJ",
 			       p, dom_name[d], dir,
-			       pc_unit_nj(read_u64(dir, "max_energy_range_uj")));
+			       pc_unit_nj(vr_read_u64(dir, "max_energy_range_uj")));
 			/* the driver's own constant for the fixed DRAM unit */
 			want_nj = d == 2 ? 15300 : floor(1e9 / (1 << t.esu));
-			EXPECT_EQ(want_nj, pc_unit_nj(read_u64(dir, "max_energy_range_uj")));
+			EXPECT_EQ(want_nj, pc_unit_nj(vr_read_u64(dir, "max_energy_range_uj")));
 		}
 	}
 	for (d = 0; d < NDOM; d++) {
@@ -504,34 +348,10 @@ TEST_F(intel, source)
 	}
 }
 
-/*
- * One reading of vmrapl's books of domain @d of package @p between two
- * powercap readings of its zone, retried for the narrowest bracket.
- * Returns the bracket's width in uJ (UINT64_MAX: no reading).
- */
-static uint64_t bracket_books(const char *dir, uint64_t range, int p, int d,
-			      struct vr_books *b, uint64_t *a, uint64_t *c)
+/* vmrapl's books of zone @i, [p][d] (vr_pc_bracket()'s @mid). */
+static int books_mid(int i, void *out)
 {
-	uint64_t best = UINT64_MAX, x, y, w;
-	struct vr_books s;
-	int i;
-
-	for (i = 0; i < 20; i++) {
-		x = read_u64(dir, "energy_uj");
-		if (vr_read_books(p, dom_name[d], &s))
-			continue;
-		y = read_u64(dir, "energy_uj");
-		w = pc_delta(x, y, range);
-		if (w < best) {
-			best = w;
-			*a = x;
-			*c = y;
-			*b = s;
-		}
-		if (w == 0)
-			break;
-	}
-	return best;
+	return vr_read_books(i / NDOM, dom_name[i % NDOM], out);
 }
 
 /*
@@ -551,41 +371,33 @@ TEST_F(intel, powercap_matches_books)
 	uint64_t a1[MAX_PKGS][NDOM], c1[MAX_PKGS][NDOM];
 	uint64_t w0[MAX_PKGS][NDOM], w1[MAX_PKGS][NDOM];
 	uint64_t range[MAX_PKGS][NDOM];
-	char dir[MAX_PKGS][NDOM][300];
+	char dir[MAX_PKGS][NDOM][VR_PC_DIR];
 	struct vmrapl_info info;
 	struct truth t, te0, te1;
 	pthread_t th[8];
-	int p, d, n = ncpus(), round, ret;
+	int p, d, n = vr_spin_cpus(), round, ret;
 	double worst = 0;
 
 	skip_unless_intel(_metadata, &t);
 	ASSERT_EQ(0, vr_reload("source=auto"));
 	ASSERT_EQ(0, vr_get_info(&info));
 	for (p = 0; p < MAX_PKGS; p++)
-		for (d = 0; d < NDOM; d++) {
-			ASSERT_EQ(0, pc_zone(p, d, dir[p][d], sizeof(dir[p][d])));
-			range[p][d] = read_u64(dir[p][d], "max_energy_range_uj");
-		}
+		for (d = 0; d < NDOM; d++)
+			ASSERT_EQ(0, pc_zone(p, d, dir[p][d], &range[p][d]));
 	for (round = 0; round < 2; round++) {
 		if (round)
-			ASSERT_EQ(0, start_spinners(th, n));
-		fifo(true);
-		for (p = 0; p < MAX_PKGS; p++)
-			for (d = 0; d < NDOM; d++)
-				w0[p][d] = bracket_books(dir[p][d], range[p][d], p, d,
-							 &b0[p][d], &a0[p][d], &c0[p][d]);
-		fifo(false);
+			ASSERT_EQ(0, vr_spin_start(th, n));
+		vr_pc_bracket_all(MAX_PKGS * NDOM, &dir[0][0], &range[0][0],
+				  books_mid, b0, sizeof(b0[0][0]), &a0[0][0],
+				  &c0[0][0], &w0[0][0]);
 		ASSERT_EQ(0, read_truth(&te0));
 		vr_sleep_ms(2000);
-		fifo(true);
-		for (p = 0; p < MAX_PKGS; p++)
-			for (d = 0; d < NDOM; d++)
-				w1[p][d] = bracket_books(dir[p][d], range[p][d], p, d,
-							 &b1[p][d], &a1[p][d], &c1[p][d]);
-		fifo(false);
+		vr_pc_bracket_all(MAX_PKGS * NDOM, &dir[0][0], &range[0][0],
+				  books_mid, b1, sizeof(b1[0][0]), &a1[0][0],
+				  &c1[0][0], &w1[0][0]);
 		ret = read_truth(&te1);
 		if (round)
-			stop_spinners(th, n);
+			vr_spin_stop(th, n);
 		ASSERT_EQ(0, ret);
 		for (p = 0; p < MAX_PKGS; p++) {
 			for (d = 0; d < NDOM; d++) {
@@ -594,8 +406,8 @@ TEST_F(intel, powercap_matches_books)
 				/* books in counts of the register, in powercap's uJ */
 				double s = (b1[p][d].sampled - b0[p][d].sampled) /
 					   pow(2, EU_SHIFT) * 1e6 / u_uj * unit_nj / 1e3;
-				double lo = pc_delta(c0[p][d], a1[p][d], range[p][d]);
-				double hi = pc_delta(a0[p][d], c1[p][d], range[p][d]);
+				double lo = vr_pc_delta(c0[p][d], a1[p][d], range[p][d]);
+				double hi = vr_pc_delta(a0[p][d], c1[p][d], range[p][d]);
 				double uj_per_ns = dom_max_uw(&t, p, d) / 1e9;
 				double epoch_ns = info.sample_period_us * 1e3;
 				double miss0 = uj_per_ns * (epoch_ns + te0.tick_max_ns);
@@ -638,42 +450,40 @@ TEST_F(intel, counters_match_truth)
 	uint64_t a0[MAX_PKGS][NDOM], c0[MAX_PKGS][NDOM];
 	uint64_t a1[MAX_PKGS][NDOM], c1[MAX_PKGS][NDOM];
 	uint64_t range[MAX_PKGS][NDOM];
-	char dir[MAX_PKGS][NDOM][300];
+	char dir[MAX_PKGS][NDOM][VR_PC_DIR];
 	pthread_t th[8];
-	int p, d, i, n = ncpus();
+	int p, d, i, n = vr_spin_cpus();
 
 	skip_unless_intel(_metadata, &t);
 	for (p = 0; p < MAX_PKGS; p++)
-		for (d = 0; d < NDOM; d++) {
-			ASSERT_EQ(0, pc_zone(p, d, dir[p][d], sizeof(dir[p][d])));
-			range[p][d] = read_u64(dir[p][d], "max_energy_range_uj");
-		}
-	ASSERT_EQ(0, start_spinners(th, n));
+		for (d = 0; d < NDOM; d++)
+			ASSERT_EQ(0, pc_zone(p, d, dir[p][d], &range[p][d]));
+	ASSERT_EQ(0, vr_spin_start(th, n));
 	for (i = 0; i < 2; i++) {
-		fifo(true);
+		vr_fifo(true);
 		for (p = 0; p < MAX_PKGS; p++)
 			for (d = 0; d < NDOM; d++) {
 				struct truth *tt = i ? &tb[p][d] : &ta[p][d];
 				uint64_t *a = i ? &a1[p][d] : &a0[p][d];
 				uint64_t *c = i ? &c1[p][d] : &c0[p][d];
 
-				*a = read_u64(dir[p][d], "energy_uj");
+				*a = vr_read_u64(dir[p][d], "energy_uj");
 				EXPECT_EQ(0, read_truth(tt));
-				*c = read_u64(dir[p][d], "energy_uj");
+				*c = vr_read_u64(dir[p][d], "energy_uj");
 			}
-		fifo(false);
+		vr_fifo(false);
 		if (!i)
 			vr_sleep_ms(2000);
 	}
-	stop_spinners(th, n);
+	vr_spin_stop(th, n);
 	for (p = 0; p < MAX_PKGS; p++)
 		for (d = 0; d < NDOM; d++) {
 			double unit_nj = pc_unit_nj(range[p][d]);
 			double per_pj = unit_nj * 1e3 / (1e12 / pow(2, dom_unit(&t, d)));
 			double e = (truth_pj(&tb[p][d], p, d) - truth_pj(&ta[p][d], p, d)) /
 				   1e6 * per_pj;
-			double lo = pc_delta(c0[p][d], a1[p][d], range[p][d]);
-			double hi = pc_delta(a0[p][d], c1[p][d], range[p][d]);
+			double lo = vr_pc_delta(c0[p][d], a1[p][d], range[p][d]);
+			double hi = vr_pc_delta(a0[p][d], c1[p][d], range[p][d]);
 
 			TH_LOG("pkg %d %s: model %.0f uJ (in powercap's unit, %.5f of a true uJ), powercap %.0f..%.0f uJ",
 			       p, dom_name[d], e, per_pj, lo, hi);
@@ -694,218 +504,47 @@ TEST_F(intel, counters_match_truth)
  * unit, 16 for DRAM here) and prints them to 1 uJ (-j's "%f"); perf's
  * joules are converted to powercap's unit for the comparison.
  */
-#define PERF		"/usr/bin/perf"
-#define PERF_OUT	"/tmp/intel-perf.json"
-#define PERF_ERR	"/tmp/intel-perf.err"
-#define PERF_CTL	"/tmp/intel-perf.ctl"
-#define PERF_ACK	"/tmp/intel-perf.ack"
-
-struct perf_val {
-	double joules, running;
-	int seen;
-	char unit[16];
-};
-
-/* perf stat -j --per-socket's lines into @pv[socket][domain]. */
-static int perf_parse(const char *path, struct perf_val pv[MAX_PKGS][NDOM])
-{
-	char line[1024], ev[64], *k;
-	FILE *f = fopen(path, "r");
-	int s, d;
-
-	if (!f)
-		return -errno;
-	memset(pv, 0, sizeof(struct perf_val) * MAX_PKGS * NDOM);
-	while (fgets(line, sizeof(line), f)) {
-		k = strstr(line, "\"socket\" : \"S");
-		if (!k || sscanf(k, "\"socket\" : \"S%d\"", &s) != 1 ||
-		    s < 0 || s >= MAX_PKGS)
-			continue;
-		k = strstr(line, "\"event\" : \"");
-		if (!k || sscanf(k, "\"event\" : \"%63[^\"]\"", ev) != 1)
-			continue;
-		for (d = 0; d < NDOM; d++)
-			if (strstr(ev, perf_event[d]))
-				break;
-		if (d == NDOM)
-			continue;
-		k = strstr(line, "\"unit\" : \"");
-		if (k)
-			sscanf(k, "\"unit\" : \"%15[^\"]\"", pv[s][d].unit);
-		k = strstr(line, "\"pcnt-running\" : ");
-		if (k)
-			sscanf(k, "\"pcnt-running\" : %lf", &pv[s][d].running);
-		k = strstr(line, "\"counter-value\" : \"");
-		if (k && sscanf(k, "\"counter-value\" : \"%lf\"", &pv[s][d].joules) == 1)
-			pv[s][d].seen = 1;
-	}
-	fclose(f);
-	return 0;
-}
-
-static void log_file(struct __test_metadata *_metadata, const char *path)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		TH_LOG("%s: %s", path, line);
-	}
-	fclose(f);
-}
-
-struct perf_run {
-	pid_t pid;
-	int ctl, ack, stdin_w;
-};
-
-static int perf_start(struct perf_run *r)
-{
-	struct sched_param sp = { .sched_priority = 40 };
-	int in[2], fd;
-
-	unlink(PERF_OUT);
-	unlink(PERF_CTL);
-	unlink(PERF_ACK);
-	if (mkfifo(PERF_CTL, 0600) || mkfifo(PERF_ACK, 0600) || pipe(in))
-		return -errno;
-	r->ctl = open(PERF_CTL, O_RDWR | O_CLOEXEC);
-	r->ack = open(PERF_ACK, O_RDWR | O_CLOEXEC);
-	if (r->ctl < 0 || r->ack < 0)
-		return -EIO;
-	r->pid = fork();
-	if (r->pid < 0)
-		return -errno;
-	if (!r->pid) {
-		fd = open(PERF_ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(in[0], 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(in[1]);
-		execl(PERF, "perf", "stat", "-a", "--per-socket", "-j",
-		      "-o", PERF_OUT, "-D", "-1",
-		      "--control", "fifo:" PERF_CTL "," PERF_ACK,
-		      "-e", "power/energy-pkg/,power/energy-cores/,power/energy-ram/",
-		      "--", "/bin/cat", NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	r->stdin_w = in[1];
-	sched_setscheduler(r->pid, SCHED_FIFO, &sp);
-	return 0;
-}
-
-static int perf_cmd(struct perf_run *r, const char *cmd, int ms)
-{
-	char buf[8], c;
-	size_t got = 0;
-	struct pollfd pfd = { .fd = r->ack, .events = POLLIN };
-
-	if (write(r->ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
-		return -EIO;
-	for (;;) {
-		if (waitpid(r->pid, NULL, WNOHANG) == r->pid)
-			return -ESRCH;
-		if (ms <= 0)
-			return -ETIMEDOUT;
-		if (poll(&pfd, 1, 100) <= 0) {
-			ms -= 100;
-			continue;
-		}
-		if (read(r->ack, &c, 1) != 1)
-			return -EIO;
-		if (c == '\n')
-			break;
-		if (c && got < sizeof(buf) - 1)
-			buf[got++] = c;
-	}
-	buf[got] = 0;
-	return strcmp(buf, "ack") ? -EIO : 0;
-}
-
-static int perf_finish(struct perf_run *r)
-{
-	int st = 0;
-
-	close(r->stdin_w);
-	close(r->ctl);
-	close(r->ack);
-	if (waitpid(r->pid, &st, 0) != r->pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+#define PERF_PREFIX	"/tmp/intel-perf"
 
 TEST_F_TIMEOUT(intel, perf_matches_powercap, 180)
 {
 	uint64_t o0[MAX_PKGS][NDOM], o1[MAX_PKGS][NDOM];
 	uint64_t i0[MAX_PKGS][NDOM], i1[MAX_PKGS][NDOM];
 	uint64_t range[MAX_PKGS][NDOM];
-	char dir[MAX_PKGS][NDOM][300];
-	struct perf_val pv[MAX_PKGS][NDOM];
-	struct perf_run r;
+	char dir[MAX_PKGS][NDOM][VR_PC_DIR];
+	struct vr_perf_val pv[MAX_PKGS][NDOM];
+	struct vr_perf_res res;
+	struct vr_perf r;
 	struct truth t;
-	pthread_t th[8];
-	int p, d, n = ncpus(), round, e_on, e_off, rc;
+	int p, d, n = vr_spin_cpus(), round, rc;
 
 	skip_unless_intel(_metadata, &t);
-	if (access(PERF, X_OK))
+	if (access(VR_PERF, X_OK))
 		SKIP(return, "no %s in this initramfs (mkinitramfs.sh adds it in the intel variant)",
-		     PERF);
+		     VR_PERF);
 	for (p = 0; p < MAX_PKGS; p++)
-		for (d = 0; d < NDOM; d++) {
-			ASSERT_EQ(0, pc_zone(p, d, dir[p][d], sizeof(dir[p][d])));
-			range[p][d] = read_u64(dir[p][d], "max_energy_range_uj");
-		}
+		for (d = 0; d < NDOM; d++)
+			ASSERT_EQ(0, pc_zone(p, d, dir[p][d], &range[p][d]));
 	for (round = 0; round < 2; round++) {
-		ASSERT_EQ(0, perf_start(&r));
-		rc = perf_cmd(&r, "ping\n", 60000);
-		if (rc) {
-			perf_finish(&r);
-			log_file(_metadata, PERF_ERR);
-		}
+		rc = vr_perf_measure(&r, PERF_PREFIX,
+				     "power/energy-pkg/,power/energy-cores/,power/energy-ram/",
+				     round ? n : 0, &dir[0][0], MAX_PKGS * NDOM, 1000,
+				     &o0[0][0], &i0[0][0], &i1[0][0], &o1[0][0], &res);
+		if (rc)
+			vr_perf_log(_metadata, &r, &res);
 		ASSERT_EQ(0, rc);
-		if (round)
-			ASSERT_EQ(0, start_spinners(th, n));
-		fifo(true);
-		for (p = 0; p < MAX_PKGS; p++)
-			for (d = 0; d < NDOM; d++)
-				o0[p][d] = read_u64(dir[p][d], "energy_uj");
-		e_on = perf_cmd(&r, "enable\n", 10000);
-		for (p = 0; p < MAX_PKGS; p++)
-			for (d = 0; d < NDOM; d++)
-				i0[p][d] = read_u64(dir[p][d], "energy_uj");
-		vr_sleep_ms(1000);
-		for (p = 0; p < MAX_PKGS; p++)
-			for (d = 0; d < NDOM; d++)
-				i1[p][d] = read_u64(dir[p][d], "energy_uj");
-		e_off = perf_cmd(&r, "disable\n", 10000);
-		for (p = 0; p < MAX_PKGS; p++)
-			for (d = 0; d < NDOM; d++)
-				o1[p][d] = read_u64(dir[p][d], "energy_uj");
-		fifo(false);
-		if (round)
-			stop_spinners(th, n);
-		rc = perf_finish(&r);
-		if (rc || e_on || e_off)
-			log_file(_metadata, PERF_ERR);
-		ASSERT_EQ(0, e_on);
-		ASSERT_EQ(0, e_off);
-		ASSERT_EQ(0, rc);
-		ASSERT_EQ(0, perf_parse(PERF_OUT, pv));
+		ASSERT_EQ(0, vr_perf_parse(r.out, perf_event, NDOM, &pv[0][0]));
 		for (p = 0; p < MAX_PKGS; p++) {
 			for (d = 0; d < NDOM; d++) {
-				double inner = pc_delta(i0[p][d], i1[p][d], range[p][d]);
-				double outer = pc_delta(o0[p][d], o1[p][d], range[p][d]);
+				double inner = vr_pc_delta(i0[p][d], i1[p][d], range[p][d]);
+				double outer = vr_pc_delta(o0[p][d], o1[p][d], range[p][d]);
 				double per_uj = pc_unit_nj(range[p][d]) / 1e3 /
 						(1e6 / pow(2, dom_unit(&t, d)));
 				double perf;
 
 				ASSERT_TRUE(pv[p][d].seen) {
 					TH_LOG("no %s value for socket S%d", perf_event[d], p);
-					log_file(_metadata, PERF_OUT);
+					vr_log_file(_metadata, r.out);
 				}
 				perf = pv[p][d].joules * 1e6 * per_uj;
 				TH_LOG("round %d pkg %d %s: powercap inner %.0f uJ <= perf %.1f uJ (%.6f %s, in powercap's unit) <= powercap outer %.0f uJ",
@@ -941,10 +580,10 @@ TEST_F(intel, msr_writes)
 	int fd;
 
 	skip_unless_intel(_metadata, &t);
-	fd = msr_fd(0, O_RDWR);
+	fd = vr_msr_open(0, O_RDWR);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, rdmsr(fd, MSR_PKG_POWER_INFO, &info));
-	ASSERT_EQ(0, rdmsr(fd, MSR_PKG_POWER_LIMIT, &limit));
+	ASSERT_EQ(0, vr_rdmsr(fd, MSR_PKG_POWER_INFO, &info));
+	ASSERT_EQ(0, vr_rdmsr(fd, MSR_PKG_POWER_LIMIT, &limit));
 	TH_LOG("power info 0x%llx (TDP %.3f W), limit 0x%llx (PL1 %.3f W)",
 	       (unsigned long long)info, (info & 0x7fff) / 8.0,
 	       (unsigned long long)limit, (limit & 0x7fff) / 8.0);
@@ -953,22 +592,22 @@ TEST_F(intel, msr_writes)
 	EXPECT_EQ(info & 0x7fff, limit & 0x7fff);
 	EXPECT_EQ(0, limit >> 63);
 	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
-		ASSERT_EQ(0, rdmsr(fd, ro[i], &before));
-		EXPECT_EQ(-EIO, wrmsr(fd, ro[i], 0)) {
+		ASSERT_EQ(0, vr_rdmsr(fd, ro[i], &before));
+		EXPECT_EQ(-EIO, vr_wrmsr(fd, ro[i], 0)) {
 			TH_LOG("a write of MSR 0x%x did not fault", ro[i]);
 		}
 	}
 	/* PL1 one 1/8 W lower, then read back */
 	v = (limit & ~0x7fffull) | ((limit & 0x7fff) - 1);
-	EXPECT_EQ(0, wrmsr(fd, MSR_PKG_POWER_LIMIT, v));
-	ASSERT_EQ(0, rdmsr(fd, MSR_PKG_POWER_LIMIT, &before));
+	EXPECT_EQ(0, vr_wrmsr(fd, MSR_PKG_POWER_LIMIT, v));
+	ASSERT_EQ(0, vr_rdmsr(fd, MSR_PKG_POWER_LIMIT, &before));
 	EXPECT_EQ(v, before);
 	/* a reserved bit faults */
-	EXPECT_EQ(-EIO, wrmsr(fd, MSR_PKG_POWER_LIMIT, v | (1ull << 24)));
+	EXPECT_EQ(-EIO, vr_wrmsr(fd, MSR_PKG_POWER_LIMIT, v | (1ull << 24)));
 	/* locked: the next write faults, the value stays */
-	EXPECT_EQ(0, wrmsr(fd, MSR_PKG_POWER_LIMIT, v | (1ull << 63)));
-	EXPECT_EQ(-EIO, wrmsr(fd, MSR_PKG_POWER_LIMIT, limit));
-	ASSERT_EQ(0, rdmsr(fd, MSR_PKG_POWER_LIMIT, &before));
+	EXPECT_EQ(0, vr_wrmsr(fd, MSR_PKG_POWER_LIMIT, v | (1ull << 63)));
+	EXPECT_EQ(-EIO, vr_wrmsr(fd, MSR_PKG_POWER_LIMIT, limit));
+	ASSERT_EQ(0, vr_rdmsr(fd, MSR_PKG_POWER_LIMIT, &before));
 	EXPECT_EQ(v | (1ull << 63), before);
 	close(fd);
 }

@@ -13,25 +13,22 @@
  * of one read, and the bounds need no guessed slack beyond the counter's
  * own granularity (one ESU, one counter update).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "libvmrapl-host.h"
 #include "vr_kvm.h"
+#include "vr_perf.h"
+#include "vr_powercap.h"
 #include "vr_truth.h"
 
 #define ESU		16
@@ -43,107 +40,7 @@
  * runs slow by that ratio.  Energies compared with it are scaled so.
  */
 #define PC_SCALE	((double)(1000000000 >> ESU) / (1e9 / (1 << ESU)))
-/* The powercap zone of package @pkg ("package-<pkg>"), into @dir. */
-static int pc_zone(int pkg, char *dir, size_t len)
-{
-	char path[300], name[64], want[32];
-	struct dirent *de;
-	DIR *d = opendir("/sys/class/powercap");
-	FILE *f;
-	int found = -ENOENT;
-
-	if (!d)
-		return -errno;
-	snprintf(want, sizeof(want), "package-%d", pkg);
-	while ((de = readdir(d)) && found) {
-		if (strncmp(de->d_name, "intel-rapl:", 11) ||
-		    strchr(de->d_name + 11, ':'))
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/powercap/%s/name",
-			 de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(name, sizeof(name), f)) {
-			name[strcspn(name, "\n")] = 0;
-			if (!strcmp(name, want)) {
-				snprintf(dir, len, "/sys/class/powercap/%s",
-					 de->d_name);
-				found = 0;
-			}
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
-static uint64_t read_u64(const char *dir, const char *file)
-{
-	char path[400];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
-/* powercap energy_uj delta with its counter range (it wraps there). */
-static uint64_t pc_delta(uint64_t a, uint64_t b, uint64_t range)
-{
-	return b >= a ? b - a : b + range + 1 - a;
-}
-
-/*
- * The measuring thread runs SCHED_FIFO so that the spinners cannot
- * preempt it between the two reads of a bracket.
- */
-static void fifo(bool on)
-{
-	struct sched_param sp = { .sched_priority = on ? 50 : 0 };
-
-	sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp);
-}
-
-/*
- * One reading of "the other side" (@mid, into @out of @size bytes) between
- * two powercap readings of one package, retried for the narrowest
- * bracket.  Returns the bracket's width in uJ (UINT64_MAX: @mid failed).
- */
-static uint64_t bracket(const char *dir, uint64_t range,
-			int (*mid)(int pkg, void *out), int pkg,
-			void *out, size_t size, uint64_t *a, uint64_t *c)
-{
-	uint64_t best = UINT64_MAX, x, y, w;
-	char scratch[sizeof(struct truth)];
-	int i;
-
-	if (size > sizeof(scratch))
-		return UINT64_MAX;
-	for (i = 0; i < 20; i++) {
-		x = read_u64(dir, "energy_uj");
-		if (mid(pkg, scratch))
-			continue;
-		y = read_u64(dir, "energy_uj");
-		w = pc_delta(x, y, range);
-		if (w < best) {
-			best = w;
-			*a = x;
-			*c = y;
-			memcpy(out, scratch, size);
-		}
-		if (w == 0)
-			break;
-	}
-	return best;
-}
-
+/* The other sides bracketed by powercap (vr_pc_bracket()'s @mid). */
 static int books_mid(int pkg, void *out)
 {
 	return vr_read_books(pkg, "pkg", out);
@@ -164,44 +61,6 @@ static uint64_t pkg_max_uw(const struct truth *t, int pkg)
 		if (t->core_pkg[i] == pkg)
 			mw += t->core_mw[i];
 	return mw * 1000;
-}
-
-/* Load on every CPU while a window is measured. */
-static atomic_int spin_stop;
-
-static void *spin(void *arg)
-{
-	vr_pin_self((int)(long)arg);
-	while (!atomic_load(&spin_stop))
-		;
-	return NULL;
-}
-
-static int start_spinners(pthread_t *t, int n)
-{
-	int i;
-
-	atomic_store(&spin_stop, 0);
-	for (i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, spin, (void *)(long)i))
-			return -1;
-	return 0;
-}
-
-static void stop_spinners(pthread_t *t, int n)
-{
-	int i;
-
-	atomic_store(&spin_stop, 1);
-	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
-}
-
-static int ncpus(void)
-{
-	int n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 8 ? 8 : n;
 }
 
 TEST(amd_source)
@@ -228,17 +87,17 @@ TEST(amd_source)
 
 TEST(kernel_drivers_bind)
 {
-	char dir[300];
+	char dir[VR_PC_DIR];
 	int p;
 
 	for (p = 0; p < MAX_PKGS; p++) {
-		ASSERT_EQ(0, pc_zone(p, dir, sizeof(dir))) {
+		ASSERT_EQ(0, vr_pc_zone(p, NULL, dir, NULL)) {
 			TH_LOG("no powercap zone package-%d: amd_rapl did not bind", p);
 		}
 		/* 2^32 units of 2^-16 J: 65536 J (powercap's unit is 15 uJ) */
-		EXPECT_GE(read_u64(dir, "max_energy_range_uj"), 65500000000ull);
-		EXPECT_LE(read_u64(dir, "max_energy_range_uj"), 65536000000ull);
-		EXPECT_LT(0, read_u64(dir, "energy_uj"));
+		EXPECT_GE(vr_read_u64(dir, "max_energy_range_uj"), 65500000000ull);
+		EXPECT_LE(vr_read_u64(dir, "max_energy_range_uj"), 65536000000ull);
+		EXPECT_LT(0, vr_read_u64(dir, "energy_uj"));
 	}
 	EXPECT_EQ(0, access("/sys/bus/event_source/devices/power/events/energy-pkg", R_OK)) {
 		TH_LOG("perf's power PMU has no energy-pkg event");
@@ -269,40 +128,32 @@ TEST(powercap_matches_sampled)
 	struct vr_books b0[MAX_PKGS], b1[MAX_PKGS];
 	uint64_t a0[MAX_PKGS], c0[MAX_PKGS], a1[MAX_PKGS], c1[MAX_PKGS];
 	uint64_t range[MAX_PKGS], w0[MAX_PKGS], w1[MAX_PKGS];
-	char dir[MAX_PKGS][300];
+	char dir[MAX_PKGS][VR_PC_DIR];
 	struct vmrapl_info info;
 	struct truth t, te0, te1;
 	pthread_t th[8];
-	int p, n = ncpus(), round, ret;
+	int p, n = vr_spin_cpus(), round, ret;
 
 	ASSERT_EQ(0, vr_reload("source=auto"));
 	ASSERT_EQ(0, vr_get_info(&info));
 	ASSERT_EQ(0, read_truth(&t)) {
 		TH_LOG("no fw_cfg truth %s: the model's powers bound the test", TRUTH);
 	}
-	for (p = 0; p < MAX_PKGS; p++) {
-		ASSERT_EQ(0, pc_zone(p, dir[p], sizeof(dir[p])));
-		range[p] = read_u64(dir[p], "max_energy_range_uj");
-	}
+	for (p = 0; p < MAX_PKGS; p++)
+		ASSERT_EQ(0, vr_pc_zone(p, NULL, dir[p], &range[p]));
 	/* Once idle-ish, once with every CPU busy. */
 	for (round = 0; round < 2; round++) {
 		if (round)
-			ASSERT_EQ(0, start_spinners(th, n));
-		fifo(true);
-		for (p = 0; p < MAX_PKGS; p++)
-			w0[p] = bracket(dir[p], range[p], books_mid, p, &b0[p],
-					sizeof(b0[p]), &a0[p], &c0[p]);
-		fifo(false);
+			ASSERT_EQ(0, vr_spin_start(th, n));
+		vr_pc_bracket_all(MAX_PKGS, dir, range, books_mid, b0,
+				  sizeof(b0[0]), a0, c0, w0);
 		ASSERT_EQ(0, read_truth(&te0));
 		vr_sleep_ms(2000);
-		fifo(true);
-		for (p = 0; p < MAX_PKGS; p++)
-			w1[p] = bracket(dir[p], range[p], books_mid, p, &b1[p],
-					sizeof(b1[p]), &a1[p], &c1[p]);
-		fifo(false);
+		vr_pc_bracket_all(MAX_PKGS, dir, range, books_mid, b1,
+				  sizeof(b1[0]), a1, c1, w1);
 		ret = read_truth(&te1);
 		if (round)
-			stop_spinners(th, n);
+			vr_spin_stop(th, n);
 		ASSERT_EQ(0, ret);
 		ASSERT_TRUE(te0.tick_max_ns && te1.tick_max_ns) {
 			TH_LOG("the truth has no tick_max_ns: QEMU without the project's patch 0002");
@@ -310,8 +161,8 @@ TEST(powercap_matches_sampled)
 		for (p = 0; p < MAX_PKGS; p++) {
 			double s = (b1[p].sampled - b0[p].sampled) / EU_PER_UJ *
 				   PC_SCALE;
-			double lo = pc_delta(c0[p], a1[p], range[p]);
-			double hi = pc_delta(a0[p], c1[p], range[p]);
+			double lo = vr_pc_delta(c0[p], a1[p], range[p]);
+			double hi = vr_pc_delta(a0[p], c1[p], range[p]);
 			/* an epoch and a tick at most power, an ESU, rounding */
 			double uj_per_ns = pkg_max_uw(&t, p) / 1e9;
 			double epoch_ns = info.sample_period_us * 1e3;
@@ -345,29 +196,21 @@ TEST(counters_match_truth)
 	struct truth t0[MAX_PKGS], t1[MAX_PKGS];
 	uint64_t a0[MAX_PKGS], c0[MAX_PKGS], a1[MAX_PKGS], c1[MAX_PKGS];
 	uint64_t range[MAX_PKGS], w0[MAX_PKGS], w1[MAX_PKGS];
-	char dir[MAX_PKGS][300];
+	char dir[MAX_PKGS][VR_PC_DIR];
 	pthread_t th[8];
-	int p, n = ncpus();
+	int p, n = vr_spin_cpus();
 
 	if (access(TRUTH, R_OK))
 		SKIP(return, "no fw_cfg truth (%s)", TRUTH);
-	for (p = 0; p < MAX_PKGS; p++) {
-		ASSERT_EQ(0, pc_zone(p, dir[p], sizeof(dir[p])));
-		range[p] = read_u64(dir[p], "max_energy_range_uj");
-	}
-	ASSERT_EQ(0, start_spinners(th, n));
-	fifo(true);
 	for (p = 0; p < MAX_PKGS; p++)
-		w0[p] = bracket(dir[p], range[p], truth_mid, p, &t0[p],
-				sizeof(t0[p]), &a0[p], &c0[p]);
-	fifo(false);
+		ASSERT_EQ(0, vr_pc_zone(p, NULL, dir[p], &range[p]));
+	ASSERT_EQ(0, vr_spin_start(th, n));
+	vr_pc_bracket_all(MAX_PKGS, dir, range, truth_mid, t0, sizeof(t0[0]),
+			  a0, c0, w0);
 	vr_sleep_ms(2000);
-	fifo(true);
-	for (p = 0; p < MAX_PKGS; p++)
-		w1[p] = bracket(dir[p], range[p], truth_mid, p, &t1[p],
-				sizeof(t1[p]), &a1[p], &c1[p]);
-	fifo(false);
-	stop_spinners(th, n);
+	vr_pc_bracket_all(MAX_PKGS, dir, range, truth_mid, t1, sizeof(t1[0]),
+			  a1, c1, w1);
+	vr_spin_stop(th, n);
 	for (p = 0; p < MAX_PKGS; p++) {
 		double e, lo, hi;
 
@@ -379,8 +222,8 @@ TEST(counters_match_truth)
 		 * so only the ESU floor and powercap's uJ rounding remain.
 		 */
 		e = (t1[p].pkg_pj[p] - t0[p].pkg_pj[p]) / 1e6 * PC_SCALE;
-		lo = pc_delta(c0[p], a1[p], range[p]);
-		hi = pc_delta(a0[p], c1[p], range[p]);
+		lo = vr_pc_delta(c0[p], a1[p], range[p]);
+		hi = vr_pc_delta(a0[p], c1[p], range[p]);
 		TH_LOG("pkg %d: model %.0f uJ (in powercap's unit) over %.3f s, powercap %.0f..%.0f uJ (brackets %llu, %llu uJ)",
 		       p, e, (t1[p].time_ns - t0[p].time_ns) / 1e9, lo, hi,
 		       (unsigned long long)w0[p], (unsigned long long)w1[p]);
@@ -388,28 +231,6 @@ TEST(counters_match_truth)
 		EXPECT_GE(e, lo - 2 * UJ_PER_UNIT - 2);
 		EXPECT_LE(e, hi + 2 * UJ_PER_UNIT + 2);
 	}
-}
-
-static int msr_fd(int pkg)
-{
-	char path[64];
-	int cpu;
-
-	for (cpu = 0; cpu < 64; cpu++)
-		if (vr_cpu_package(cpu) == pkg) {
-			snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
-			return open(path, O_RDONLY);
-		}
-	return -ENOENT;
-}
-
-static uint32_t rdmsr32(int fd, uint32_t msr)
-{
-	uint64_t v = 0;
-
-	if (pread(fd, &v, sizeof(v), msr) != sizeof(v))
-		return 0;
-	return (uint32_t)v;
 }
 
 #define MSR_AMD_PKG_ENERGY_STATUS	0xc001029b
@@ -442,9 +263,9 @@ TEST_F_TIMEOUT(wrap, pkg_counter_wraps, 240)
 	uint32_t r0a, r0c, r1a, r1c, r, prev;
 	uint64_t lo, hi, got, t0, slack, step_ns;
 	pthread_t th[8];
-	int fd, n = ncpus(), wrapped = 0;
+	int fd, n = vr_spin_cpus(), wrapped = 0;
 
-	fd = msr_fd(0);
+	fd = vr_msr_open(0, O_RDONLY);
 	if (fd < 0)
 		SKIP(return, "no /dev/cpu/N/msr");
 	/* Counter units since boot, from the truth: past 2^32, too late. */
@@ -458,27 +279,27 @@ TEST_F_TIMEOUT(wrap, pkg_counter_wraps, 240)
 		TH_LOG("package 0's counter wraps in %.0f J", (4294967296.0 - units) / (1 << ESU));
 	}
 	ASSERT_EQ(0, vr_reload("source=auto"));
-	ASSERT_EQ(0, start_spinners(th, n));
-	fifo(true);
-	r0a = rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
+	ASSERT_EQ(0, vr_spin_start(th, n));
+	vr_fifo(true);
+	r0a = vr_rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &b0));
-	r0c = rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
-	fifo(false);
+	r0c = vr_rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
+	vr_fifo(false);
 	prev = r0c;
 	t0 = vr_now_ns();
 	while (!wrapped && vr_now_ns() - t0 < 200ull * 1000000000) {
 		vr_sleep_ms(200);
-		r = rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
+		r = vr_rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
 		wrapped = r < prev;
 		prev = r;
 	}
 	vr_sleep_ms(300);
-	fifo(true);
-	r1a = rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
+	vr_fifo(true);
+	r1a = vr_rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &b1));
-	r1c = rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
-	fifo(false);
-	stop_spinners(th, n);
+	r1c = vr_rdmsr32(fd, MSR_AMD_PKG_ENERGY_STATUS);
+	vr_fifo(false);
+	vr_spin_stop(th, n);
 	close(fd);
 	TH_LOG("counter %u..%u -> %u..%u after %.1f s, wrapped %d",
 	       r0a, r0c, r1a, r1c, (vr_now_ns() - t0) / 1e9, wrapped);
@@ -618,7 +439,7 @@ static int vms_vs_truth(struct __test_metadata *_metadata, const int *cpus,
  */
 TEST(attribution_vs_truth)
 {
-	int cpus[4] = { 0, 1, 2, 3 }, i, n = ncpus();
+	int cpus[4] = { 0, 1, 2, 3 }, i, n = vr_spin_cpus();
 	double got[4], truth[4];
 	struct truth t;
 
@@ -755,10 +576,10 @@ TEST(heterogeneous_percore)
 static void *spin_toggle(void *arg)
 {
 	vr_pin_self((int)(long)arg);
-	while (!atomic_load(&spin_stop)) {
+	while (!atomic_load(&vr_spin_stopped)) {
 		uint64_t end = vr_now_ns() + 100 * 1000000ull;
 
-		while (vr_now_ns() < end && !atomic_load(&spin_stop))
+		while (vr_now_ns() < end && !atomic_load(&vr_spin_stopped))
 			;
 		vr_sleep_ms(100);
 	}
@@ -799,8 +620,8 @@ TEST(static_busy_package)
 	ASSERT_TRUE(info.features & VMRAPL_INFO_F_STATIC_CORE);
 	ASSERT_TRUE(info.features & VMRAPL_INFO_F_STATIC_HOST);
 
-	atomic_store(&spin_stop, 0);
-	ASSERT_EQ(0, pthread_create(&on, NULL, spin,
+	atomic_store(&vr_spin_stopped, 0);
+	ASSERT_EQ(0, pthread_create(&on, NULL, vr_spin,
 				    (void *)(long)cpus[0]));
 	ASSERT_EQ(0, pthread_create(&tog, NULL, spin_toggle,
 				    (void *)(long)cpus[1]));
@@ -827,7 +648,7 @@ TEST(static_busy_package)
 		vr_sleep_ms(150);
 		npkgs = vmrapl_host_pkg_static(fd, &ps, &st);
 	}
-	atomic_store(&spin_stop, 1);
+	atomic_store(&vr_spin_stopped, 1);
 	pthread_join(on, NULL);
 	pthread_join(tog, NULL);
 	close(fd);
@@ -1046,7 +867,7 @@ TEST(update_interval_measured)
  * (inner), 1 s, powercap read (inner), disable, ack, powercap read
  * (outer): perf's window lies inside the outer one and holds the inner
  * one, by causality.  All of them read the same package register, which
- * only grows (modulo its wrap, which both perf and pc_delta() undo), so
+ * only grows (modulo its wrap, which both perf and vr_pc_delta() undo), so
  * inner <= perf <= outer holds exactly in register units, and only the
  * readers' own rounding remains:
  *
@@ -1071,159 +892,8 @@ TEST(update_interval_measured)
  * 2.2 to 2.8 times the inner one idle and 3.8 to 4.3 times with every
  * CPU busy, an upper bound too loose to catch perf counting twice.
  */
-#define PERF		"/usr/bin/perf"
-#define PERF_OUT	"/tmp/rapl-perf.json"
-#define PERF_ERR	"/tmp/rapl-perf.err"
-#define PERF_CTL	"/tmp/rapl-perf.ctl"
-#define PERF_ACK	"/tmp/rapl-perf.ack"
+#define PERF_PREFIX	"/tmp/rapl-perf"
 #define PERF_EVENT	"/sys/bus/event_source/devices/power/events/energy-pkg"
-
-struct perf_pkg {
-	double joules, running;
-	int nr, seen;
-	char unit[16];
-};
-
-/* perf stat -j --per-socket's lines, one per socket, into @pp. */
-static int perf_parse(const char *path, struct perf_pkg *pp)
-{
-	char line[1024], *k;
-	FILE *f = fopen(path, "r");
-	int s;
-
-	if (!f)
-		return -errno;
-	memset(pp, 0, MAX_PKGS * sizeof(*pp));
-	while (fgets(line, sizeof(line), f)) {
-		k = strstr(line, "\"socket\" : \"S");
-		if (!k || sscanf(k, "\"socket\" : \"S%d\"", &s) != 1 ||
-		    s < 0 || s >= MAX_PKGS)
-			continue;
-		k = strstr(line, "\"aggregate-number\" : ");
-		if (k)
-			sscanf(k, "\"aggregate-number\" : %d", &pp[s].nr);
-		k = strstr(line, "\"unit\" : \"");
-		if (k)
-			sscanf(k, "\"unit\" : \"%15[^\"]\"", pp[s].unit);
-		k = strstr(line, "\"pcnt-running\" : ");
-		if (k)
-			sscanf(k, "\"pcnt-running\" : %lf", &pp[s].running);
-		k = strstr(line, "\"counter-value\" : \"");
-		if (k && sscanf(k, "\"counter-value\" : \"%lf\"", &pp[s].joules) == 1)
-			pp[s].seen = 1;
-	}
-	fclose(f);
-	return 0;
-}
-
-static void log_file(struct __test_metadata *_metadata, const char *path)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		TH_LOG("%s: %s", path, line);
-	}
-	fclose(f);
-}
-
-struct perf_run {
-	pid_t pid;
-	int ctl, ack, stdin_w;
-};
-
-/*
- * perf stat, counters disabled, on the control FIFOs; its workload is a
- * cat of a pipe, which ends when perf_finish() closes the pipe.
- */
-static int perf_start(struct perf_run *r)
-{
-	struct sched_param sp = { .sched_priority = 40 };
-	int in[2], fd;
-
-	unlink(PERF_OUT);
-	unlink(PERF_CTL);
-	unlink(PERF_ACK);
-	if (mkfifo(PERF_CTL, 0600) || mkfifo(PERF_ACK, 0600) || pipe(in))
-		return -errno;
-	/* O_RDWR: neither open waits for perf, and perf's open neither. */
-	r->ctl = open(PERF_CTL, O_RDWR | O_CLOEXEC);
-	r->ack = open(PERF_ACK, O_RDWR | O_CLOEXEC);
-	if (r->ctl < 0 || r->ack < 0)
-		return -EIO;
-	r->pid = fork();
-	if (r->pid < 0)
-		return -errno;
-	if (!r->pid) {
-		fd = open(PERF_ERR, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(in[0], 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		close(in[1]);
-		execl(PERF, "perf", "stat", "-a", "--per-socket", "-j",
-		      "-o", PERF_OUT, "-D", "-1",
-		      "--control", "fifo:" PERF_CTL "," PERF_ACK,
-		      "-e", "power/energy-pkg/", "--", "/bin/cat", NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	r->stdin_w = in[1];
-	/*
-	 * perf runs SCHED_FIFO too (below the measuring thread), so that
-	 * the spinners cannot delay its enable and disable: that narrows
-	 * the gap between the windows, nothing more.
-	 */
-	sched_setscheduler(r->pid, SCHED_FIFO, &sp);
-	return 0;
-}
-
-/*
- * One control command, and perf's "ack" (perf alive, up to @ms).  perf
- * writes the ack with its string's NUL, "ack\n\0": NULs are skipped.
- */
-static int perf_cmd(struct perf_run *r, const char *cmd, int ms)
-{
-	char buf[8], c;
-	size_t got = 0;
-	struct pollfd pfd = { .fd = r->ack, .events = POLLIN };
-
-	if (write(r->ctl, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
-		return -EIO;
-	for (;;) {
-		if (waitpid(r->pid, NULL, WNOHANG) == r->pid)
-			return -ESRCH;
-		if (ms <= 0)
-			return -ETIMEDOUT;
-		if (poll(&pfd, 1, 100) <= 0) {
-			ms -= 100;
-			continue;
-		}
-		if (read(r->ack, &c, 1) != 1)
-			return -EIO;
-		if (c == '\n')
-			break;
-		if (c && got < sizeof(buf) - 1)
-			buf[got++] = c;
-	}
-	buf[got] = 0;
-	return strcmp(buf, "ack") ? -EIO : 0;
-}
-
-/* End the workload; perf prints and exits.  Its exit status. */
-static int perf_finish(struct perf_run *r)
-{
-	int st = 0;
-
-	close(r->stdin_w);
-	close(r->ctl);
-	close(r->ack);
-	if (waitpid(r->pid, &st, 0) != r->pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* A fixture for TEST_F_TIMEOUT only: perf's start under TCG is slow. */
 FIXTURE(perf) {
@@ -1242,21 +912,20 @@ TEST_F_TIMEOUT(perf, matches_powercap, 180)
 {
 	uint64_t o0[MAX_PKGS], o1[MAX_PKGS], i0[MAX_PKGS], i1[MAX_PKGS];
 	uint64_t range[MAX_PKGS];
-	char dir[MAX_PKGS][300], unit[32] = "";
-	struct perf_pkg pp[MAX_PKGS];
-	struct perf_run r;
+	char dir[MAX_PKGS][VR_PC_DIR], unit[32] = "";
+	static const char *const event = "energy-pkg";
+	struct vr_perf_val pp[MAX_PKGS];
+	struct vr_perf_res res;
+	struct vr_perf r;
 	double scale = 0;
-	pthread_t th[8];
-	int p, n = ncpus(), round, e_on, e_off, rc;
+	int p, n = vr_spin_cpus(), round, rc;
 	FILE *f;
 
-	if (access(PERF, X_OK))
+	if (access(VR_PERF, X_OK))
 		SKIP(return, "no %s in this initramfs (mkinitramfs.sh adds it in the rapl variant)",
-		     PERF);
-	for (p = 0; p < MAX_PKGS; p++) {
-		ASSERT_EQ(0, pc_zone(p, dir[p], sizeof(dir[p])));
-		range[p] = read_u64(dir[p], "max_energy_range_uj");
-	}
+		     VR_PERF);
+	for (p = 0; p < MAX_PKGS; p++)
+		ASSERT_EQ(0, vr_pc_zone(p, NULL, dir[p], &range[p]));
 	/* What perf multiplies the count by, and the unit it prints. */
 	f = fopen(PERF_EVENT ".scale", "r");
 	ASSERT_NE(NULL, f);
@@ -1273,46 +942,21 @@ TEST_F_TIMEOUT(perf, matches_powercap, 180)
 
 	/* Once idle-ish, once with every CPU busy: one perf run each. */
 	for (round = 0; round < 2; round++) {
-		ASSERT_EQ(0, perf_start(&r));
-		/* perf is up, its counters open (and disabled) */
-		rc = perf_cmd(&r, "ping\n", 60000);
-		if (rc) {
-			perf_finish(&r);
-			log_file(_metadata, PERF_ERR);
-		}
+		rc = vr_perf_measure(&r, PERF_PREFIX, "power/energy-pkg/",
+				     round ? n : 0, dir, MAX_PKGS, 1000,
+				     o0, i0, i1, o1, &res);
+		if (rc)
+			vr_perf_log(_metadata, &r, &res);
 		ASSERT_EQ(0, rc);
-		if (round)
-			ASSERT_EQ(0, start_spinners(th, n));
-		fifo(true);
-		for (p = 0; p < MAX_PKGS; p++)
-			o0[p] = read_u64(dir[p], "energy_uj");
-		e_on = perf_cmd(&r, "enable\n", 10000);
-		for (p = 0; p < MAX_PKGS; p++)
-			i0[p] = read_u64(dir[p], "energy_uj");
-		vr_sleep_ms(1000);
-		for (p = 0; p < MAX_PKGS; p++)
-			i1[p] = read_u64(dir[p], "energy_uj");
-		e_off = perf_cmd(&r, "disable\n", 10000);
-		for (p = 0; p < MAX_PKGS; p++)
-			o1[p] = read_u64(dir[p], "energy_uj");
-		fifo(false);
-		if (round)
-			stop_spinners(th, n);
-		rc = perf_finish(&r);
-		if (rc || e_on || e_off)
-			log_file(_metadata, PERF_ERR);
-		ASSERT_EQ(0, e_on);
-		ASSERT_EQ(0, e_off);
-		ASSERT_EQ(0, rc);
-		ASSERT_EQ(0, perf_parse(PERF_OUT, pp));
+		ASSERT_EQ(0, vr_perf_parse(r.out, &event, 1, pp));
 		for (p = 0; p < MAX_PKGS; p++) {
-			double inner = pc_delta(i0[p], i1[p], range[p]);
-			double outer = pc_delta(o0[p], o1[p], range[p]);
+			double inner = vr_pc_delta(i0[p], i1[p], range[p]);
+			double outer = vr_pc_delta(o0[p], o1[p], range[p]);
 			double perf;
 
 			ASSERT_TRUE(pp[p].seen) {
 				TH_LOG("no energy-pkg value for socket S%d", p);
-				log_file(_metadata, PERF_OUT);
+				vr_log_file(_metadata, r.out);
 			}
 			perf = pp[p].joules * 1e6 * PC_SCALE;
 			TH_LOG("round %d pkg %d: powercap inner %.0f uJ <= perf %.1f uJ (%.6f %s, in powercap's unit) <= powercap outer %.0f uJ; perf-inner %.0f uJ, outer-perf %.0f uJ",
