@@ -111,7 +111,7 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	# exporter, 27 s a boot), run on the newest full kernel only.
 	once=" ${RIG_ONCE-tools} "
 	rest=$(cd selftests/vmrapl && ls *.c | sed 's/\.c$//' |
-		grep -Ev '^(demo|bench|prom|numa|rapl)' | tr '\n' ' ')
+		grep -Ev '^(demo|bench|prom|numa|rapl|intel)' | tr '\n' ' ')
 	for k in "${full_kvers[@]}"; do
 		if [[ $k != "${full_kvers[-1]}" && -n ${once// /} ]]; then
 			only=
