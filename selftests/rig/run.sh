@@ -200,6 +200,24 @@ fi
 # as -nographic had them.
 # dump-guest-core=off: a core dump of QEMU (boot() below) leaves the
 # guest's RAM out.
+# The power model's options of the rapl and intel variants (QEMU's
+# rapl=on, patches 0002, 0010, 0011), after the CPU model: the powers are
+# the tests' expectations, which they read back from the truth ($truth),
+# never from here.  A package draws its uncore for RIG_RAPL_PC6_DELAY_US
+# (1 ms) after its last core idles before it drops to its floor (set
+# empty: none), and the counters update every RIG_RAPL_UPDATE_US (QEMU's
+# default: 1 ms; rapl.c's update_interval_measured checks what vmrapl
+# timed).  At 1.5 ms, heterogeneous_percore misses its 5 % bound
+# (-6.4 %/+8.8 %, Documentation/testing.rst): not the default yet.
+rapl_model_opts() {
+	local o=,rapl=on
+	o+=,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000:12000:12000:6000}
+	o+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
+	[[ -n ${RIG_RAPL_UPDATE_US-} ]] && o+=,rapl-update-us=$RIG_RAPL_UPDATE_US
+	[[ -n ${RIG_RAPL_PC6_DELAY_US-1000} ]] &&
+		o+=,rapl-pc6-delay-us=${RIG_RAPL_PC6_DELAY_US-1000}
+	echo "$o,rapl-truth=$truth"
+}
 qemu=("$qemu_bin" "${firmware[@]}" "${plugin[@]}" -machine q35,dump-guest-core=off -accel tcg,thread=multi
 	-m "$mem" -nographic -nodefaults -serial mon:stdio -no-reboot
 	-d cpu_reset -D "$log.qemu"
@@ -230,19 +248,7 @@ rapl)
 	# expectations (selftests/vmrapl/rapl.c reads them back from the
 	# truth, never from here).
 	rm -f "$truth"
-	cpu=max,family=25,model=1,rapl=on,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000:12000:12000:6000}
-	cpu+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
-	# A package that draws its uncore for 1 ms after its last core
-	# idles before it drops to its floor (set empty: none), and
-	# counters that update every RIG_RAPL_UPDATE_US (QEMU's default:
-	# 1 ms; rapl.c's update_interval_measured checks what vmrapl
-	# timed).  At 1.5 ms, heterogeneous_percore misses its 5 % bound
-	# (-6.4 %/+8.8 %, Documentation/testing.rst): not the default yet.
-	[[ -n ${RIG_RAPL_UPDATE_US-} ]] &&
-		cpu+=,rapl-update-us=${RIG_RAPL_UPDATE_US-}
-	[[ -n ${RIG_RAPL_PC6_DELAY_US-1000} ]] &&
-		cpu+=,rapl-pc6-delay-us=${RIG_RAPL_PC6_DELAY_US-1000}
-	cpu+=,rapl-truth=$truth
+	cpu=max,family=25,model=1$(rapl_model_opts)
 	# Counters start 1700 J below 2^32 units of 2^-16 J, so that they
 	# wrap during the run: /init runs the rapl program first, and its
 	# wrap test waits for the wrap (about 80 s after boot; the test
@@ -260,15 +266,8 @@ intel)
 	# The model's powers are the rapl variant's; intel.c reads them
 	# back from the truth.
 	rm -f "$truth"
-	cpu=${RIG_INTEL_CPU:-Icelake-Server,model=106},rapl=on
-	cpu+=,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000:12000:12000:6000}
-	cpu+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
+	cpu=${RIG_INTEL_CPU:-Icelake-Server,model=106}$(rapl_model_opts)
 	cpu+=,rapl-dram-idle-mw=${RIG_RAPL_DRAM_IDLE_MW:-3000},rapl-dram-mw=${RIG_RAPL_DRAM_MW:-1500}
-	[[ -n ${RIG_RAPL_UPDATE_US-} ]] &&
-		cpu+=,rapl-update-us=${RIG_RAPL_UPDATE_US-}
-	[[ -n ${RIG_RAPL_PC6_DELAY_US-1000} ]] &&
-		cpu+=,rapl-pc6-delay-us=${RIG_RAPL_PC6_DELAY_US-1000}
-	cpu+=,rapl-truth=$truth
 	# Every counter starts RIG_INTEL_WRAP_J (PKG), _PP0_J and _DRAM_J of
 	# its own energy below 2^32 of its units (PKG and PP0 at the ESU,
 	# 2^-14 J; DRAM 2^-16 J), so that each wraps once during intel's
