@@ -132,9 +132,10 @@ static void vr_step_work(struct work_struct *work)
 				div_u64(st[i].spread_ns, NSEC_PER_USEC),
 				st[i].used);
 		else
-			pr_info("package %u: %s counter stepped %u times in %llu ms: update interval not measured, %llu us assumed\n",
+			pr_info("package %u: %s counter stepped %u times in %llu ms, %u between consecutive reads: update interval not measured, %llu us assumed\n",
 				hp->id, vr_step_ctr_name(i), s[i].n,
 				div_u64(t - t0, NSEC_PER_MSEC),
+				vr_step_adjacent(&s[i]),
 				VR_STEP_DEFAULT_NS / NSEC_PER_USEC);
 	}
 	/* The PKG counter not measured: again, later, from the same CPU. */

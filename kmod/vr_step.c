@@ -14,7 +14,10 @@
  * correctness).  A counter whose energy in an update was less than one
  * unit does not change at that update, so an interval may span two or
  * more updates: near a multiple of the interval it is divided, anywhere
- * else it is dropped.
+ * else it is dropped.  Reads slower than the counter see a step at
+ * nearly every read, and their intervals are the reads' gaps: when more
+ * than a quarter of the intervals lie between consecutive reads
+ * (vr_step_adjacent()), the poll measured nothing.
  */
 #include "vr_step.h"
 
@@ -138,6 +141,23 @@ static unsigned int vr_step_norm(const u64 *v, unsigned int n, u64 b, u64 *w,
 }
 
 /**
+ * vr_step_adjacent() - steps seen by consecutive reads
+ * @s: the poll.
+ *
+ * Return: how many of the poll's step-to-step intervals hold no read
+ * that saw the counter unchanged: any number of updates may lie in
+ * such an interval, which only the reads' own gap timed.
+ */
+unsigned int vr_step_adjacent(const struct vr_step_poll *s)
+{
+	unsigned int i, adj = 0;
+
+	for (i = 0; i + 1 < s->n; i++)
+		adj += s->lo[i + 1] == s->hi[i];
+	return adj;
+}
+
+/**
  * vr_step_estimate() - the update interval a poll timed
  * @s: the poll.
  * @out: the interval and spread; not measured (vr_step_default()) when
@@ -156,7 +176,9 @@ static unsigned int vr_step_norm(const u64 *v, unsigned int n, u64 b, u64 *w,
  * the interval is the time from the first step to the last over the
  * updates between them (an interval near k bases counting k), which the
  * reads' error affects once, not at every step, and the spread that of
- * all the intervals, the reads' error included.
+ * all the intervals, the reads' error included.  Reads further apart
+ * than the counter's updates time only themselves: not measured when
+ * more than a quarter of the intervals are vr_step_adjacent().
  */
 void vr_step_estimate(const struct vr_step_poll *s, struct vr_step *out)
 {
@@ -168,6 +190,9 @@ void vr_step_estimate(const struct vr_step_poll *s, struct vr_step *out)
 	if (s->n < VR_STEP_MIN + 1)
 		return;
 	n = s->n - 1;
+	/* Reads slower than the counter: they timed themselves. */
+	if (4 * vr_step_adjacent(s) > n)
+		return;
 	for (i = 0; i < n; i++)
 		v[i] = vr_step_mid(s, i + 1) - vr_step_mid(s, i);
 	vr_step_sort(v, n);

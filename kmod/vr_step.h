@@ -55,6 +55,7 @@ struct vr_step {
 void vr_step_poll_init(struct vr_step_poll *s);
 void vr_step_feed(struct vr_step_poll *s, u64 t, u64 raw);
 bool vr_step_enough(const struct vr_step_poll *s);
+unsigned int vr_step_adjacent(const struct vr_step_poll *s);
 void vr_step_estimate(const struct vr_step_poll *s, struct vr_step *out);
 void vr_step_default(struct vr_step *out);
 u64 vr_step_lag_ns(const struct vr_step *st);

@@ -113,6 +113,7 @@ host-floor-over-idle @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p-
 host-floor-under-prov @@ vr_static.c @@ if (p->idle_known || (p->idle_prov && !p->host_floor_uw)) { @@ if (p->idle_known || p->idle_prov) {
 host-floor-provisional @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->learn_static && (p->idle_known || p->idle_prov) ? p->idle_uw : 0;
 host-floor-of-param @@ vr_static.c @@ return p->learn_static && p->idle_known ? p->idle_uw : 0; @@ return p->idle_known || !p->learn_static ? p->idle_uw | p->p_static_uw : 0;
+step-slow-reads-kept @@ vr_step.c @@ if (4 * vr_step_adjacent(s) > n) @@ if (4 * vr_step_adjacent(s) > 4 * n)
 EOF
 )
 

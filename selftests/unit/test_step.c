@@ -10,7 +10,8 @@
  * random reads, measured on the model (length-biased, as reads land);
  * the 1 ms default's lag misses a 2 ms counter's; a jittered counter; a
  * counter whose updates often add less than a unit (steps missed); a
- * poll preempted across steps; reads too coarse for the median; a counter that does not step, or too
+ * poll preempted across steps; reads too coarse for the median; reads
+ * slower than the counter, and a counter that does not step or too
  * rarely (not measured: the default); wraps of a 32-bit counter; and
  * vr_pkg_set_step() setting the package's lag from the PKG counter only.
  */
@@ -228,6 +229,36 @@ static void test_preempted(void)
 		 "50 us reads: interval 1.5 ms");
 }
 
+/*
+ * Reads slower than the counter (a guest CPU whose sleeps wake 1 to 2 ms
+ * late): nearly every read sees a step, so the steps time the reads, not
+ * the counter.  Not measured (the default, and the module's retry), where
+ * it once read as an interval the mean gap between reads.
+ */
+static void test_reads_slower(void)
+{
+	static const u64 gap[] = { 1650000, 1200000, 900000 };
+	struct vr_step_poll s;
+	struct vr_step st;
+	unsigned int i;
+	struct cm c;
+
+	for (i = 0; i < 3; i++) {
+		cm_init(&c, 1000000, 40000, 0.01, 77);
+		poll(&c, &s, gap[i], VR_STEP_WINDOW_NS, 0, 0);
+		vr_step_estimate(&s, &st);
+		vt_ok(s.n > VR_STEP_MIN, "reads %llu us apart: %u steps",
+		      (unsigned long long)gap[i] / 1000, s.n);
+		vt_ok(!st.measured,
+		      "reads %llu us apart, a 1 ms counter: not measured (%llu ns, %u adjacent)",
+		      (unsigned long long)gap[i] / 1000,
+		      (unsigned long long)st.interval_ns,
+		      vr_step_adjacent(&s));
+		vt_eq(st.interval_ns, VR_STEP_DEFAULT_NS,
+		      "reads slower than the counter: the default");
+	}
+}
+
 /* A counter that does not step, or too rarely: the default. */
 static void test_not_stepping(void)
 {
@@ -343,6 +374,7 @@ int main(void)
 	test_jitter();
 	test_missed();
 	test_preempted();
+	test_reads_slower();
 	test_not_stepping();
 	test_wraps();
 	test_poll_bounds();
