@@ -196,6 +196,24 @@ int vmrapl_regset_msrs(unsigned int regset, uint32_t domains, uint32_t *msrs,
 	return (int)n;
 }
 
+unsigned int vmrapl_guest_dram_esu(unsigned int regset, uint32_t cpuid1_eax)
+{
+	static const uint8_t fixed[] = {
+		0x3f, 0x4f, 0x56, 0x55, 0x6a, 0x6c, 0x57, 0x85,
+	};
+	unsigned int family = (cpuid1_eax >> 8) & 0xf;
+	unsigned int model = ((cpuid1_eax >> 4) & 0xf) |
+			     (((cpuid1_eax >> 16) & 0xf) << 4);
+	size_t i;
+
+	if (regset != VMRAPL_REGSET_INTEL || family != 6)
+		return 0;
+	for (i = 0; i < sizeof(fixed); i++)
+		if (model == fixed[i])
+			return 16;
+	return 0;
+}
+
 /* ---- attach ------------------------------------------------------------- */
 
 size_t vmrapl_page_size(unsigned int nr_vcpus)

@@ -202,6 +202,20 @@ VMRAPL_API int vmrapl_page_read(const struct vmrapl_page *page,
 				unsigned int vcpu, unsigned int max_tries,
 				struct vmrapl_page_snapshot *snap);
 
+/*
+ * The unit in which the guest's own drivers read MSR_DRAM_ENERGY_STATUS
+ * when it is not 0x606's: 16 (2^-16 J, whatever 0x606 says) for an Intel
+ * register set on the server models Linux's intel_rapl_common and perf's
+ * rapl driver treat so (family 6: Haswell-X 0x3f, Broadwell-X 0x4f,
+ * Broadwell-D 0x56, Skylake-X/Cascade Lake/Cooper Lake 0x55, Ice Lake-X
+ * 0x6a, Ice Lake-D 0x6c, Knights Landing 0x57, Knights Mill 0x85), from
+ * the guest's CPUID leaf 1 EAX @cpuid1_eax; 0 for any other guest.  A VMM
+ * attaches such a guest with that ESU, so that its DRAM counter counts in
+ * the unit it is read in, or leaves 0x619 out of the guest's view.
+ */
+VMRAPL_API unsigned int vmrapl_guest_dram_esu(unsigned int regset,
+					      uint32_t cpuid1_eax);
+
 /* ---- KVM MSR filter ---------------------------------------------------- */
 
 /*

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/kvm.h>
 
 #include "vmm.h"
 
@@ -47,6 +48,41 @@ static void vrapl_filter(struct vmm *m)
 	r = vmrapl_install_msr_filter(m->vrvm, m->vm_fd);
 	if (r < 0)
 		vrapl_fail("KVM_X86_SET_MSR_FILTER", r);
+}
+
+/* The guest's CPUID leaf 1 EAX (family, model), 0 when it has none. */
+static uint32_t vrapl_cpuid1_eax(const struct vmm *m)
+{
+	uint32_t i;
+
+	for (i = 0; m->cpuid && i < m->cpuid->nent; i++)
+		if (m->cpuid->entries[i].function == 1)
+			return m->cpuid->entries[i].eax;
+	return 0;
+}
+
+/*
+ * The energy status unit to attach with: --esu, else the fixed DRAM unit
+ * of a guest CPU model whose drivers read 0x619 in 2^-16 J (so that its
+ * DRAM counter counts in the unit it is read in), else the module's
+ * default.  --esu and that fixed unit disagreeing while vmrapl serves
+ * DRAM would show the guest a DRAM energy 2^(16 - esu) times off: refused.
+ */
+static unsigned int vrapl_esu(const struct vmm *m)
+{
+	uint32_t eax = vrapl_cpuid1_eax(m);
+	unsigned int dram_esu = vmrapl_guest_dram_esu(m->o.regset, eax);
+
+	if (!m->o.esu || m->o.esu == dram_esu)
+		return dram_esu;
+	if (dram_esu && (m->domains & (1u << VMRAPL_DOM_DRAM)))
+		die(EXIT_USAGE, "--esu %u: this guest's CPU (family 6, model "
+		    "0x%x) reads its DRAM counter in 2^-%u J whatever "
+		    "MSR_RAPL_POWER_UNIT says, and vmrapl serves DRAM: leave "
+		    "--esu out or give %u", m->o.esu,
+		    ((eax >> 4) & 0xf) | (((eax >> 16) & 0xf) << 4),
+		    dram_esu, dram_esu);
+	return m->o.esu;
 }
 
 void vrapl_setup(struct vmm *m)
@@ -88,7 +124,7 @@ void vrapl_setup(struct vmm *m)
 
 	/* The register set matches the vendor the guest's CPUID shows. */
 	r = vmrapl_attach(m->vr, m->vm_fd, m->o.nr_vcpus, m->o.regset,
-			  m->o.esu, &m->vrvm);
+			  vrapl_esu(m), &m->vrvm);
 	if (r < 0)
 		vrapl_fail("VMRAPL_ATTACH_VM", r);
 	m->mode = VRAPL_KERNEL;

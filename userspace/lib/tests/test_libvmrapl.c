@@ -129,6 +129,43 @@ static int t_regset_intel(void)
 	return 1;
 }
 
+/* CPUID leaf 1 EAX of family 6, model @m, stepping @st. */
+static uint32_t fam6(unsigned int m, unsigned int st)
+{
+	return (6u << 8) | ((m & 0xf) << 4) | ((m >> 4) << 16) | st;
+}
+
+static int t_dram_unit(void)
+{
+	static const unsigned int fixed[] = {
+		0x3f, 0x4f, 0x56, 0x55, 0x6a, 0x6c, 0x57, 0x85,
+	};
+	/* Client parts, Sapphire/Emerald Rapids: 0x606's unit. */
+	static const unsigned int esu_unit[] = {
+		0x3c, 0x4e, 0x5e, 0x8c, 0x97, 0x8f, 0xcf, 0x86, 0x7e,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_INTEL,
+					    fam6(fixed[i], 4)) == 16);
+		/* The AMD register set has no DRAM register. */
+		CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_AMD,
+					    fam6(fixed[i], 4)) == 0);
+	}
+	for (i = 0; i < sizeof(esu_unit) / sizeof(esu_unit[0]); i++)
+		CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_INTEL,
+					    fam6(esu_unit[i], 0)) == 0);
+	/* QEMU's Skylake-Server: 0x00050654. */
+	CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_INTEL, 0x00050654) == 16);
+	/* Another family with model 0x55's low bits, an AMD Zen 4. */
+	CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_INTEL,
+				    (0xfu << 8) | (5u << 4) | (5u << 16)) == 0);
+	CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_INTEL, 0x00a10f11) == 0);
+	CHECK(vmrapl_guest_dram_esu(VMRAPL_REGSET_INTEL, 0) == 0);
+	return 1;
+}
+
 static int t_regset_amd(void)
 {
 	uint32_t m[VMRAPL_MAX_MSRS];
@@ -598,6 +635,7 @@ int main(void)
 	} tests[] = {
 		{ "regset: intel MSRs follow the view (0x619 DRAM, 0x639 CORE)", t_regset_intel },
 		{ "regset: amd MSRs follow the view, unknown regset", t_regset_amd },
+		{ "dram unit: fixed 2^-16 J on the Intel server models Linux lists", t_dram_unit },
 		{ "filter: intel without DRAM is 4 exact ranges", t_filter_intel_nodram },
 		{ "filter: intel with DRAM adds 0x619", t_filter_intel_dram },
 		{ "filter: amd is one range of 3", t_filter_amd },

@@ -114,10 +114,13 @@ expect "AMD: attach, topology by socket, period, main loop + I/O thread, filter,
 	'0x80000007 edx 0x4000 \(bit 14 set\)'
 q intel -- -accel kvm,vmrapl=on "${base[@]}" -cpu Skylake-Server,vendor=GenuineIntel \
 	-smp 8,sockets=2,dies=2,cores=2 -S -qmp stdio
-expect "Intel: topology by die, the Intel MSRs" "$tmp/intel" \
-	'ATTACH_VM kvm_fd [0-9]+ nr_vcpus 8 regset 1 esu 14' \
+expect "Intel: topology by die, the Intel MSRs, Skylake-X's DRAM unit" "$tmp/intel" \
+	'ATTACH_VM kvm_fd [0-9]+ nr_vcpus 8 regset 1 esu 16' \
 	'SET_TOPOLOGY nr_vcpus 8 map 0 0 1 1 2 2 3 3 \(vpkgs 4\)' \
 	'SET_MSR_FILTER .* 0x606/1/rw 0x610/1/rw 0x611/1/rw 0x614/1/rw 0x639/1/rw'
+q intelc -- -accel kvm,vmrapl=on "${base[@]}" -cpu Skylake-Client,vendor=GenuineIntel -S -qmp stdio
+expect "Intel client model: vmrapl's default unit" "$tmp/intelc" \
+	'ATTACH_VM kvm_fd [0-9]+ nr_vcpus 1 regset 1 esu 14'
 if grep -q 'bit 14 set' "$tmp/intel"; then
 	notok "Intel: no AMD RAPL CPUID bit"
 else
