@@ -7,8 +7,10 @@
 # kvm,vmrapl=on, Documentation/qemu.rst; 0009: a TCG fix that the rig's
 # nested guests need; 0010: the emulated counters' update interval and a
 # package C-state entry delay; 0011: Intel's RAPL registers from the same
-# model on an Intel CPU model, the rig's intel variant), and cache the
-# binary outside the checkout:
+# model on an Intel CPU model, the rig's intel variant; 0012: the unit of
+# Intel server guests, whose DRAM counter is read in 2^-16 J; 0013: APERF
+# and MPERF from the model, rapl-core-mhz), and cache the binary outside
+# the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

@@ -37,6 +37,7 @@ int read_truth(struct truth *t)
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long a, b = 0, c = 0, d = 0, e = 0;
+		const char *mhz;
 		unsigned int mw;
 		int i, p;
 
@@ -80,6 +81,8 @@ int read_truth(struct truth *t)
 			t->core_cpu_ns[i] = d;
 			t->core_pj[i] = e;
 			t->ncores = i + 1 > t->ncores ? i + 1 : t->ncores;
+			mhz = strstr(line, " mhz ");
+			t->core_mhz[i] = mhz ? (unsigned int)strtoul(mhz + 5, NULL, 10) : 0;
 		} else if (!strcmp(line, "end")) {
 			got_end = 1;
 		}

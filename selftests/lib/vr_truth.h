@@ -23,6 +23,7 @@ struct truth {
 	uint64_t pkg_pj[MAX_PKGS], idle_pj[MAX_PKGS], uncore_pj[MAX_PKGS];
 	uint64_t core_pj[MAX_CORES], core_cpu_ns[MAX_CORES];
 	unsigned int core_mw[MAX_CORES];
+	unsigned int core_mhz[MAX_CORES];	/* APERF's, 0: none */
 	int core_pkg[MAX_CORES];
 	/* The register set's energy status unit: 1/2^esu J. */
 	unsigned int esu;

@@ -212,6 +212,10 @@ fi
 rapl_model_opts() {
 	local o=,rapl=on
 	o+=,rapl-core-mw=${RIG_RAPL_CORE_MW:-12000:12000:12000:6000}
+	# APERF: core 3 at 0.76 of the others' frequency for half their
+	# power (dynamic power grows as f^2.5 or so): cycles weigh it, but
+	# not as much as its energy (rapl.heterogeneous_percore).
+	o+=,rapl-core-mhz=${RIG_RAPL_CORE_MHZ:-2000:2000:2000:1520}
 	o+=,rapl-idle-mw=${RIG_RAPL_IDLE_MW:-8000},rapl-uncore-mw=${RIG_RAPL_UNCORE_MW:-4000}
 	[[ -n ${RIG_RAPL_UPDATE_US-} ]] && o+=,rapl-update-us=$RIG_RAPL_UPDATE_US
 	[[ -n ${RIG_RAPL_PC6_DELAY_US-1000} ]] &&
