@@ -9,8 +9,8 @@
 # package C-state entry delay; 0011: Intel's RAPL registers from the same
 # model on an Intel CPU model, the rig's intel variant; 0012: the unit of
 # Intel server guests, whose DRAM counter is read in 2^-16 J; 0013: APERF
-# and MPERF from the model, rapl-core-mhz), and cache the binary outside
-# the checkout:
+# and MPERF from the model, rapl-core-mhz; 0014: the registers turbostat
+# reads beside Intel's RAPL), and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

@@ -117,7 +117,7 @@ q intel -- -accel kvm,vmrapl=on "${base[@]}" -cpu Skylake-Server,vendor=GenuineI
 expect "Intel: topology by die, the Intel MSRs, Skylake-X's DRAM unit" "$tmp/intel" \
 	'ATTACH_VM kvm_fd [0-9]+ nr_vcpus 8 regset 1 esu 16' \
 	'SET_TOPOLOGY nr_vcpus 8 map 0 0 1 1 2 2 3 3 \(vpkgs 4\)' \
-	'SET_MSR_FILTER .* 0x606/1/rw 0x610/1/rw 0x611/1/rw 0x614/1/rw 0x639/1/rw'
+	'SET_MSR_FILTER .* 0x606/1/rw 0x610/1/rw 0x611/1/rw 0x614/1/rw 0x639/1/rw 0xe2/1/rw 0x613/1/rw 0x61b/1/rw'
 q intelc -- -accel kvm,vmrapl=on "${base[@]}" -cpu Skylake-Client,vendor=GenuineIntel -S -qmp stdio
 expect "Intel client model: vmrapl's default unit" "$tmp/intelc" \
 	'ATTACH_VM kvm_fd [0-9]+ nr_vcpus 1 regset 1 esu 14'
