@@ -24,6 +24,8 @@
 #   make check-qemu           QEMU with vmrapl inside the rig alone (make check
 #                             runs it too): a nested Debian
 #                             guest reads its energy (rapl_qemu.c)
+#   make check-intel          the rig's intel variant on the full kernels
+#                             make check does not run it on (.ci/run does)
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
 #   make try                  boot the rig with the demo's VMs and a shell
@@ -94,7 +96,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse doc-check qemu \
-	checkpatch ksrc deps check check-debug check-qemu debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu check-intel debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -253,6 +255,9 @@ check:
 # Debian guest (selftests/vmrapl/rapl_qemu.c); summary as check.
 check-qemu:
 	@$(TOP)/scripts/check-qemu.sh
+
+check-intel:
+	@$(TOP)/scripts/check-intel.sh
 
 # The debug kernel (scripts/debug-kernel.sh: built once, cached under
 # /var/cache/vmrapl/debug-kernel) and the whole selftest suite on it in

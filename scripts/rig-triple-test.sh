@@ -75,7 +75,8 @@ check "a RIG_QEMU that does not exist is named, and fails the run" \
 # before vmrapl loaded: retried once, then the run fails naming the
 # signal, and each boot's backtrace (run.sh's qemu_backtrace()) is kept.
 segv=$top/build/rig-triple-segv-qemu
-printf '#!/bin/bash\necho "fake QEMU: SIGSEGV"\nkill -SEGV $$\n' > "$segv"
+# (ulimit -c 0: no core file of the fake in the directory it ran in)
+printf '#!/bin/bash\nulimit -c 0\necho "fake QEMU: SIGSEGV"\nkill -SEGV $$\n' > "$segv"
 chmod +x "$segv"
 rm -f "$log.qemu-bt" "$log.early1.qemu-bt"
 RIG_TAG=triple RIG_TESTS_DIR=$top/selftests/rig/triple RIG_QEMU=$segv \
