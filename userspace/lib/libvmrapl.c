@@ -775,15 +775,14 @@ int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 	if (!r || !reg_in_view(r, vm->domains))
 		return 0;
 
+	/*
+	 * Writes: the energy, unit and power info registers are read-only,
+	 * and the power limit reads locked (bit 63), whose writes hardware
+	 * answers with #GP too.  None reaches the host.
+	 */
 	if (run->exit_reason == KVM_EXIT_X86_WRMSR) {
-		if (r->reg == VMRAPL_REG_POWER_LIMIT) {
-			/* Power limits are the host's business: drop. */
-			run->msr.error = 0;
-			count(&vm->cnt.wrmsr_dropped);
-		} else {
-			run->msr.error = 1;
-			count(&vm->cnt.gp);
-		}
+		run->msr.error = 1;
+		count(&vm->cnt.gp);
 		return 1;
 	}
 

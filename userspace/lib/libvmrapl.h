@@ -291,7 +291,7 @@ VMRAPL_API int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 struct vmrapl_exit_counters {
 	uint64_t rdmsr;		/* reads answered */
 	uint64_t rdmsr_page;	/* ... of which from the page */
-	uint64_t wrmsr_dropped;	/* writes to 0x610 dropped */
+	uint64_t wrmsr_dropped;	/* 0 since 1.2: 0x610 writes #GP (locked) */
 	uint64_t gp;		/* #GP injected */
 };
 VMRAPL_API void vmrapl_exit_counters(const struct vmrapl_vm *vm,

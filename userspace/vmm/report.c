@@ -272,8 +272,7 @@ void print_human(const struct vmm *m)
 	       m->mode != VRAPL_OFF ? "" : m->vrapl_off_reason);
 	if (m->mode != VRAPL_OFF)
 		printf("MSR exits: %" PRIu64 " reads (%" PRIu64 " from the page), "
-		       "%" PRIu64 " writes dropped, %" PRIu64 " #GP\n",
-		       m->xc.rdmsr, m->xc.rdmsr_page, m->xc.wrmsr_dropped,
+		       "%" PRIu64 " #GP\n", m->xc.rdmsr, m->xc.rdmsr_page,
 		       m->xc.gp);
 	for (i = 0; i < m->o.nr_vcpus; i++) {
 		const struct vcpu *v = &m->vcpus[i];
