@@ -106,6 +106,9 @@ tap "install" make --no-print-directory install-test
 # (Documentation/testing.rst, "Which QEMU")
 if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	rig_qemu
+	# The power model as a QEMU user drives it, no guest (about 10 s):
+	# hotplug into a later slot first, thread=single, a migration.
+	tap "qemu model" scripts/qemu-model-test.py
 	# Programs that test userspace over the uapi alone, with no kernel
 	# difference to find (RIG_ONCE, default tools: vmraplctl and the
 	# exporter, 27 s a boot), run on the newest full kernel only.

@@ -10,7 +10,8 @@
 # model on an Intel CPU model, the rig's intel variant; 0012: the unit of
 # Intel server guests, whose DRAM counter is read in 2^-16 J; 0013: APERF
 # and MPERF from the model, rapl-core-mhz; 0014: the registers turbostat
-# reads beside Intel's RAPL), and cache the binary outside the checkout:
+# reads beside Intel's RAPL; 0015: the model with hotplug, MTTCG only, no
+# migration), and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The rig's power model (QEMU patches 0002, 0010, 0011, 0013, 0015) as a
+QEMU user drives it, without a guest: TAP on stdout.
+
+  scripts/qemu-model-test.py [qemu-system-x86_64]   (default: make qemu's)
+
+Each case starts the binary with rapl=on under TCG, firmware only (no
+kernel: SeaBIOS finds nothing to boot and waits), and talks QMP to it:
+
+  1. a vCPU hot-plugged into the last slot of -smp 2,maxcpus=4 first (a
+     later slot before an earlier one): the model's 1 ms tick keeps
+     running, QEMU stays up and exits 0 on "quit";
+  2. thread=single: refused at start, the reason named (one thread for
+     every vCPU: the model charges a vCPU its thread's CPU time);
+  3. a migration: refused, the model named (its state is in no vmstate).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+n = 0
+failed = 0
+
+
+def ok(cond, what, diag=""):
+    global n, failed
+    n += 1
+    if not cond:
+        failed += 1
+        for line in diag.splitlines()[-15:]:
+            print("# " + line)
+    print(("ok %d " if cond else "not ok %d ") % n + what, flush=True)
+
+
+def qemu_path():
+    if len(sys.argv) > 1:
+        return sys.argv[1]
+    r = subprocess.run([os.path.join(TOP, "scripts/qemu.sh"), "path"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+class Qmp:
+    def __init__(self, path, timeout=20):
+        end = time.time() + timeout
+        while True:
+            try:
+                self.s = socket.socket(socket.AF_UNIX)
+                self.s.connect(path)
+                break
+            except OSError:
+                self.s.close()
+                if time.time() > end:
+                    raise
+                time.sleep(0.1)
+        self.s.settimeout(timeout)
+        self.f = self.s.makefile("r")
+        json.loads(self.f.readline())           # the greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.s.sendall((json.dumps(msg) + "\n").encode())
+        while True:
+            r = json.loads(self.f.readline())
+            if "return" in r or "error" in r:
+                return r
+
+
+def start(qemu, tmp, accel, smp, extra=()):
+    sock = os.path.join(tmp, "qmp")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    fw = subprocess.run([os.path.join(TOP, "scripts/qemu.sh"), "firmware"],
+                        capture_output=True, text=True).stdout.split()
+    args = [qemu, *fw, "-machine", "q35", "-accel", accel,
+            "-cpu", "max,family=25,model=1,rapl=on", "-smp", smp,
+            "-m", "128", "-nodefaults", "-display", "none",
+            "-qmp", "unix:%s,server=on,wait=off" % sock, *extra]
+    log = open(os.path.join(tmp, "log"), "w+")
+    p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
+                         stderr=subprocess.STDOUT)
+    return p, sock, log
+
+
+def text(log):
+    log.seek(0)
+    return log.read()
+
+
+def main():
+    qemu = qemu_path()
+    print("TAP version 13", flush=True)
+    if not qemu or not os.access(qemu, os.X_OK):
+        print("1..0 # SKIP no QEMU of make qemu")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="vmrapl-model.") as tmp:
+        # 1. The last slot first.
+        p, sock, log = start(qemu, tmp, "tcg,thread=multi",
+                             "2,maxcpus=4,sockets=1,cores=4")
+        try:
+            q = Qmp(sock)
+            cpus = q.cmd("query-hotpluggable-cpus")["return"]
+            free = [c for c in cpus if "qom-path" not in c]
+            last = max(free, key=lambda c: c["props"].get("core-id", 0))
+            r = q.cmd("device_add", driver=last["type"], id="late",
+                      **last["props"])
+            ok("error" not in r, "device_add into the last slot (core-id "
+               "%d) first" % last["props"].get("core-id", -1), json.dumps(r))
+            time.sleep(1.5)                     # some 1500 model ticks
+            r = q.cmd("query-status")
+            ok(r.get("return", {}).get("status") == "running",
+               "the model's ticks run with a slot before it empty",
+               json.dumps(r) + "\n" + text(log))
+            q.cmd("quit")
+        except (OSError, ValueError) as e:
+            ok(False, "QMP with a hot-plugged vCPU", repr(e) + "\n" +
+               text(log))
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        ok(rc == 0, "and QEMU exits 0 on quit (rc %d)" % rc, text(log))
+
+        # 2. One thread for every vCPU.
+        p, sock, log = start(qemu, tmp, "tcg,thread=single", "2")
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = None
+        ok(rc not in (None, 0) and
+           "rapl=on needs multi-threaded TCG" in text(log),
+           "thread=single: refused, the reason named (rc %s)" % rc,
+           text(log))
+
+        # 3. No migration of the model's state.
+        p, sock, log = start(qemu, tmp, "tcg,thread=multi", "2")
+        try:
+            q = Qmp(sock)
+            r = q.cmd("migrate", uri="exec:cat > /dev/null")
+            desc = r.get("error", {}).get("desc", "")
+            ok("the power model's state is not migrated" in desc,
+               "migration: refused, the model named", json.dumps(r))
+            q.cmd("quit")
+        except (OSError, ValueError) as e:
+            ok(False, "QMP for a migration", repr(e) + "\n" + text(log))
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    print("1..%d" % n)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
