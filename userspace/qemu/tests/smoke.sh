@@ -99,6 +99,15 @@ expect "a period below unpriv_period_ms: a clear error" "$tmp/period" \
 q range -- -accel kvm,vmrapl=on,vmrapl-period-ms=20000 "${base[@]}" -S
 expect "a period out of range: a clear error" "$tmp/range" \
 	'vmrapl-period-ms=20000 is out of range \(1 to 10000\)' '^rc=1$'
+q dombad -- -accel kvm,vmrapl=on,vmrapl-domains=pkg:gpu "${base[@]}" -S
+expect "vmrapl-domains with an unknown name: a clear error" "$tmp/dombad" \
+	"vmrapl-domains=pkg:gpu: 'gpu' is not a domain" '^rc=1$'
+q domnopkg -- -accel kvm,vmrapl=on,vmrapl-domains=core "${base[@]}" -S
+expect "vmrapl-domains without pkg: a clear error" "$tmp/domnopkg" \
+	'vmrapl-domains=core: the pkg domain is required' '^rc=1$'
+q domdram -- -accel kvm,vmrapl=on,vmrapl-domains=pkg:dram "${base[@]}" -S
+expect "vmrapl-domains the host does not serve: named" "$tmp/domdram" \
+	"vmrapl-domains=pkg:dram: this host's vmrapl does not serve dram" '^rc=1$'
 
 # Attach
 q attach -- -accel kvm,vmrapl=on,vmrapl-period-ms=50 "${base[@]}" "${amd[@]}" \
