@@ -11,8 +11,8 @@
 # Intel server guests, whose DRAM counter is read in 2^-16 J; 0013: APERF
 # and MPERF from the model, rapl-core-mhz; 0014: the registers turbostat
 # reads beside Intel's RAPL; 0015: the model with hotplug, MTTCG only, no
-# migration; 0016: vmrapl-domains, migrated), and cache the binary outside
-# the checkout:
+# migration; 0016: vmrapl-domains, migrated; 0017: QEMU_VMRAPL, for
+# libvirt), and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

@@ -109,6 +109,7 @@ static const char *l2_missing(void)
 #define L2_NIC		0x4	/* a virtio-net NIC on TAP, with vhost-net */
 #define L2_TRACE	0x8	/* trace QEMU's ADD_TASKs on its stderr */
 #define L2_INTEL	0x10	/* an Intel server CPU model (L2_INTEL_CPU) */
+#define L2_ENV		0x20	/* @accel's vmrapl part in QEMU_VMRAPL */
 /*
  * A Skylake-Server guest on the rig's AMD CPU: KVM takes another vendor's
  * CPUID; the features the host lacks are left out, with a warning each.
@@ -118,7 +119,9 @@ static const char *l2_missing(void)
 
 /*
  * Start QEMU: @accel (-accel), @test (l2.test=), @cpu pinned (the whole
- * process, so vhost's worker too), and the L2_* of @flags.
+ * process, so vhost's worker too), and the L2_* of @flags.  With L2_ENV,
+ * as libvirt starts it: -accel kvm, and the rest of @accel in QEMU_VMRAPL
+ * (<qemu:env>).
  */
 static int l2_start(struct l2 *g, const char *accel, const char *test,
 		    int cpu, unsigned int flags)
@@ -144,6 +147,8 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 		argv[8] = L2_INTEL_CPU;		/* after "-cpu" */
 	argv[n++] = "-accel";
 	argv[n++] = accel;
+	if ((flags & L2_ENV) && !strncmp(accel, "kvm,", 4))
+		argv[n - 1] = "kvm";
 	argv[n++] = "-append";
 	argv[n++] = append;
 	if (flags & L2_MON) {
@@ -176,6 +181,8 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
 		sched_setaffinity(0, sizeof(set), &set);
+		if ((flags & L2_ENV) && !strncmp(accel, "kvm,", 4))
+			setenv("QEMU_VMRAPL", accel + 4, 1);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
 		execv(QEMU, (char **)argv);
@@ -837,12 +844,13 @@ TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 
 /*
  * An Intel server guest (Skylake-Server, on the rig's AMD CPU) on the
- * Intel register set: the same readers, the same bounds.
+ * Intel register set: the same readers, the same bounds.  Started as
+ * libvirt starts QEMU: -accel kvm, the vmrapl properties in QEMU_VMRAPL.
  */
 TEST_F_TIMEOUT(l2, intel_guest_reads_own_energy, 600)
 {
 	measure(_metadata, &self->g, VMRAPL_ON ",vmrapl-regset=intel",
-		L2_INTEL);
+		L2_INTEL | L2_ENV);
 }
 
 TEST_F_TIMEOUT(l2, without_vmrapl, 600)

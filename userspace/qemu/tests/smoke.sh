@@ -105,6 +105,13 @@ expect "vmrapl-domains with an unknown name: a clear error" "$tmp/dombad" \
 q domnopkg -- -accel kvm,vmrapl=on,vmrapl-domains=core "${base[@]}" -S
 expect "vmrapl-domains without pkg: a clear error" "$tmp/domnopkg" \
 	'vmrapl-domains=core: the pkg domain is required' '^rc=1$'
+q envbad QEMU_VMRAPL=vmrapl=on,vmrapl-colour=red -- -accel kvm "${base[@]}" -S
+expect "QEMU_VMRAPL with an unknown name: a clear error" "$tmp/envbad" \
+	"QEMU_VMRAPL=vmrapl=on,vmrapl-colour=red: 'vmrapl-colour' is not a vmrapl property" '^rc=1$'
+q env QEMU_VMRAPL=vmrapl=on,vmrapl-period-ms=50 -- -accel kvm "${base[@]}" "${amd[@]}" -S -qmp stdio
+expect "QEMU_VMRAPL with -accel kvm: attached, its period set" "$tmp/env" \
+	'ATTACH_VM kvm_fd [0-9]+ nr_vcpus 1 regset 2 esu 14' \
+	'SET_POLICY flags 2 guest_period_us 50000'
 q domdram -- -accel kvm,vmrapl=on,vmrapl-domains=pkg:dram "${base[@]}" -S
 expect "vmrapl-domains the host does not serve: named" "$tmp/domdram" \
 	"vmrapl-domains=pkg:dram: this host's vmrapl does not serve dram" '^rc=1$'
