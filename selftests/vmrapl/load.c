@@ -29,7 +29,7 @@
 #include "vr_kvm.h"
 #include "vr_whole.h"
 
-#define LOAD_SECS	25
+#define LOAD_SECS	20
 #define NR_VMM		4
 #define VMS_PER_VMM	8
 #define NR_PAIRS	4
