@@ -19,11 +19,7 @@ mkdir -p "$logdir"
 
 . "$top/scripts/check-lib.sh"
 
-mapfile -t host_kvers < <(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null |
-	sed 's|^/usr/src/linux-headers-||' | sort -V)
-mapfile -t new_kvers < <(scripts/kernels.sh list 2>/dev/null)
-full_kvers=("${host_kvers[@]}")
-[[ ${#new_kvers[@]} -gt 0 ]] && full_kvers+=("${new_kvers[-1]}")
+kver_lists
 done_kver=${RAPL_KVER:-${host_kvers[-1]:-}}
 if [[ ${#host_kvers[@]} == 0 ]]; then
 	record "kernel headers present" 0 1 0 0

@@ -1,12 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Helpers shared by scripts/check.sh ("make check") and
-# scripts/check-debug.sh ("make check-debug"): steps recorded with their
+# Helpers shared by scripts/check.sh ("make check"), check-debug.sh,
+# check-qemu.sh and check-intel.sh: the kernel lists, steps recorded with their
 # passed/failed/skipped counts, and the closing summary whose last line is
 # "N passed, N failed".  Source it with $logdir set.
 
 declare -a s_name=() s_pass=() s_fail=() s_skip=() s_time=()
 total_pass=0 total_fail=0 total_skip=0
+
+# The kernels: host_kvers (the host's headers, oldest first), new_kvers
+# (the trixie root's 7.x, scripts/kernels.sh), full_kvers (the host's and
+# the newest 7.x: those the whole suite runs on).
+kver_lists() {
+	mapfile -t host_kvers < <(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null |
+		sed 's|^/usr/src/linux-headers-||' | sort -V)
+	mapfile -t new_kvers < <(scripts/kernels.sh list 2>/dev/null)
+	full_kvers=("${host_kvers[@]}")
+	if [[ ${#new_kvers[@]} -gt 0 ]]; then
+		full_kvers+=("${new_kvers[-1]}")
+	fi
+}
 
 record() { # name pass fail skip seconds
 	s_name+=("$1"); s_pass+=("$2"); s_fail+=("$3"); s_skip+=("$4"); s_time+=("$5")

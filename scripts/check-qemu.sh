@@ -20,8 +20,7 @@ mkdir -p "$logdir"
 
 . "$top/scripts/check-lib.sh"
 
-mapfile -t host_kvers < <(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null |
-	sed 's|^/usr/src/linux-headers-||' | sort -V)
+kver_lists
 kver=${RAPL_KVER:-${host_kvers[-1]:-}}
 if [[ -z $kver ]]; then
 	record "kernel headers present" 0 1 0 0

@@ -32,14 +32,10 @@ fi
 # (scripts/kernels.sh).  The full suite runs on the host's and on the
 # newest one; every other 7.x series gets a build, a load and unload, and
 # a smoke subset of the rig (SMOKE_PROGS).
-mapfile -t host_kvers < <(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null |
-	sed 's|^/usr/src/linux-headers-||' | sort -V)
-mapfile -t new_kvers < <(scripts/kernels.sh list 2>/dev/null)
+kver_lists
 kvers=("${host_kvers[@]}" "${new_kvers[@]}")
-full_kvers=("${host_kvers[@]}")
 smoke_kvers=()
 if [[ ${#new_kvers[@]} -gt 0 ]]; then
-	full_kvers+=("${new_kvers[-1]}")
 	smoke_kvers=("${new_kvers[@]:0:${#new_kvers[@]}-1}")
 fi
 if [[ ${#host_kvers[@]} == 0 ]]; then
