@@ -246,7 +246,8 @@ static long vr_dev_get_info(void __user *argp)
 		info.features |= VMRAPL_INFO_F_TRACK_ALL;
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
 			 VMRAPL_INFO_F_STATIC_SPLIT | VMRAPL_INFO_F_STATIC_CORE |
-			 VMRAPL_INFO_F_STATIC_HOST | VMRAPL_INFO_F_PKG_V2;
+			 VMRAPL_INFO_F_STATIC_HOST | VMRAPL_INFO_F_PKG_V2 |
+			 VMRAPL_INFO_F_VCPU_ID;
 	if (vr_core_kinds() & BIT(VR_CORE_ENERGY))
 		info.features |= VMRAPL_INFO_F_PERCORE;
 	if (vr_core_kinds() & BIT(VR_CORE_CYCLES))

@@ -453,7 +453,8 @@ long vr_attach_vm(void __user *argp)
 	ret = vr_copy_sized(&a, sizeof(a), argp);
 	if (ret)
 		return ret;
-	if (a.flags || !vr_zero(a.reserved, ARRAY_SIZE(a.reserved)))
+	if ((a.flags & ~VMRAPL_ATTACH_F_VCPU_ID) ||
+	    !vr_zero(a.reserved, ARRAY_SIZE(a.reserved)))
 		return -EINVAL;
 	if (!a.nr_vcpus || a.nr_vcpus > VMRAPL_MAX_VCPUS)
 		return -EINVAL;
@@ -480,6 +481,7 @@ long vr_attach_vm(void __user *argp)
 	}
 	vm->kvm_file = f;
 	vm->attached = true;
+	vm->by_id = a.flags & VMRAPL_ATTACH_F_VCPU_ID;
 	vm->pid = task_tgid_nr(current);
 	get_task_comm(vm->comm, current->group_leader);
 

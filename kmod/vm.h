@@ -130,6 +130,9 @@ struct vr_task {
  * @stats_cache, @stats_time: the rows GET_STATS last read for a VM that
  *	is not @exact, and when; under @lock.
  * @domains: VMRAPL_DOM_* bits the guest sees (vmrapl_page.domains).
+ * @by_id: the VMM attached with VMRAPL_ATTACH_F_VCPU_ID: a vCPU's index
+ *	is its KVM vcpu_id, not its vcpu_idx (vr_vcpu_index()).  Set before
+ *	the VM is visible.
  * @acct: (nr_vcpus + 1) x vr_topo.max_pkgs accounts; the last row is the
  *	VM's overhead.
  * @threads: per vCPU, the thread that runs it (struct vr_vcpu_thread).
@@ -159,6 +162,7 @@ struct vr_vm {
 	char comm[TASK_COMM_LEN];
 	bool attached;
 	bool exact;
+	bool by_id;
 	u32 charge;
 	u32 nr_vcpus;
 	u32 regset;

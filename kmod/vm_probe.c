@@ -82,6 +82,12 @@ static struct kvm_vcpu *vr_task_vcpu(struct task_struct *t)
 	return container_of(pn, struct kvm_vcpu, preempt_notifier);
 }
 
+/* @vcpu's index in @vm: its KVM id or its creation order (@vm->by_id). */
+static u32 vr_vcpu_index(const struct vr_vm *vm, const struct kvm_vcpu *vcpu)
+{
+	return vm->by_id ? (u32)vcpu->vcpu_id : (u32)vcpu->vcpu_idx;
+}
+
 /* The account of vCPU @idx of @vm under its policy, on package @pkg. */
 static struct vr_acct *vr_vcpu_or_ovh(struct vr_vm *vm, u32 idx,
 				      unsigned int pkg)
@@ -107,7 +113,8 @@ static struct vr_acct *vr_task_acct(struct task_struct *t, unsigned int pkg)
 
 	if (vcpu) {
 		vm = vr_lookup(vcpu->kvm, VR_KEY_KVM);
-		return vm ? vr_vcpu_or_ovh(vm, vcpu->vcpu_idx, pkg) : NULL;
+		return vm ? vr_vcpu_or_ovh(vm, vr_vcpu_index(vm, vcpu), pkg) :
+			    NULL;
 	}
 	if (READ_ONCE(vr_nr_tasks)) {
 		k = vr_lookup_key(t);
@@ -165,6 +172,7 @@ static void vr_vm_guest_entry(struct kvm_vcpu *vcpu, struct vr_cpu *c,
 {
 	struct vr_acct *a;
 	struct vr_vm *vm;
+	u32 idx;
 
 	if (unlikely(!READ_ONCE(vr_kvm_pn_ops)))
 		WRITE_ONCE(vr_kvm_pn_ops, vcpu->preempt_notifier.ops);
@@ -173,11 +181,12 @@ static void vr_vm_guest_entry(struct kvm_vcpu *vcpu, struct vr_cpu *c,
 		vr_vm_note(vcpu->kvm);
 		return;
 	}
-	if ((u32)vcpu->vcpu_idx >= vm->nr_vcpus)
+	idx = vr_vcpu_index(vm, vcpu);
+	if (idx >= vm->nr_vcpus)
 		return;
-	vr_vcpu_thread_note(vm, vcpu->vcpu_idx);
+	vr_vcpu_thread_note(vm, idx);
 	/* Both policies charge guest time to the vCPU. */
-	a = vr_vcpu_acct(vm, vcpu->vcpu_idx, pkg);
+	a = vr_vcpu_acct(vm, idx, pkg);
 	if (c->cur != a)
 		vr_cpu_event(c, now, true, a);
 }

@@ -81,6 +81,7 @@ static const uint8_t code_gp[] = {
 struct vrg_vcpu {
 	struct vrg *g;
 	int idx;
+	int id;		/* KVM_CREATE_VCPU's */
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;
@@ -116,6 +117,11 @@ static void vrg_sig(int sig)
 }
 
 struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
+{
+	return vrg_create_ids(nr_vcpus, NULL, prog);
+}
+
+struct vrg *vrg_create_ids(int nr_vcpus, const int *ids, enum vrg_prog prog)
 {
 	struct kvm_userspace_memory_region reg = { 0 };
 	struct vrg *g;
@@ -184,8 +190,9 @@ struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog)
 
 		v->g = g;
 		v->idx = i;
+		v->id = ids ? ids[i] : i;
 		v->cpu = -1;
-		v->fd = ioctl(g->vm, KVM_CREATE_VCPU, i);
+		v->fd = ioctl(g->vm, KVM_CREATE_VCPU, v->id);
 		if (v->fd < 0)
 			goto err;
 		v->run = mmap(NULL, g->run_size, PROT_READ | PROT_WRITE,
@@ -305,7 +312,7 @@ static void *vrg_thread(void *arg)
 			break;
 		}
 		v->exits++;
-		if (g->vr && vmrapl_handle_exit(g->vr, run, v->idx) == 1)
+		if (g->vr && vmrapl_handle_exit(g->vr, run, v->id) == 1)
 			continue;
 		switch (run->exit_reason) {
 		case KVM_EXIT_IO: {

@@ -23,6 +23,11 @@ struct vrg;
 
 /* Create a VM with @nr_vcpus vCPUs running @prog; NULL on failure. */
 struct vrg *vrg_create(int nr_vcpus, enum vrg_prog prog);
+/*
+ * The same, vCPU i created i-th with KVM id @ids[i] (vrg_create(): i).
+ * RDMSR/WRMSR exits go to libvmrapl with the vCPU's id.
+ */
+struct vrg *vrg_create_ids(int nr_vcpus, const int *ids, enum vrg_prog prog);
 int vrg_kvm_fd(struct vrg *g);
 /* Busy @pct percent of every @period_ms (VMM-side sleeps), default 100. */
 void vrg_set_duty(struct vrg *g, int pct, int period_ms);

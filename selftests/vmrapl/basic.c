@@ -325,7 +325,9 @@ TEST_F(attach, bad_input)
 	close(closed);
 	a = good; a.size = 8;
 	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
-	a = good; a.flags = 1;
+	a = good; a.flags = 2;	/* bit 0 is VMRAPL_ATTACH_F_VCPU_ID */
+	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
+	a = good; a.flags = 1u << 31;
 	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));
 	a = good; a.reserved[3] = 1;
 	EXPECT_EQ(-EINVAL, attach_raw(self->dev, &a));

@@ -288,6 +288,7 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 			       (uint32_t)pick(&f->s, VMRAPL_MAX_VCPUS + 2);
 		u.a.regset = pick(&f->s, 4);
 		u.a.esu = pick(&f->s, 34);
+		u.a.flags = pick(&f->s, 4) ? 0 : pick(&f->s, 3);
 		break;
 	case VMRAPL_VM_SET_TOPOLOGY:
 		u.t.size = pick_size(f, sizeof(u.t));

@@ -378,4 +378,96 @@ TEST_F(msr, page_of_1024_vcpus)
 	EXPECT_EQ(0, big.gp);
 }
 
+/*
+ * VMRAPL_ATTACH_F_VCPU_ID: vCPUs created out of id order (id 2, then 0:
+ * what a hotplug into a later slot first does) each read their own core
+ * counter and are charged under their ids, and id 1, which no vCPU has,
+ * is charged nothing.  Without the flag the same VM is charged in creation order.
+ */
+TEST_F(msr, vcpus_keyed_by_id)
+{
+	static const int ids[] = { 2, 0 };
+	uint64_t per = (uint64_t)(5.0 * 0.005 * (1 << TEST_ESU));
+	struct vmrapl_vcpu_stats vs[3];
+	struct guest *gs = &self->gs;
+	struct vrg_msr_log log;
+	struct vmrapl_stats st;
+	uint64_t end, v;
+	int i, keyed;
+
+	ASSERT_EQ(0, vmrapl_open(NULL, &gs->dev));
+	EXPECT_TRUE(vmrapl_get_info(gs->dev)->features & VMRAPL_INFO_F_VCPU_ID);
+	vmrapl_close(gs->dev);
+	for (keyed = 1; keyed >= 0; keyed--) {
+		gs->g = vrg_create_ids(2, ids, VRG_RDMSR);
+		ASSERT_NE(NULL, gs->g);
+		ASSERT_EQ(0, vmrapl_open(NULL, &gs->dev));
+		ASSERT_EQ(0, vmrapl_attach_flags(gs->dev, vrg_kvm_fd(gs->g), 3,
+						 VMRAPL_REGSET_AMD, TEST_ESU,
+						 keyed ? VMRAPL_ATTACH_F_VCPU_ID : 0,
+						 &gs->vm));
+		ASSERT_EQ(0, vmrapl_set_policy(gs->vm, VMRAPL_CHARGE_THREAD,
+					       1000));
+		ASSERT_EQ(0, vrg_use_vmrapl(gs->g, gs->vm));
+		vrg_set_msr(gs->g, VMRAPL_MSR_AMD_CORE_ENERGY);
+		vrg_pin(gs->g, 0, 1);
+		vrg_pin(gs->g, 1, 1);
+		ASSERT_EQ(0, vrg_start(gs->g));
+		for (end = vr_now_ns() + 400000000ull; vr_now_ns() < end;) {
+			vr_inject(self->pkg, VMRAPL_DOM_PKG, per, false);
+			vr_sleep_ms(5);
+		}
+		vrg_stop(gs->g);
+		memset(vs, 0, sizeof(vs));
+		ASSERT_EQ(0, vmrapl_get_stats(gs->vm, &st, vs, 3, NULL, 0));
+		for (i = 0; i < 3; i++)
+			TH_LOG("%s: index %d: %.3f s, %llu uJ", keyed ? "by id" :
+			       "by creation", i, vs[i].runtime_ns / 1e9,
+			       (unsigned long long)vs[i].energy_uj[VMRAPL_DOM_PKG]);
+		if (keyed) {
+			EXPECT_GT(vs[0].runtime_ns, 0);
+			EXPECT_GT(vs[2].runtime_ns, 0);
+			EXPECT_EQ(0, vs[1].runtime_ns);
+			EXPECT_EQ(0, vs[1].energy_uj[VMRAPL_DOM_PKG]);
+			for (i = 0; i < 2; i++) {
+				/* vCPU i, id ids[i], read its own counter. */
+				vrg_msr_log(gs->g, i, &log);
+				ASSERT_EQ(0, vmrapl_read_msr(gs->vm, ids[i],
+						VMRAPL_MSR_AMD_CORE_ENERGY, &v));
+				TH_LOG("vCPU id %d: %llu reads, %llu changes, last %#llx, now %#llx",
+				       ids[i], (unsigned long long)log.reads,
+				       (unsigned long long)log.changes,
+				       (unsigned long long)log.last,
+				       (unsigned long long)v);
+				EXPECT_GT(log.changes, 0);
+				EXPECT_EQ(0, log.gp);
+				EXPECT_EQ(0, log.backwards);
+				EXPECT_LE(log.last, v);
+				EXPECT_NE(0, log.last);
+			}
+			/* Where counters start, as for a vCPU yet to run. */
+			ASSERT_EQ(0, vmrapl_read_msr(gs->vm, 1,
+					VMRAPL_MSR_AMD_CORE_ENERGY, &v));
+			EXPECT_EQ(1, v);
+		} else {
+			EXPECT_GT(vs[0].runtime_ns, 0);
+			EXPECT_GT(vs[1].runtime_ns, 0);
+			EXPECT_EQ(0, vs[2].runtime_ns);
+		}
+		vmrapl_detach(gs->vm);
+		vmrapl_close(gs->dev);
+		vrg_destroy(gs->g);
+		memset(gs, 0, sizeof(*gs));
+	}
+	/* An unknown flag. */
+	gs->g = vrg_create(1, VRG_HLT);
+	ASSERT_NE(NULL, gs->g);
+	ASSERT_EQ(0, vmrapl_open(NULL, &gs->dev));
+	EXPECT_EQ(-EINVAL, vmrapl_attach_flags(gs->dev, vrg_kvm_fd(gs->g), 1,
+					       VMRAPL_REGSET_AMD, TEST_ESU, 2,
+					       &gs->vm));
+	vmrapl_close(gs->dev);
+	vrg_destroy(gs->g);
+}
+
 TEST_HARNESS_MAIN

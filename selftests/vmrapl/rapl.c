@@ -68,7 +68,7 @@ TEST(amd_source)
 	struct vmrapl_info info;
 	char line[4096];
 	FILE *f;
-	int rapl_flag = 0;
+	int rapl_flag = 0, npk = 0;
 
 	/* CPUID 0x80000007 EDX bit 14, as the kernel shows it */
 	f = fopen("/proc/cpuinfo", "r");
@@ -78,11 +78,35 @@ TEST(amd_source)
 			rapl_flag = 1;
 	fclose(f);
 	EXPECT_EQ(1, rapl_flag);
+	/* Asked for by name, the source loads; auto finds it too. */
+	ASSERT_EQ(0, vr_reload("source=amd"));
 	ASSERT_EQ(0, vr_reload("source=auto"));
 	ASSERT_EQ(0, vr_get_info(&info));
 	EXPECT_EQ(VMRAPL_SOURCE_AMD, info.source);
+	EXPECT_FALSE(info.features & VMRAPL_INFO_F_ESTIMATED);
 	EXPECT_EQ(ESU, info.host_esu);
 	EXPECT_EQ(MAX_PKGS, info.nr_packages);
+	/*
+	 * The per-core counters weigh the dynamic split (basic.percore_state
+	 * checks the same on the rig's other machines, which have none).
+	 */
+	EXPECT_TRUE(info.features & VMRAPL_INFO_F_PERCORE);
+	EXPECT_FALSE(info.features & VMRAPL_INFO_F_APERF);
+	f = fopen("/sys/kernel/debug/vmrapl/packages", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char weight[16];
+		int p, active;
+
+		if (sscanf(line, "pkg %d percore active %d weight %15s", &p,
+			   &active, weight) != 3)
+			continue;
+		EXPECT_EQ(1, active) TH_LOG("%s", line);
+		EXPECT_STREQ("energy", weight);
+		npk++;
+	}
+	fclose(f);
+	EXPECT_EQ(MAX_PKGS, npk);
 }
 
 TEST(kernel_drivers_bind)

@@ -19,6 +19,9 @@
  *                  QEMU registered with ADD_TASK, busy while the test
  *                  floods the tap, is the VM's overhead
  *   without_vmrapl -accel kvm only: no powercap zone, the MSR reads #GP
+ *   hotplug_vcpus_read_their_own
+ *                  vCPUs plugged out of slot order on sparse APIC IDs each
+ *                  read their own core counter, charged by APIC ID
  *   chain_then_migration
  *                  the guest's energy_uj over a window against the L0
  *                  model's truth for the VM's core plus its share of the
@@ -111,6 +114,12 @@ static const char *l2_missing(void)
 #define L2_INTEL	0x10	/* an Intel server CPU model (L2_INTEL_CPU) */
 #define L2_ENV		0x20	/* @accel's vmrapl part in QEMU_VMRAPL */
 /*
+ * One vCPU of six, in two sockets of three cores: APIC IDs 0 1 2 and 4 5 6
+ * (a socket's cores take two bits), cpu_index 0-5.
+ */
+#define L2_HOTPLUG	0x40
+#define L2_HOTPLUG_SMP	"1,sockets=2,cores=3,threads=1,maxcpus=6"
+/*
  * A Skylake-Server guest on the rig's AMD CPU: KVM takes another vendor's
  * CPUID; the features the host lacks are left out, with a warning each.
  */
@@ -145,6 +154,8 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 		argv[n] = fixed[n];
 	if (flags & L2_INTEL)
 		argv[8] = L2_INTEL_CPU;		/* after "-cpu" */
+	if (flags & L2_HOTPLUG)
+		argv[10] = L2_HOTPLUG_SMP;	/* after "-smp" */
 	argv[n++] = "-accel";
 	argv[n++] = accel;
 	if ((flags & L2_ENV) && !strncmp(accel, "kvm,", 4))
@@ -373,9 +384,11 @@ static int l2_boot(struct __test_metadata *_metadata, struct l2 *g,
 
 /*
  * vmrapl's books for the VM of QEMU @pid into @st, as a host tool reads
- * them: LIST_VMS finds it, GET_VM_STATS reads it.  0 or -1.
+ * them: LIST_VMS finds it, GET_VM_STATS reads it; with @out, its vCPUs
+ * (st->nr_vcpus of them) into *@out, to free().  0 or -1.
  */
-static int host_stats(pid_t pid, struct vmrapl_stats *st)
+static int host_stats_vcpus(pid_t pid, struct vmrapl_stats *st,
+			    struct vmrapl_vcpu_stats **out)
 {
 	struct vmrapl_vm_entry *e = NULL;
 	struct vmrapl_vcpu_stats *vcpus = NULL;
@@ -390,12 +403,20 @@ static int host_stats(pid_t pid, struct vmrapl_stats *st)
 			continue;
 		if (vmrapl_host_vm_stats(fd, e[i].id, st, &vcpus) >= 0)
 			ret = 0;
-		free(vcpus);
 		break;
 	}
+	if (out && !ret)
+		*out = vcpus;
+	else
+		free(vcpus);
 	free(e);
 	close(fd);
 	return ret;
+}
+
+static int host_stats(pid_t pid, struct vmrapl_stats *st)
+{
+	return host_stats_vcpus(pid, st, NULL);
 }
 
 /* The VM's energy (uJ, PKG, overhead included), or -1. */
@@ -864,6 +885,123 @@ TEST_F_TIMEOUT(l2, without_vmrapl, 600)
 	EXPECT_TRUE(gp);
 	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line), 60000));
 	EXPECT_EQ(0, l2_stop(&self->g, 30000));
+}
+
+/*
+ * "### L2 CORE <label> <uptime> <apic>=<hex>...": each online CPU's core
+ * energy register by APIC ID into @core[apic] (true microjoules; -1 for an
+ * APIC ID not in the line).  The number of CPUs, or -1.
+ */
+static int l2_core(struct l2 *g, const char *label, double *core,
+		   unsigned int nr)
+{
+	char line[160], want[40], *tok, *save = NULL;
+	unsigned int i, apic;
+	unsigned long long v;
+	int n = 0;
+
+	for (i = 0; i < nr; i++)
+		core[i] = -1;
+	snprintf(want, sizeof(want), "### L2 CORE %s ", label);
+	if (l2_expect(g, want, line, sizeof(line), 60000))
+		return -1;
+	g->late = vr_now_ns() / 1e9 - strtod(line, NULL);
+	tok = strtok_r(line, " ", &save);	/* the uptime */
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		if (sscanf(tok, "%u=0x%llx", &apic, &v) != 2 || apic >= nr)
+			return -1;
+		core[apic] = v * ESU_UJ;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * vCPUs hotplugged out of slot order, on a -smp whose APIC IDs are sparse
+ * (L2_HOTPLUG): QEMU's device_add into socket 1's last core first (APIC
+ * ID 6, cpu_index 5, KVM's second vCPU), then socket 0's second core (APIC
+ * ID 1, cpu_index 1, KVM's third).  Every vCPU reads its own core counter
+ * (AMD's 0xC001029A): the guest spins on APIC ID 6, whose counter grows by
+ * what vmrapl charged vCPU 6 over the same marks, while the idle vCPUs'
+ * counters grow far less; vCPU index 5, a slot never plugged, is charged
+ * nothing.  (Keyed by creation order, APIC ID 6 read index 5's counter,
+ * which never moves, and APIC ID 1 read APIC ID 6's.)
+ */
+TEST_F_TIMEOUT(l2, hotplug_vcpus_read_their_own, 600)
+{
+	static const char *const plug[] = {
+		"device_add host-x86_64-cpu,id=c6,socket-id=1,core-id=2,thread-id=0",
+		"device_add host-x86_64-cpu,id=c1,socket-id=0,core-id=1,thread-id=0",
+	};
+	struct vmrapl_vcpu_stats *hv[2] = { NULL, NULL };
+	double c[2][7], late[2], spin_w, tol, d, h6;
+	struct vmrapl_stats st[2];
+	char line[160], out[2048];
+	bool zone, gp;
+	unsigned int i;
+	int k;
+
+	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON,
+			      "hotplug l2.cpus=3 l2.spin_apic=6", 1,
+			      L2_MON | L2_HOTPLUG));
+	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
+	EXPECT_TRUE(zone);
+	EXPECT_FALSE(gp);
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 HOTPLUG WAIT", line,
+			       sizeof(line), 30000))
+		l2_dump(_metadata, &self->g);
+	for (i = 0; i < ARRAY_SIZE(plug); i++) {
+		ASSERT_EQ(0, mon_cmd(plug[i], out, sizeof(out)));
+		EXPECT_EQ(NULL, strstr(out, "rror")) TH_LOG("%s: %s", plug[i], out);
+	}
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 CPUS ", line, sizeof(line),
+			       60000))
+		l2_dump(_metadata, &self->g);
+	TH_LOG("L2 CPUs online after the plugs: %s", line);
+	EXPECT_EQ(3, atoi(line));
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(3, l2_core(&self->g, k ? "after" : "before", c[k], 7))
+			l2_dump(_metadata, &self->g);
+		late[k] = self->g.late;
+		ASSERT_EQ(0, host_stats_vcpus(self->g.pid, &st[k], &hv[k]));
+		ASSERT_EQ(7, st[k].nr_vcpus);
+	}
+	for (i = 0; i < 7; i++)
+		TH_LOG("APIC ID %u: guest %+.0f uJ; host %+.0f uJ, %+.2f s", i,
+		       c[0][i] < 0 ? 0 : c[1][i] - c[0][i],
+		       (double)hv[1][i].energy_uj[VMRAPL_DOM_PKG] -
+		       hv[0][i].energy_uj[VMRAPL_DOM_PKG],
+		       (hv[1][i].runtime_ns - hv[0][i].runtime_ns) / 1e9);
+	/* The three plugged vCPUs are the guest's; the rest never ran. */
+	for (i = 0; i < 7; i++) {
+		bool in = i == 0 || i == 1 || i == 6;
+
+		EXPECT_EQ(in, c[0][i] >= 0) TH_LOG("APIC ID %u", i);
+		if (!in)
+			EXPECT_EQ(0, hv[1][i].runtime_ns) TH_LOG("index %u", i);
+	}
+	/*
+	 * The spinner's counter: what vmrapl charged vCPU 6 between the
+	 * marks, each end late by up to a guest period at the spinning power,
+	 * and by the marks' latencies, and an ESU.
+	 */
+	h6 = (double)hv[1][6].energy_uj[VMRAPL_DOM_PKG] -
+	     hv[0][6].energy_uj[VMRAPL_DOM_PKG];
+	spin_w = h6 / 1e6 / 3;
+	d = fabs(late[1] - late[0]);
+	tol = spin_w * (2 * PERIOD_MS * 1000 + d * 1e6) + 2 * ESU_UJ;
+	TH_LOG("APIC ID 6 spun: guest %+.0f, host %+.0f uJ (allowed %.0f)",
+	       c[1][6] - c[0][6], h6, tol);
+	EXPECT_GT(hv[1][6].runtime_ns - hv[0][6].runtime_ns, 1500000000ull);
+	EXPECT_LE(fabs((c[1][6] - c[0][6]) - h6), tol);
+	/* The idle vCPUs' counters moved far less than the spinner's. */
+	EXPECT_LT(c[1][0] - c[0][0], (c[1][6] - c[0][6]) / 4);
+	EXPECT_LT(c[1][1] - c[0][1], (c[1][6] - c[0][6]) / 4);
+	free(hv[0]);
+	free(hv[1]);
+	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line),
+			       60000));
+	l2_stop(&self->g, 30000);
 }
 
 /* The guest streams energy_uj; @n marks into @uj (and the host's). */

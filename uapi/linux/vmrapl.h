@@ -112,6 +112,8 @@
  * power's inputs and the counters' measured update intervals
  */
 #define VMRAPL_INFO_F_PKG_V2		_BITULL(10)
+/* VMRAPL_ATTACH_F_VCPU_ID: a VM's vCPUs keyed by their KVM vCPU ids */
+#define VMRAPL_INFO_F_VCPU_ID		_BITULL(11)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -452,7 +454,7 @@ struct vmrapl_reg {
 /**
  * struct vmrapl_attach - VMRAPL_ATTACH_VM
  * @size: sizeof(struct vmrapl_attach) as built by userspace.
- * @flags: zero.
+ * @flags: VMRAPL_ATTACH_F_*, or zero.
  * @kvm_fd: file descriptor of a KVM VM (from KVM_CREATE_VM).
  * @nr_vcpus: vCPU indexes 0..nr_vcpus-1 are accounted, 1..VMRAPL_MAX_VCPUS.
  * @regset: VMRAPL_REGSET_* matching the guest's CPUID vendor.
@@ -460,6 +462,15 @@ struct vmrapl_reg {
  *	VMRAPL_DEFAULT_ESU, else 1..31.  It does not depend on the host, so
  *	the guest's counter keeps its scale across migration.
  * @reserved: zero.
+ *
+ * A vCPU index, in every call on the returned fd and in its page, is the
+ * vCPU's KVM vCPU id with VMRAPL_ATTACH_F_VCPU_ID: the id the VMM gave
+ * KVM_CREATE_VCPU (QEMU gives x86 vCPUs their APIC ID), so that @nr_vcpus
+ * is one more than the largest id, and an index with no vCPU is charged
+ * nothing.
+ * Without the flag it is the order in which KVM created the vCPUs, which
+ * is the id only for VMMs that create vCPUs 0, 1, 2... in that order
+ * (not after a hotplug out of slot order, nor with sparse APIC IDs).
  *
  * Returns a new file descriptor (O_CLOEXEC) for the attached VM.
  */
@@ -472,6 +483,9 @@ struct vmrapl_attach {
 	__u32 esu;
 	__u64 reserved[4];
 };
+
+/* vmrapl_attach.flags (VMRAPL_INFO_F_VCPU_ID) */
+#define VMRAPL_ATTACH_F_VCPU_ID	_BITUL(0)	/* index = KVM vCPU id */
 
 #define VMRAPL_ATTACH_VM	_IOW(VMRAPL_IO, 0x01, struct vmrapl_attach)
 

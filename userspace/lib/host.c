@@ -713,6 +713,7 @@ size_t vmrapl_host_feature_names(uint64_t features, char *buf, size_t len)
 		{ VMRAPL_INFO_F_STATIC_CORE, "static_core" },
 		{ VMRAPL_INFO_F_STATIC_HOST, "static_host" },
 		{ VMRAPL_INFO_F_PKG_V2, "pkg_v2" },
+		{ VMRAPL_INFO_F_VCPU_ID, "vcpu_id" },
 	};
 	uint64_t rest = features;
 	size_t i, n = 0;

@@ -230,6 +230,13 @@ size_t vmrapl_page_size(unsigned int nr_vcpus)
 int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd, unsigned int nr_vcpus,
 		  unsigned int regset, unsigned int esu, struct vmrapl_vm **out)
 {
+	return vmrapl_attach_flags(v, kvm_vm_fd, nr_vcpus, regset, esu, 0, out);
+}
+
+int vmrapl_attach_flags(struct vmrapl *v, int kvm_vm_fd,
+			unsigned int nr_vcpus, unsigned int regset,
+			unsigned int esu, uint32_t flags, struct vmrapl_vm **out)
+{
 	struct vmrapl_attach a;
 	struct vmrapl_vm *vm;
 	void *p;
@@ -237,8 +244,13 @@ int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd, unsigned int nr_vcpus,
 
 	*out = NULL;
 	if (kvm_vm_fd < 0 || nr_vcpus == 0 || nr_vcpus > VMRAPL_MAX_VCPUS ||
-	    !regset_known(regset) || esu > 31)
+	    !regset_known(regset) || esu > 31 ||
+	    (flags & ~(uint32_t)VMRAPL_ATTACH_F_VCPU_ID))
 		return fail(EINVAL);
+	/* An older module would say EINVAL: say what is missing. */
+	if ((flags & VMRAPL_ATTACH_F_VCPU_ID) &&
+	    !(v->info.features & VMRAPL_INFO_F_VCPU_ID))
+		return fail(EOPNOTSUPP);
 
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
@@ -246,6 +258,7 @@ int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd, unsigned int nr_vcpus,
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
+	a.flags = flags;
 	a.kvm_fd = (__u32)kvm_vm_fd;
 	a.nr_vcpus = nr_vcpus;
 	a.regset = regset;

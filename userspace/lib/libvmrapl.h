@@ -99,6 +99,19 @@ VMRAPL_API int vmrapl_attach(struct vmrapl *v, int kvm_vm_fd,
 			     unsigned int nr_vcpus, unsigned int regset,
 			     unsigned int esu, struct vmrapl_vm **out);
 /*
+ * vmrapl_attach() with VMRAPL_ATTACH_F_* @flags.  With
+ * VMRAPL_ATTACH_F_VCPU_ID every vCPU index of the handle (reads, exits,
+ * topology, stats, state) is the vCPU's KVM id, the one the VMM gave
+ * KVM_CREATE_VCPU (QEMU's x86 APIC ID), and @nr_vcpus is one more than the
+ * largest id: right whatever order the vCPUs are created or hotplugged in.
+ * -EOPNOTSUPP when the module does not have it (VMRAPL_INFO_F_VCPU_ID),
+ * -EINVAL for an unknown flag.  (libvmrapl 1.3)
+ */
+VMRAPL_API int vmrapl_attach_flags(struct vmrapl *v, int kvm_vm_fd,
+				   unsigned int nr_vcpus, unsigned int regset,
+				   unsigned int esu, uint32_t flags,
+				   struct vmrapl_vm **out);
+/*
  * Unmap the page and close the vmrapl VM fd (this detaches the VM and
  * finalizes its accounting in the kernel), then free the handle.
  */

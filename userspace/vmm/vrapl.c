@@ -122,9 +122,17 @@ void vrapl_setup(struct vmm *m)
 	m->domains = vmrapl_get_info(m->vr)->domains;
 	report_vrapl_info(m, vmrapl_get_info(m->vr));
 
-	/* The register set matches the vendor the guest's CPUID shows. */
-	r = vmrapl_attach(m->vr, m->vm_fd, m->o.nr_vcpus, m->o.regset,
-			  vrapl_esu(m), &m->vrvm);
+	/*
+	 * The register set matches the vendor the guest's CPUID shows.  A
+	 * vCPU's index is its KVM id (kvm.c gives vCPU i the id i), which a
+	 * module without VMRAPL_INFO_F_VCPU_ID gets right too: the vCPUs are
+	 * created in id order and never hotplugged.
+	 */
+	r = vmrapl_attach_flags(m->vr, m->vm_fd, m->o.nr_vcpus, m->o.regset,
+				vrapl_esu(m),
+				vmrapl_get_info(m->vr)->features &
+				VMRAPL_INFO_F_VCPU_ID ? VMRAPL_ATTACH_F_VCPU_ID : 0,
+				&m->vrvm);
 	if (r < 0)
 		vrapl_fail("VMRAPL_ATTACH_VM", r);
 	m->mode = VRAPL_KERNEL;
