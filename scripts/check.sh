@@ -103,7 +103,8 @@ tap "install" make --no-print-directory install-test
 if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	rig_qemu
 	# The power model as a QEMU user drives it, no guest (about 10 s):
-	# hotplug into a later slot first, thread=single, a migration.
+	# hotplug into a later slot first, thread=single, a migration; and
+	# the amd-rapl CPUID feature as QEMU's tooling sees it.
 	tap "qemu model" scripts/qemu-model-test.py
 	# Programs that test userspace over the uapi alone, with no kernel
 	# difference to find (RIG_ONCE, default tools: vmraplctl and the

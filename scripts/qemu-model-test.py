@@ -13,7 +13,11 @@ kernel: SeaBIOS finds nothing to boot and waits), and talks QMP to it:
      running, QEMU stays up and exits 0 on "quit";
   2. thread=single: refused at start, the reason named (one thread for
      every vCPU: the model charges a vCPU its thread's CPU time);
-  3. a migration: refused, the model named (its state is in no vmstate).
+  3. a migration: refused, the model named (its state is in no vmstate);
+  4. the AMD RAPL CPUID bit (0x80000007 EDX[14]) is the named feature
+     amd-rapl (patch 0019): query-cpu-model-expansion lists it, off where
+     nothing answers the MSRs (here: TCG, no vmrapl), and -cpu
+     ...,amd-rapl=on,enforce is refused for it.
 """
 import json
 import os
@@ -75,14 +79,14 @@ class Qmp:
                 return r
 
 
-def start(qemu, tmp, accel, smp, extra=()):
+def start(qemu, tmp, accel, smp, extra=(), cpu="max,family=25,model=1,rapl=on"):
     sock = os.path.join(tmp, "qmp")
     if os.path.exists(sock):
         os.unlink(sock)
     fw = subprocess.run([os.path.join(TOP, "scripts/qemu.sh"), "firmware"],
                         capture_output=True, text=True).stdout.split()
     args = [qemu, *fw, "-machine", "q35", "-accel", accel,
-            "-cpu", "max,family=25,model=1,rapl=on", "-smp", smp,
+            "-cpu", cpu, "-smp", smp,
             "-m", "128", "-nodefaults", "-display", "none",
             "-qmp", "unix:%s,server=on,wait=off" % sock, *extra]
     log = open(os.path.join(tmp, "log"), "w+")
@@ -151,6 +155,13 @@ def main():
             desc = r.get("error", {}).get("desc", "")
             ok("the power model's state is not migrated" in desc,
                "migration: refused, the model named", json.dumps(r))
+            # 4. amd-rapl, a named feature that QEMU's tooling sees.
+            r = q.cmd("query-cpu-model-expansion", type="full",
+                      model={"name": "EPYC"})
+            props = r.get("return", {}).get("model", {}).get("props", {})
+            ok(props.get("amd-rapl") is False,
+               "query-cpu-model-expansion lists amd-rapl, off without "
+               "vmrapl (%r)" % props.get("amd-rapl"), json.dumps(r)[:2000])
             q.cmd("quit")
         except (OSError, ValueError) as e:
             ok(False, "QMP for a migration", repr(e) + "\n" + text(log))
@@ -158,6 +169,20 @@ def main():
             p.wait(timeout=20)
         except subprocess.TimeoutExpired:
             p.kill()
+
+        # 4. enforce sees it: nothing here answers the MSRs.
+        p, sock, log = start(qemu, tmp, "tcg,thread=multi", "1",
+                             cpu="EPYC,amd-rapl=on,enforce")
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = None
+        ok(rc not in (None, 0) and
+           "requested feature: CPUID.80000007H:EDX.amd-rapl [bit 14]" in
+           text(log),
+           "-cpu EPYC,amd-rapl=on,enforce without vmrapl: refused, the "
+           "feature named (rc %s)" % rc, text(log))
     print("1..%d" % n)
     return 1 if failed else 0
 
