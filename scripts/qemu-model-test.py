@@ -17,7 +17,12 @@ kernel: SeaBIOS finds nothing to boot and waits), and talks QMP to it:
   4. the AMD RAPL CPUID bit (0x80000007 EDX[14]) is the named feature
      amd-rapl (patch 0019): query-cpu-model-expansion lists it, off where
      nothing answers the MSRs (here: TCG, no vmrapl), and -cpu
-     ...,amd-rapl=on,enforce is refused for it.
+     ...,amd-rapl=on,enforce is refused for it;
+  5. the accelerator's properties as management software probes them
+     (qom-list-properties kvm-accel): rapl-backend, vmrapl and the
+     vmrapl-* ones in this QEMU; and, when the QEMU built without
+     libvmrapl exists (QEMU_VMRAPL_LIB=no scripts/qemu.sh, which .ci/run
+     builds), rapl-backend there and no vmrapl property (patch 0020).
 """
 import json
 import os
@@ -42,12 +47,28 @@ def ok(cond, what, diag=""):
     print(("ok %d " if cond else "not ok %d ") % n + what, flush=True)
 
 
-def qemu_path():
-    if len(sys.argv) > 1:
+def skip(why):
+    global n
+    n += 1
+    print("ok %d # SKIP %s" % (n, why), flush=True)
+
+
+def qemu_path(nolib=False):
+    if len(sys.argv) > 1 and not nolib:
         return sys.argv[1]
+    env = dict(os.environ, QEMU_VMRAPL_LIB="no" if nolib else "yes")
     r = subprocess.run([os.path.join(TOP, "scripts/qemu.sh"), "path"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     return r.stdout.strip() if r.returncode == 0 else None
+
+
+VMRAPL_PROPS = {"vmrapl", "vmrapl-period-ms", "vmrapl-regset",
+                "vmrapl-domains"}
+
+
+def accel_props(q):
+    r = q.cmd("qom-list-properties", typename="kvm-accel")
+    return {p["name"] for p in r.get("return", [])}, json.dumps(r)[:2000]
 
 
 class Qmp:
@@ -162,6 +183,11 @@ def main():
             ok(props.get("amd-rapl") is False,
                "query-cpu-model-expansion lists amd-rapl, off without "
                "vmrapl (%r)" % props.get("amd-rapl"), json.dumps(r)[:2000])
+            # 5. The accelerator's properties, built with libvmrapl.
+            names, diag = accel_props(q)
+            ok(VMRAPL_PROPS | {"rapl-backend"} <= names,
+               "with libvmrapl: kvm-accel has rapl-backend and %s" %
+               " ".join(sorted(VMRAPL_PROPS)), diag)
             q.cmd("quit")
         except (OSError, ValueError) as e:
             ok(False, "QMP for a migration", repr(e) + "\n" + text(log))
@@ -183,6 +209,29 @@ def main():
            text(log),
            "-cpu EPYC,amd-rapl=on,enforce without vmrapl: refused, the "
            "feature named (rc %s)" % rc, text(log))
+
+        # 5. Built without libvmrapl: nothing to probe but rapl-backend.
+        nolib = qemu_path(nolib=True)
+        if not nolib or not os.access(nolib, os.X_OK):
+            skip("no QEMU built without libvmrapl "
+                 "(QEMU_VMRAPL_LIB=no scripts/qemu.sh)")
+        else:
+            p, sock, log = start(nolib, tmp, "tcg,thread=multi", "1")
+            try:
+                q = Qmp(sock)
+                names, diag = accel_props(q)
+                ok("rapl-backend" in names and not names & VMRAPL_PROPS,
+                   "without libvmrapl: kvm-accel has rapl-backend and no "
+                   "vmrapl property (%s)" %
+                   (" ".join(sorted(names & VMRAPL_PROPS)) or "none"), diag)
+                q.cmd("quit")
+            except (OSError, ValueError) as e:
+                ok(False, "QMP to the QEMU without libvmrapl",
+                   repr(e) + "\n" + text(log))
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
     print("1..%d" % n)
     return 1 if failed else 0
 

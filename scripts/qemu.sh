@@ -12,7 +12,10 @@
 # and MPERF from the model, rapl-core-mhz; 0014: the registers turbostat
 # reads beside Intel's RAPL; 0015: the model with hotplug, MTTCG only, no
 # migration; 0016: vmrapl-domains, migrated; 0017: QEMU_VMRAPL, for
-# libvirt), and cache the binary outside the checkout:
+# libvirt; 0018: vCPUs keyed by APIC ID; 0019: the amd-rapl CPUID
+# feature; 0020: the vmrapl properties only with libvmrapl; 0021: a fix to
+# QEMU's RAPL helper backend after hotplug; 0022: rapl-backend=helper|vmrapl),
+# and cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #
@@ -41,6 +44,11 @@
 #
 # <srchash> covers the plugin's source and compiler flags only, so editing
 # the plugin rebuilds it in a second, not QEMU.
+#
+# QEMU_VMRAPL_LIB=no: the same series configured --disable-vmrapl (no
+# libvmrapl), as a distribution without the library would build it, in a
+# directory of its own (the flags are in <hash>): .ci/run checks that its
+# accelerator has no vmrapl properties (scripts/qemu-model-test.py).
 #
 # Usage: scripts/qemu.sh [build]   build unless cached, print the binary
 #        scripts/qemu.sh path      print the cached binary; exit 1 if none
@@ -81,6 +89,9 @@ configure_flags=(--target-list=x86_64-softmmu --enable-kvm --enable-tcg
 # What QEMU compiles and links of libvmrapl (part of the cache key).
 vmrapl_srcs=("$top/userspace/lib/libvmrapl.c" "$top/userspace/lib/libvmrapl.h"
 	"$top/uapi/linux/vmrapl.h")
+if [[ ${QEMU_VMRAPL_LIB:-yes} == no ]]; then
+	configure_flags=("${configure_flags[@]/--enable-vmrapl/--disable-vmrapl}")
+fi
 firmware_flags=(-L /usr/share/qemu -L /usr/share/seabios -L /usr/lib/ipxe/qemu)
 
 die() { echo "qemu.sh: $*" >&2; exit 1; }
@@ -229,14 +240,16 @@ start=$(date +%s)
 # libvmrapl for --enable-vmrapl: the static library only, so that
 # -lvmrapl cannot pick a shared one.
 stage=$work/vmrapl
-nice -n 10 make -s -C "$top/userspace" O="$work/vmrapl-build" \
-	PREFIX="$stage" LIBDIR="$stage/lib" INCLUDEDIR="$stage/include" lib >&2 ||
-	die "libvmrapl build failed"
 mkdir -p "$stage/lib/pkgconfig" "$stage/include/vmrapl/linux"
-cp "$work/vmrapl-build/lib/libvmrapl.a" "$stage/lib/"
-cp "$work/vmrapl-build/lib/vmrapl.pc" "$stage/lib/pkgconfig/"
-cp "$top/userspace/lib/libvmrapl.h" "$stage/include/"
-cp "$top/uapi/linux/vmrapl.h" "$stage/include/vmrapl/linux/"
+if [[ ${QEMU_VMRAPL_LIB:-yes} != no ]]; then
+	nice -n 10 make -s -C "$top/userspace" O="$work/vmrapl-build" \
+		PREFIX="$stage" LIBDIR="$stage/lib" INCLUDEDIR="$stage/include" lib >&2 ||
+		die "libvmrapl build failed"
+	cp "$work/vmrapl-build/lib/libvmrapl.a" "$stage/lib/"
+	cp "$work/vmrapl-build/lib/vmrapl.pc" "$stage/lib/pkgconfig/"
+	cp "$top/userspace/lib/libvmrapl.h" "$stage/include/"
+	cp "$top/uapi/linux/vmrapl.h" "$stage/include/vmrapl/linux/"
+fi
 
 mkdir -p "$src/build"
 (
@@ -252,8 +265,14 @@ mkdir -p "$src/build"
 secs=$(( $(date +%s) - start ))
 # libvmrapl linked in, and not needed at run time (no grep -q: pipefail
 # would see the writer's SIGPIPE).
-nm "$src/build/qemu-system-x86_64" | grep ' T vmrapl_attach$' > /dev/null ||
-	die "qemu-system-x86_64 does not contain libvmrapl"
+if [[ ${QEMU_VMRAPL_LIB:-yes} == no ]]; then
+	if nm "$src/build/qemu-system-x86_64" | grep ' T vmrapl_attach$' > /dev/null; then
+		die "qemu-system-x86_64 contains libvmrapl (QEMU_VMRAPL_LIB=no)"
+	fi
+else
+	nm "$src/build/qemu-system-x86_64" | grep ' T vmrapl_attach$' > /dev/null ||
+		die "qemu-system-x86_64 does not contain libvmrapl"
+fi
 if readelf -d "$src/build/qemu-system-x86_64" | grep 'NEEDED.*libvmrapl' > /dev/null; then
 	die "qemu-system-x86_64 needs a shared libvmrapl"
 fi
@@ -266,7 +285,11 @@ cp "$src/include/qemu/qemu-plugin.h" "$dest.tmp/include/"
 	echo "tarball $tarball sha256 $got_sha"
 	echo "patches $(cd "$patchdir" 2>/dev/null && ls *.patch 2>/dev/null | tr '\n' ' ')"
 	echo "configure ${configure_flags[*]}"
-	echo "libvmrapl static, sha256 $(cat "${vmrapl_srcs[@]}" | sha256sum | cut -c1-16) of ${vmrapl_srcs[*]#"$top/"}"
+	if [[ ${QEMU_VMRAPL_LIB:-yes} == no ]]; then
+		echo "libvmrapl none"
+	else
+		echo "libvmrapl static, sha256 $(cat "${vmrapl_srcs[@]}" | sha256sum | cut -c1-16) of ${vmrapl_srcs[*]#"$top/"}"
+	fi
 	echo "build_seconds $secs"
 	echo "nproc $(nproc)"
 	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -23,7 +23,11 @@
  *                  guest CPUID would gain amd-rapl
  *   hotplug_vcpus_read_their_own
  *                  vCPUs plugged out of slot order on sparse APIC IDs each
- *                  read their own core counter, charged by APIC ID
+ *                  read their own core counter, charged by APIC ID (with
+ *                  -accel kvm,rapl=on,rapl-backend=vmrapl)
+ *   rapl_backend_conflicts
+ *                  -accel lines that ask for both of rapl=on's backends
+ *                  stop QEMU at start, the reason named
  *   chain_then_migration
  *                  the guest's energy_uj over a window against the L0
  *                  model's truth for the VM's core plus its share of the
@@ -70,6 +74,8 @@
 #define MON_SOCK	"/tmp/l2.mon"
 #define PERIOD_MS	100	/* the guest view's step, as asked here: */
 #define VMRAPL_ON	"kvm,vmrapl=on,vmrapl-period-ms=100"
+/* The same, as QEMU's rapl=on with its vmrapl backend (patch 0022). */
+#define RAPL_VMRAPL	"kvm,rapl=on,rapl-backend=vmrapl,vmrapl-period-ms=100"
 /* The guest's energy unit, 1/2^esu J, from its own MSR_AMD_RAPL_POWER_UNIT. */
 static unsigned int esu = 14;
 #define ESU_UJ		(1e6 / (1 << esu))
@@ -962,7 +968,8 @@ TEST_F_TIMEOUT(l2, hotplug_vcpus_read_their_own, 600)
 	unsigned int i;
 	int k;
 
-	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON,
+	/* Spelled as rapl=on's vmrapl backend: the same VM. */
+	ASSERT_EQ(0, l2_start(&self->g, RAPL_VMRAPL,
 			      "hotplug l2.cpus=3 l2.spin_apic=6", 1,
 			      L2_MON | L2_HOTPLUG));
 	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
@@ -1023,6 +1030,41 @@ TEST_F_TIMEOUT(l2, hotplug_vcpus_read_their_own, 600)
 	ASSERT_EQ(0, l2_expect(&self->g, "### L2 DONE", line, sizeof(line),
 			       60000));
 	l2_stop(&self->g, 30000);
+}
+
+/*
+ * rapl=on's backends (patch 0022): -accel lines that ask for both, or for
+ * the helper's socket with vmrapl, stop QEMU at start, the reason named;
+ * no guest boots.
+ */
+TEST_F_TIMEOUT(l2, rapl_backend_conflicts, 120)
+{
+	static const struct {
+		const char *accel, *says;
+	} bad[] = {
+		{ "kvm,rapl=on,vmrapl=on",
+		  "rapl=on and vmrapl=on are mutually exclusive" },
+		{ "kvm,vmrapl=on,rapl-backend=helper",
+		  "cannot go with rapl-backend=helper" },
+		{ "kvm,rapl=on,rapl-backend=vmrapl,rapl-helper-socket=/x",
+		  "rapl-helper-socket is for rapl-backend=helper" },
+	};
+	char line[200];
+	unsigned int i;
+	int status;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_EQ(0, l2_start(&self->g, bad[i].accel, "probe", 1, 0));
+		EXPECT_EQ(0, l2_expect(&self->g, "qemu-system-x86_64: ", line,
+				       sizeof(line), 30000))
+			TH_LOG("-accel %s: no error line", bad[i].accel);
+		TH_LOG("-accel %s: %s", bad[i].accel, line);
+		EXPECT_TRUE(strstr(line, bad[i].says) != NULL)
+			TH_LOG("wanted: %s", bad[i].says);
+		status = l2_stop(&self->g, 30000);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
+			TH_LOG("QEMU status %#x", status);
+	}
 }
 
 /* The guest streams energy_uj; @n marks into @uj (and the host's). */
