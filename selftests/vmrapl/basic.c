@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,6 +148,49 @@ TEST(unprivileged_open)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * What blocks the device is named, as a VMM under libvirt would meet it:
+ * a private /dev without the node (libvirt's namespaces: ENOENT while the
+ * module is loaded), and a user the node's mode shuts out (EACCES).
+ */
+TEST(open_errors_name_the_block)
+{
+	struct vmrapl *v;
+	pid_t pid;
+	int status, r;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (unshare(CLONE_NEWNS) ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", "/dev", "tmpfs", 0, NULL))
+			_exit(2);
+		r = vmrapl_open(NULL, &v);
+		if (r != -ENOENT)
+			_exit(3);
+		_exit(strstr(vmrapl_open_strerror(r), "private /dev") &&
+		      strstr(vmrapl_open_strerror(r), "cgroup_device_acl") ? 0 : 4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("private /dev: child status %#x", status);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgid(1000) || setuid(1000))
+			_exit(2);
+		r = vmrapl_open(NULL, &v);
+		if (r != -EACCES)
+			_exit(3);
+		_exit(strstr(vmrapl_open_strerror(r), "owner and mode") ? 0 : 4);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("not the node's owner: child status %#x", status);
 }
 
 /* The child @pid exits 0, or with the number of the step that failed. */

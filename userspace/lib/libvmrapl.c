@@ -110,16 +110,32 @@ const struct vmrapl_info *vmrapl_get_info(const struct vmrapl *v)
 	return &v->info;
 }
 
+/*
+ * What blocks /dev/vmrapl, for the VMM's message.  Under libvirt a QEMU
+ * has a private /dev holding only the devices of qemu.conf's
+ * cgroup_device_acl (ENOENT with the module loaded: /sys is the host's),
+ * a device cgroup that allows the same list (EPERM), and an AppArmor
+ * profile (EACCES, as the device node's owner and mode).
+ */
 const char *vmrapl_open_strerror(int err)
 {
 	if (err < 0)
 		err = -err;
 	switch (err) {
 	case ENOENT:
-		return "/dev/vmrapl does not exist (is the vmrapl module loaded?)";
-	case EACCES:
+		if (access("/sys/module/vmrapl", F_OK))
+			return "/dev/vmrapl does not exist (is the vmrapl module loaded?)";
+		return "/dev/vmrapl is not in this process's /dev, though the "
+		       "vmrapl module is loaded: a private /dev (libvirt's "
+		       "namespaces) lacks it; list it in qemu.conf's "
+		       "cgroup_device_acl";
 	case EPERM:
-		return "permission denied on /dev/vmrapl";
+		return "a device cgroup denies /dev/vmrapl (libvirt: list it "
+		       "in qemu.conf's cgroup_device_acl)";
+	case EACCES:
+		return "permission denied on /dev/vmrapl: its owner and mode "
+		       "(the udev rule), or an AppArmor or SELinux policy "
+		       "(libvirt's AppArmor profile needs \"/dev/vmrapl rw\")";
 	case ENXIO:
 	case ENODEV:
 		return "the vmrapl device has no driver behind it";

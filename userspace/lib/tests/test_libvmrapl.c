@@ -526,6 +526,13 @@ static int t_open_missing(void)
 	CHECK(vmrapl_open("/nonexistent/vmrapl", &v) == -ENOENT);
 	CHECK(errno == ENOENT && v == NULL);
 	CHECK(strstr(vmrapl_open_strerror(-ENOENT), "module") != NULL);
+	/* Each block named, with what to change under libvirt. */
+	if (access("/sys/module/vmrapl", F_OK))
+		CHECK(strstr(vmrapl_open_strerror(ENOENT), "is the vmrapl module loaded?"));
+	CHECK(strstr(vmrapl_open_strerror(EPERM), "device cgroup"));
+	CHECK(strstr(vmrapl_open_strerror(EPERM), "cgroup_device_acl"));
+	CHECK(strstr(vmrapl_open_strerror(-EACCES), "owner and mode"));
+	CHECK(strstr(vmrapl_open_strerror(EACCES), "AppArmor"));
 	/* A device that is not vmrapl: GET_INFO is refused. */
 	CHECK(vmrapl_open("/dev/null", &v) < 0 && v == NULL);
 	return 1;
