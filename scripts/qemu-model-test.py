@@ -116,6 +116,16 @@ def start(qemu, tmp, accel, smp, extra=(), cpu="max,family=25,model=1,rapl=on"):
     return p, sock, log
 
 
+def exit_code(p):
+    """What a QEMU expected to stop by itself exited with (None: it ran on)."""
+    try:
+        return p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return None
+
+
 def text(log):
     log.seek(0)
     return log.read()
@@ -158,11 +168,7 @@ def main():
 
         # 2. One thread for every vCPU.
         p, sock, log = start(qemu, tmp, "tcg,thread=single", "2")
-        try:
-            rc = p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = None
+        rc = exit_code(p)
         ok(rc not in (None, 0) and
            "rapl=on needs multi-threaded TCG" in text(log),
            "thread=single: refused, the reason named (rc %s)" % rc,
@@ -199,11 +205,7 @@ def main():
         # 4. enforce sees it: nothing here answers the MSRs.
         p, sock, log = start(qemu, tmp, "tcg,thread=multi", "1",
                              cpu="EPYC,amd-rapl=on,enforce")
-        try:
-            rc = p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = None
+        rc = exit_code(p)
         ok(rc not in (None, 0) and
            "requested feature: CPUID.80000007H:EDX.amd-rapl [bit 14]" in
            text(log),

@@ -885,6 +885,30 @@ TEST_F_TIMEOUT(l2, intel_guest_reads_own_energy, 600)
 static int l2_save(struct __test_metadata *_metadata, struct l2 *g);
 
 /*
+ * A QEMU started with @accel and @flags refuses to start or to resume:
+ * its stderr has a line "qemu-system-x86_64: @prefix..." holding @want,
+ * and it exits non-zero.  @what names the case in the log.
+ */
+static void expect_refusal(struct __test_metadata *_metadata, struct l2 *g,
+			   const char *what, const char *accel,
+			   unsigned int flags, const char *prefix,
+			   const char *want)
+{
+	char line[200], full[64];
+	int status;
+
+	snprintf(full, sizeof(full), "qemu-system-x86_64: %s", prefix);
+	ASSERT_EQ(0, l2_start(g, accel, "stream", 1, flags));
+	EXPECT_EQ(0, l2_expect(g, full, line, sizeof(line), 60000))
+		l2_dump(_metadata, g);
+	TH_LOG("%s: %s%s", what, prefix, line);
+	EXPECT_TRUE(strstr(line, want) != NULL) TH_LOG("wanted: %s", want);
+	status = l2_stop(g, 30000);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		TH_LOG("%s: QEMU status %#x", what, status);
+}
+
+/*
  * Without vmrapl the guest has no RAPL: no zone, the register #GPs.  Its
  * CPUID has no amd-rapl, so a QEMU with vmrapl=on, whose AMD guest's
  * CPUID has it, refuses to resume it (the bit would appear under the
@@ -892,25 +916,16 @@ static int l2_save(struct __test_metadata *_metadata, struct l2 *g);
  */
 TEST_F_TIMEOUT(l2, without_vmrapl, 600)
 {
-	char line[200];
 	bool zone, gp;
-	int status;
 
 	ASSERT_EQ(0, l2_start(&self->g, "kvm", "stream", 1, L2_MON));
 	ASSERT_EQ(0, l2_boot(_metadata, &self->g, &zone, &gp));
 	EXPECT_FALSE(zone);
 	EXPECT_TRUE(gp);
 	ASSERT_EQ(0, l2_save(_metadata, &self->g));
-	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON, "stream", 1, L2_INCOMING));
-	ASSERT_EQ(0, l2_expect(&self->g,
-			       "qemu-system-x86_64: The guest's CPUID has amd-rapl ",
-			       line, sizeof(line), 60000))
-		l2_dump(_metadata, &self->g);
-	TH_LOG("a destination with vmrapl=on: %s", line);
-	EXPECT_TRUE(strstr(line, "off on the source and on here") != NULL);
-	status = l2_stop(&self->g, 30000);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		TH_LOG("QEMU status %#x", status);
+	expect_refusal(_metadata, &self->g, "a destination with vmrapl=on",
+		       VMRAPL_ON, L2_INCOMING, "The guest's CPUID has amd-rapl ",
+		       "off on the source and on here");
 	unlink(MIG_FILE);
 }
 
@@ -1049,22 +1064,11 @@ TEST_F_TIMEOUT(l2, rapl_backend_conflicts, 120)
 		{ "kvm,rapl=on,rapl-backend=vmrapl,rapl-helper-socket=/x",
 		  "rapl-helper-socket is for rapl-backend=helper" },
 	};
-	char line[200];
 	unsigned int i;
-	int status;
 
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ASSERT_EQ(0, l2_start(&self->g, bad[i].accel, "probe", 1, 0));
-		EXPECT_EQ(0, l2_expect(&self->g, "qemu-system-x86_64: ", line,
-				       sizeof(line), 30000))
-			TH_LOG("-accel %s: no error line", bad[i].accel);
-		TH_LOG("-accel %s: %s", bad[i].accel, line);
-		EXPECT_TRUE(strstr(line, bad[i].says) != NULL)
-			TH_LOG("wanted: %s", bad[i].says);
-		status = l2_stop(&self->g, 30000);
-		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
-			TH_LOG("QEMU status %#x", status);
-	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		expect_refusal(_metadata, &self->g, bad[i].accel, bad[i].accel,
+			       0, "", bad[i].says);
 }
 
 /* The guest streams energy_uj; @n marks into @uj (and the host's). */
@@ -1158,9 +1162,9 @@ TEST_F_TIMEOUT(l2, chain_then_migration, 600)
 			      .cpu = 0 };
 	double uj[11], after[3], want, got;
 	struct truth t0, t1;
-	char label[32], line[200];
+	char label[32];
 	bool zone, gp;
-	int i, status;
+	int i;
 
 	if (read_truth(&t0))
 		SKIP(return, "no fw_cfg truth");
@@ -1190,17 +1194,11 @@ TEST_F_TIMEOUT(l2, chain_then_migration, 600)
 	 * the guest reads (here the core domain, which the rig's AMD source
 	 * serves) refuses the stream, both sets named, and exits.
 	 */
-	ASSERT_EQ(0, l2_start(&self->g, VMRAPL_ON ",vmrapl-domains=pkg",
-			      "stream", 1, L2_INCOMING));
-	ASSERT_EQ(0, l2_expect(&self->g,
-			       "qemu-system-x86_64: vmrapl: the incoming guest reads ",
-			       line, sizeof(line), 60000))
-		l2_dump(_metadata, &self->g);
-	TH_LOG("a destination without the core domain: %s", line);
-	EXPECT_TRUE(strstr(line, "the pkg:core energy counters, this QEMU serves pkg") != NULL);
-	status = l2_stop(&self->g, 30000);
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		TH_LOG("QEMU status %#x", status);
+	expect_refusal(_metadata, &self->g,
+		       "a destination without the core domain",
+		       VMRAPL_ON ",vmrapl-domains=pkg", L2_INCOMING,
+		       "vmrapl: the incoming guest reads ",
+		       "the pkg:core energy counters, this QEMU serves pkg");
 	ASSERT_EQ(0, l2_restore(_metadata, &self->g, 1));
 	ASSERT_EQ(0, stream_marks(_metadata, &self->g, after, NULL, 3));
 	TH_LOG("migration: energy_uj before %.0f, %.0f, %.0f; after %.0f, %.0f, %.0f",
