@@ -382,7 +382,8 @@ TEST_F(msr, page_of_1024_vcpus)
  * VMRAPL_ATTACH_F_VCPU_ID: vCPUs created out of id order (id 2, then 0:
  * what a hotplug into a later slot first does) each read their own core
  * counter and are charged under their ids, and id 1, which no vCPU has,
- * is charged nothing.  Without the flag the same VM is charged in creation order.
+ * is charged nothing.  Without the flag the same VM is charged in
+ * creation order.
  */
 TEST_F(msr, vcpus_keyed_by_id)
 {
