@@ -106,6 +106,12 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	# hotplug into a later slot first, thread=single, a migration; and
 	# the amd-rapl CPUID feature as QEMU's tooling sees it.
 	tap "qemu model" scripts/qemu-model-test.py
+	# The series on this machine's KVM with fake-vmrapl.so standing in
+	# for /dev/vmrapl (about 15 s; it skips without a usable /dev/kvm),
+	# and its functional test, whose tests that need the module skip
+	# here (about 3 s; the rig's rapl variant runs them with it).
+	tap "qemu smoke" userspace/qemu/tests/smoke.sh
+	tap "qemu functional" scripts/qemu-functional.sh
 	# Programs that test userspace over the uapi alone, with no kernel
 	# difference to find (RIG_ONCE, default tools: vmraplctl and the
 	# exporter, 27 s a boot), run on the newest full kernel only.
@@ -143,9 +149,10 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	# units and its per-core counters itself: basic, 16-20 s a boot,
 	# ran on every kernel already), and the project's QEMU with
 	# vmrapl=on inside the rig, whose nested Debian guest reads its own
-	# energy with powercap and perf (rapl_qemu, about 2.5 minutes).
+	# energy with powercap and perf (rapl_qemu, about 2.5 minutes), and
+	# the series' functional test against the module (rapl_qemu_functional).
 	if ! skipping rapl; then
-		RIG_ONLY="rapl rapl_qemu" rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
+		RIG_ONLY="rapl rapl_qemu rapl_qemu_functional" rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
 	fi
 	# Emulated Intel RAPL hardware (an Ice Lake server CPU model), the
 	# same kernel: vmrapl's Intel source against powercap, perf and the

@@ -14,8 +14,11 @@
 # migration; 0016: vmrapl-domains, migrated; 0017: QEMU_VMRAPL, for
 # libvirt; 0018: vCPUs keyed by APIC ID; 0019: the amd-rapl CPUID
 # feature; 0020: the vmrapl properties only with libvmrapl; 0021: a fix to
-# QEMU's RAPL helper backend after hotplug; 0022: rapl-backend=helper|vmrapl),
-# and cache the binary outside the checkout:
+# QEMU's RAPL helper backend after hotplug; 0022: rapl-backend=helper|vmrapl;
+# 0023: the functional test; 0024: vmrapl's state in vmrapl.c, the MSR
+# filter and topology shared with the helper backend; 0025: amd-rapl's
+# default after -cpu's properties), and cache the binary outside the
+# checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #
@@ -44,6 +47,13 @@
 #
 # <srchash> covers the plugin's source and compiler flags only, so editing
 # the plugin rebuilds it in a second, not QEMU.
+#
+# With the binary, the series' functional test and what it imports (the
+# source's python/qemu and tests/functional/qemu_test), which the rig's
+# rapl variant runs against the module
+# (selftests/vmrapl/rapl_qemu_functional.c):
+#
+#   $VMRAPL_CACHE/qemu/<version>-<hash>/functional/{python,tests/functional}
 #
 # QEMU_VMRAPL_LIB=no: the same series configured --disable-vmrapl (no
 # libvmrapl), as a distribution without the library would build it, in a
@@ -93,16 +103,39 @@ if [[ ${QEMU_VMRAPL_LIB:-yes} == no ]]; then
 	configure_flags=("${configure_flags[@]/--enable-vmrapl/--disable-vmrapl}")
 fi
 firmware_flags=(-L /usr/share/qemu -L /usr/share/seabios -L /usr/lib/ipxe/qemu)
+# QEMU_NEXT=1: the newest release that Debian's sid or trixie-backports
+# lists and the mirror serves (resolved by "build", kept in next.version
+# for "path" and "key"), with the series, where a patch of
+# patches/next/ replaces the one of the same number (that tree differs
+# there), and without Rust.
+next=${QEMU_NEXT:-0}
+if [[ $next == 1 ]]; then
+	version=$(cat "$cache/next.version" 2>/dev/null) || version=unresolved
+	tarball=qemu_${version}+ds.orig.tar.xz
+	configure_flags+=(--disable-rust)
+fi
+series() { # the patches applied, in order
+	local p n o
+	for p in "$patchdir"/*.patch; do
+		[[ -e $p ]] || continue
+		n=$(basename "$p")
+		o=
+		if [[ $next == 1 ]]; then
+			o=$(compgen -G "$patchdir/next/${n%%-*}-*.patch" | head -n1) || true
+		fi
+		echo "${o:-$p}"
+	done
+}
 
 die() { echo "qemu.sh: $*" >&2; exit 1; }
 
 key() {
 	local h
 	h=$({
-		cat "$patchdir"/*.patch 2>/dev/null
+		series | while read -r p; do cat "$p"; done
 		cat "${vmrapl_srcs[@]}"
 		echo "${configure_flags[*]}"
-		echo "recipe 3"
+		echo "recipe 4"
 	} | sha256sum | cut -c1-16)
 	echo "$version-$h"
 }
@@ -148,6 +181,53 @@ key)
 build) ;;
 *) die "unknown command $1" ;;
 esac
+
+# ---- QEMU_NEXT: which release ----------------------------------------
+# Newest first, the first whose orig tarball the mirror serves (it may
+# list a version whose files it does not carry).  Sets version, tarball,
+# want_sha and dir, and the destination.
+if [[ $next == 1 ]]; then
+	naptdir=$cache/apt-next
+	mkdir -p "$naptdir/lists/partial" "$naptdir/cache/archives/partial" "$naptdir/none.d"
+	for suite in sid trixie-backports; do
+		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main"
+	done > "$naptdir/sources.list"
+	napt=(-o "Dir::Etc::SourceList=$naptdir/sources.list"
+		-o "Dir::Etc::SourceParts=$naptdir/none.d"
+		-o "Dir::State::Lists=$naptdir/lists" -o "Dir::Cache=$naptdir/cache")
+	apt-get "${napt[@]}" update -q >&2 || die "apt-get update (sid, trixie-backports sources) failed"
+	want_sha=
+	for v in $(apt-cache "${napt[@]}" showsrc "$srcpkg" |
+		   awk '/^Version:/ { print $2 }' | sort -uVr); do
+		u=${v#*:}
+		u=${u%-*}
+		t=qemu_$u.orig.tar.xz
+		sha=$(apt-cache "${napt[@]}" showsrc "$srcpkg" | awk -v f="$t" '
+			/^Checksums-Sha256:/ { on = 1; next }
+			/^[^ ]/ { on = 0 }
+			on && $3 == f && !done { print $1; done = 1 }')
+		[[ -n $sha ]] || continue
+		d=$(apt-cache "${napt[@]}" showsrc "$srcpkg" | awk -v f="$t" '
+			/^Package:/ { d = ""; hit = 0 }
+			/^Directory:/ { d = $2 }
+			$NF == f { hit = 1 }
+			hit && d != "" && !done { print d; done = 1 }')
+		d=${d:-pool/main/q/qemu}
+		if curl -fsI -o /dev/null "$mirror/$d/$t"; then
+			version=${u%+ds}
+			tarball=$t
+			want_sha=$sha
+			dir=$d
+			break
+		fi
+		echo "qemu.sh: $t is listed but $mirror does not serve it: skipped" >&2
+	done
+	[[ -n $want_sha ]] || die "no QEMU release of sid or trixie-backports can be downloaded"
+	echo "$version" > "$cache/next.version"
+	echo "qemu.sh: QEMU_NEXT: $version" >&2
+	dest=$cache/$(key)
+	bin=$dest/qemu-system-x86_64
+fi
 
 if [[ -x $bin ]]; then
 	echo "qemu.sh: cached: $bin" >&2
@@ -196,6 +276,7 @@ if ! meson_ok || ! pycotap_ok; then
 fi
 
 # ---- the source tarball, checked against the Sources index ------------
+if [[ $next != 1 ]]; then
 compgen -G "$aptdir/lists/*_bookworm-backports_main_source_Sources*" > /dev/null || papt_update
 # The awk scripts read all of apt-cache's output (no early exit): under
 # pipefail, apt-cache's SIGPIPE would end this script without a word.
@@ -210,6 +291,7 @@ dir=$(papt_cache showsrc "$srcpkg" | awk -v f="$tarball" '
 	hit && d != "" && !done { print d; done = 1 }')
 [[ -n $want_sha ]] || die "$tarball not in the bookworm-backports Sources index"
 dir=${dir:-pool/main/q/qemu}
+fi
 if [[ ! -f $cache/$tarball ]] ||
    [[ $(sha256sum < "$cache/$tarball" | cut -d' ' -f1) != "$want_sha" ]]; then
 	curl -fsSL -o "$cache/$tarball.part" "$mirror/$dir/$tarball"
@@ -225,11 +307,10 @@ trap 'rm -rf "$work"' EXIT
 tar -xJf "$cache/$tarball" -C "$work" --no-same-owner
 src=$(echo "$work"/qemu-*)
 [[ -d $src ]] || die "unexpected tarball layout"
-for p in "$patchdir"/*.patch; do
-	[[ -e $p ]] || continue
-	echo "qemu.sh: applying $(basename "$p")" >&2
-	patch -d "$src" -p1 --batch --quiet < "$p" || die "$(basename "$p") does not apply"
-done
+while read -r p; do
+	echo "qemu.sh: applying ${p#"$patchdir/"}" >&2
+	patch -d "$src" -p1 --batch --quiet < "$p" || die "${p#"$patchdir/"} does not apply"
+done < <(series)
 # No edk2 blobs in the +ds tarball: do not unpack them.
 sed -i 's/^\(    unpack_edk2_blobs = \)bzip2\.found()$/\1false/' "$src/meson.build"
 grep -q '^    unpack_edk2_blobs = false$' "$src/meson.build" ||
@@ -280,10 +361,20 @@ fi
 mkdir -p "$dest.tmp/include"
 cp "$src/build/qemu-system-x86_64" "$dest.tmp/"
 cp "$src/include/qemu/qemu-plugin.h" "$dest.tmp/include/"
+# The test's place in the tree: tests/functional/ in 10.0, a directory
+# per target since 10.1; installed under the one name.
+for t in "$src/tests/functional/test_x86_64_vmrapl.py" \
+	 "$src/tests/functional/x86_64/test_vmrapl.py"; do
+	[[ -f $t ]] || continue
+	mkdir -p "$dest.tmp/functional/python" "$dest.tmp/functional/tests/functional"
+	cp -a "$src/python/qemu" "$dest.tmp/functional/python/"
+	cp -a "$src/tests/functional/qemu_test" "$dest.tmp/functional/tests/functional/"
+	cp "$t" "$dest.tmp/functional/tests/functional/test_x86_64_vmrapl.py"
+done
 {
 	echo "version $version"
 	echo "tarball $tarball sha256 $got_sha"
-	echo "patches $(cd "$patchdir" 2>/dev/null && ls *.patch 2>/dev/null | tr '\n' ' ')"
+	echo "patches $(series | sed "s|^$patchdir/||" | tr '\n' ' ')"
 	echo "configure ${configure_flags[*]}"
 	if [[ ${QEMU_VMRAPL_LIB:-yes} == no ]]; then
 		echo "libvmrapl none"

@@ -30,6 +30,10 @@
 #                             it needs to boot a kernel, and the nested
 #                             guest selftests/vmrapl/rapl_qemu.c boots
 #                             with it: this kernel's image and the L2 image
+#   /usr/bin/python3, /usr/lib/python3.11, /qemu-functional
+#                             rapl variant only, with that QEMU: Debian's
+#                             python3 and QEMU's functional test of the
+#                             vmrapl backend (rapl_qemu_functional.c)
 #   /bin/rdmsr                selftests/rig/rdmsr.c (static)
 #   /etc/rig/udev.rules       udev/60-vmrapl.rules, applied by /init
 #   /etc/rig/debug.skip       selftests/rig/debug.skip (--variant debug)
@@ -198,6 +202,41 @@ add_dynamic() { # program, its path in the image
 	cp "$bin" "$root$dest"
 }
 
+# The QEMU series' functional test (tests/functional/test_x86_64_vmrapl.py,
+# which "make qemu" installs beside its binary with QEMU's python/ and
+# the tests' qemu_test package) at /qemu-functional, with Debian's
+# python3.11: its standard library (with Debian's compiled modules, so
+# that nothing compiles under TCG) less what no test imports, its
+# extension modules' libraries, and python3-pycotap, which qemu_test
+# imports (selftests/vmrapl/rapl_qemu_functional.c runs it; about 12 MB
+# gzipped).
+add_functional() { # the functional/ directory of the QEMU build
+	local tree=$1 py=/usr/bin/python3.11 lib so
+	if [[ ! -d $tree || ! -x $py || ! -d /usr/lib/python3/dist-packages/pycotap ]]; then
+		echo "mkinitramfs: no $tree, $py or python3-pycotap: rapl_qemu_functional will skip" >&2
+		return 0
+	fi
+	add_dynamic "$py" /usr/bin/python3
+	mkdir -p "$root/usr/lib/python3/dist-packages"
+	(cd /usr/lib && tar -cf - --exclude='python3.11/test' --exclude='python3.11/idlelib' \
+		--exclude='python3.11/tkinter' --exclude='python3.11/turtledemo' \
+		--exclude='python3.11/lib2to3' --exclude='python3.11/pydoc_data' \
+		--exclude='python3.11/ensurepip' --exclude='python3.11/distutils' \
+		--exclude='python3.11/config-*' --exclude='python3.11/site-packages' \
+		--exclude='python3.11/dist-packages' --exclude='*/tests' python3.11) |
+		tar -xf - -C "$root/usr/lib"
+	cp -a /usr/lib/python3/dist-packages/pycotap "$root/usr/lib/python3/dist-packages/"
+	for so in "$root"/usr/lib/python3.11/lib-dynload/*.so; do
+		for lib in $(ldd "$so" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+			[[ -e $root$lib ]] && continue
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+	mkdir -p "$root/qemu-functional"
+	cp -a "$tree/." "$root/qemu-functional/"
+}
+
 # What the rig itself runs (not the l2 guest): vmrapl, the tests and the
 # programs they drive.
 l1_contents() {
@@ -305,6 +344,7 @@ if [[ $variant == rapl ]]; then
 		cp "$kernel" "$root/l2/vmlinuz"
 		"$0" "$kver" "$root/l2/initrd.gz" l2 > /dev/null
 		l2="$(du -h "$root/l2/initrd.gz" | cut -f1) l2 image"
+		add_functional "$(dirname "$qemu")/functional"
 	else
 		echo "mkinitramfs: no QEMU of make qemu or no $kernel: rapl_qemu will skip" >&2
 	fi
