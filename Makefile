@@ -21,6 +21,7 @@
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
+#   make check-qemu-next      the QEMU series on the newest QEMU Debian carries
 #   make check-qemu           QEMU with vmrapl inside the rig alone (make check
 #                             runs it too): a nested Debian
 #                             guest reads its energy (rapl_qemu.c)
@@ -96,7 +97,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse doc-check qemu \
-	checkpatch ksrc deps check check-debug check-qemu check-intel debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -258,6 +259,11 @@ check-qemu:
 
 check-intel:
 	@$(TOP)/scripts/check-intel.sh
+
+# The series on the newest QEMU release Debian carries (QEMU_NEXT=1
+# scripts/qemu.sh), without the module; summary as check.
+check-qemu-next:
+	@$(TOP)/scripts/check-qemu-next.sh
 
 # The debug kernel (scripts/debug-kernel.sh: built once, cached under
 # /var/cache/vmrapl/debug-kernel) and the whole selftest suite on it in

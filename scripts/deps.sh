@@ -37,6 +37,9 @@ pkgs=(
 	libglib2.0-dev libpixman-1-dev libslirp-dev libfdt-dev zlib1g-dev
 	ninja-build pkg-config python3-venv curl patch
 	qemu-system-data seabios ipxe-qemu
+	# "make check-qemu-next": QEMU 10.1 and later build their device
+	# trees (pc-bios/dtb), which the +ds tarball does not carry, with dtc
+	device-tree-compiler
 	# perf in the rig's rapl variant (selftests/rig/mkinitramfs.sh copies
 	# the binary and its libraries into that initramfs), and turbostat
 	# in its nested guest

@@ -26,6 +26,7 @@ kernel: SeaBIOS finds nothing to boot and waits), and talks QMP to it:
 """
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -206,9 +207,12 @@ def main():
         p, sock, log = start(qemu, tmp, "tcg,thread=multi", "1",
                              cpu="EPYC,amd-rapl=on,enforce")
         rc = exit_code(p)
+        # QEMU 10.0 names it CPUID.80000007H:EDX.amd-rapl, 10.1 and
+        # later CPUID[eax=80000007h].EDX.amd-rapl.
         ok(rc not in (None, 0) and
-           "requested feature: CPUID.80000007H:EDX.amd-rapl [bit 14]" in
-           text(log),
+           re.search(r"requested feature: CPUID(\.80000007H:|"
+                     r"\[eax=80000007h\]\.)EDX\.amd-rapl \[bit 14\]",
+                     text(log)),
            "-cpu EPYC,amd-rapl=on,enforce without vmrapl: refused, the "
            "feature named (rc %s)" % rc, text(log))
 

@@ -197,10 +197,10 @@ if [[ $next == 1 ]]; then
 		-o "Dir::State::Lists=$naptdir/lists" -o "Dir::Cache=$naptdir/cache")
 	apt-get "${napt[@]}" update -q >&2 || die "apt-get update (sid, trixie-backports sources) failed"
 	want_sha=
-	for v in $(apt-cache "${napt[@]}" showsrc "$srcpkg" |
-		   awk '/^Version:/ { print $2 }' | sort -uVr); do
-		u=${v#*:}
-		u=${u%-*}
+	# One line per upstream version (its Debian revisions share a tarball).
+	for u in $(apt-cache "${napt[@]}" showsrc "$srcpkg" |
+		   awk '/^Version:/ { v = $2; sub(/^[0-9]+:/, "", v); sub(/-[^-]*$/, "", v); print v }' |
+		   sort -uVr); do
 		t=qemu_$u.orig.tar.xz
 		sha=$(apt-cache "${napt[@]}" showsrc "$srcpkg" | awk -v f="$t" '
 			/^Checksums-Sha256:/ { on = 1; next }

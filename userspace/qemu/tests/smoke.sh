@@ -232,7 +232,7 @@ expect "migration in: SET_STATE restores the saved counters" "$tmp/dst" \
 migr dstoff in -- -accel kvm "${base[@]}" "${amd[@]}" -smp 4,sockets=2,cores=2 \
 	-incoming defer
 expect "migration into a QEMU without vmrapl=on: refused, clearly" "$tmp/dstoff" \
-	'Unknown savevm section or instance .vmrapl. 0'
+	'Unknown (savevm )?section or instance .vmrapl. 0'
 migr dstintel in -- -accel kvm,vmrapl=on,vmrapl-regset=intel "${base[@]}" "${amd[@]}" \
 	-smp 4,sockets=2,cores=2 -incoming defer
 expect "migration into another register set: refused, clearly" "$tmp/dstintel" \
