@@ -21,6 +21,8 @@
 #   make vmtest KVER=...      boot KVER under QEMU and run the selftests
 #   make check                everything above, summary + "N passed, N failed"
 #   make check-debug          the selftests on a KASAN/lockdep/kmemleak kernel
+#   make deb                  Debian packages into build/deb (lintian-checked)
+#   make deb-test             install, upgrade, purge them in a clean root
 #   make check-qemu-next      the QEMU series on the newest QEMU Debian carries
 #   make check-qemu           QEMU with vmrapl inside the rig alone (make check
 #                             runs it too): a nested Debian
@@ -97,7 +99,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse doc-check qemu \
-	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel deb deb-test debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -259,6 +261,14 @@ check-qemu:
 
 check-intel:
 	@$(TOP)/scripts/check-intel.sh
+
+# Debian packages (debian/) into build/deb, and their install, upgrade
+# and purge in a clean Debian 12 root (scripts/deb-test.sh, TAP).
+deb:
+	@$(TOP)/scripts/deb.sh
+
+deb-test:
+	@$(TOP)/scripts/deb-test.sh
 
 # The series on the newest QEMU release Debian carries (QEMU_NEXT=1
 # scripts/qemu.sh), without the module; summary as check.

@@ -95,6 +95,11 @@ if ! skipping dkms; then
 	tap "dkms" make --no-print-directory dkms-test
 fi
 tap "install" make --no-print-directory install-test
+# The Debian packages: built (lintian clean), installed, upgraded and
+# purged in a clean Debian 12 root (about 40 s with the root cached).
+if ! skipping deb; then
+	tap "deb" make --no-print-directory deb-test
+fi
 
 # 6. QEMU rig, with the QEMU of "make qemu" (10.0.2 and the project's
 # patches; built once per patch series, then cached): every variant boots

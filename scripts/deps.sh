@@ -28,8 +28,12 @@ pkgs=(
 	python3-docutils
 	# the debug kernel of "make check-debug" (scripts/debug-kernel.sh)
 	flex bison libelf-dev libssl-dev bc
-	# the trixie build root for the 7.x kernels (scripts/kernels.sh)
+	# the trixie build root for the 7.x kernels (scripts/kernels.sh),
+	# and the Debian 12 root the packages are tested in (deb-test.sh)
 	debootstrap
+	# "make deb" (scripts/deb.sh): dpkg-buildpackage with debhelper and
+	# dh_dkms, then lintian
+	dpkg-dev debhelper dh-dkms lintian
 	# "make qemu" (scripts/qemu.sh), QEMU 10 for the rig's rapl variant;
 	# its meson >= 1.5 and python3-pycotap come from bookworm-backports,
 	# installed by scripts/qemu.sh itself with a private sources list;
@@ -112,6 +116,8 @@ if [[ $check == 1 ]]; then
 	node_exporter_present ||
 		{ echo "deps: the nested guest's node_exporter is not extracted"; rc=1; }
 	"$top/scripts/kernels.sh" check || rc=1
+	"$top/scripts/deb-test.sh" --root-check ||
+		{ echo "deps: the packages' test root is not made (make deps)"; rc=1; }
 	"$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
 		{ echo "deps: the rig's QEMU with RAPL is not built (make qemu)"; rc=1; }
 	exit $rc
@@ -140,6 +146,13 @@ if "$top/scripts/kernels.sh" check > /dev/null; then
 	echo "deps: trixie build root and kernels present: $("$top/scripts/kernels.sh" list | tr '\n' ' ')"
 else
 	"$top/scripts/kernels.sh" setup
+fi
+# The clean Debian 12 root the packages are tested in (make deb-test):
+# a debootstrap with Debian's kernel and headers, 2 to 3 minutes, cached.
+if "$top/scripts/deb-test.sh" --root-check; then
+	echo "deps: the packages' test root present"
+else
+	"$top/scripts/deb-test.sh" --root
 fi
 # QEMU 10 with the emulated RAPL counters, for the rig's rapl variant
 # (a few minutes on two idle cores; cached under /var/cache/vmrapl/qemu).
