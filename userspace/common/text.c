@@ -96,7 +96,7 @@ size_t text_clean(const char *s, char *out, size_t len)
 
 void text_vm_name(pid_t pid, char *out, size_t len)
 {
-	char raw[256];
+	char raw[TEXT_NAME_LEN];
 
 	vmrapl_host_vm_name(pid, raw, sizeof(raw));
 	text_clean(raw, out, len);

@@ -42,9 +42,15 @@ size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp);
 size_t text_clean(const char *s, char *out, size_t len);
 
 /*
+ * A VM's name, with its NUL: libvirt's longest domain name, which it keeps
+ * in file names (NAME.xml, so at most 251 bytes of UTF-8), whole.
+ */
+#define TEXT_NAME_LEN	256
+
+/*
  * The name of the VM whose VMM is @pid (vmrapl_host_vm_name(): QEMU's
  * -name, else comm, else "pid<N>") in its canonical form: the one place
- * the tools take a VM's name from.
+ * the tools take a VM's name from.  @len: TEXT_NAME_LEN.
  */
 void text_vm_name(pid_t pid, char *out, size_t len);
 

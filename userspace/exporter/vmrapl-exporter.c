@@ -55,7 +55,7 @@ typedef int mhd_result;
 typedef enum MHD_Result mhd_result;
 #endif
 
-#define NAME_LEN	128
+#define NAME_LEN	TEXT_NAME_LEN
 /* The powercap counter wraps like RAPL's sysfs one (about 262 kJ). */
 #define PC_MAX_RANGE_UJ	262143328850ull
 

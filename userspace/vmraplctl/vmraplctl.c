@@ -52,7 +52,7 @@ enum {
 	EXIT_NOVM = 4,
 };
 
-#define NAME_LEN	128
+#define NAME_LEN	TEXT_NAME_LEN
 /* stats: the most VMs an ambiguous VM argument's error lists. */
 #define MAX_MATCH	16
 

@@ -250,6 +250,13 @@ comm_proc twin;					p_twin2=$kid
 # A QEMU -name can be longer than comm, and hold anything but NUL.
 (exec -a qemu-system-x86_64 bash -c 'sleep 60; :' qemu -name $'guest=long \xff "name" with\\back\nslash/ and more than 15 bytes' > /dev/null 2>&1) &
 p_qemu2=$!; kids+=("$p_qemu2")
+# A libvirt domain name of 200 characters (218 bytes: libvirt keeps it in
+# file names, NAME.xml, so at most 251) with quotes, commas, spaces and
+# non-ASCII; libvirt doubles its commas in -name guest=.
+unit=$'vm "web" \xc3\xa9t\xc3\xa9, spaces '	# 21 characters
+name200=$unit$unit$unit$unit$unit$unit$unit$unit$unit'0123456789a'
+(exec -a qemu-system-x86_64 bash -c 'sleep 60; :' qemu -name "guest=${name200//,/,,},debug-threads=on" > /dev/null 2>&1) &
+p_name200=$!; kids+=("$p_name200")
 # QEMU -uuid: in upper case, and values that are no canonical UUID (one
 # of them would end the label value and add a line if it were printed).
 uuid_up=0D2A6B7C-3E4F-4A5B-8C9D-0E1F2A3B4C5D uuid_lo=0d2a6b7c-3e4f-4a5b-8c9d-0e1f2a3b4c5d
@@ -258,7 +265,7 @@ qemu_proc short "${uuid_lo%?}";				p_ushort=$kid
 qemu_proc inject "$uuid_lo\"} 1"$'\n''vmrapl_up{x="';	p_uinject=$kid
 qemu_proc braces "{$uuid_lo}";				p_ubrace=$kid
 sleep 0.3
-fuzz="11:$p_bad 12:$p_ctl 13:$p_quote 14:$p_nl 15:$p_long 16:$p_utf 17:$p_cut 18:$p_twin1 19:$p_twin2 20:$p_qemu2"
+fuzz="11:$p_bad 12:$p_ctl 13:$p_quote 14:$p_nl 15:$p_long 16:$p_utf 17:$p_cut 18:$p_twin1 19:$p_twin2 20:$p_qemu2 26:$p_name200"
 fuzz+=" 22:$p_uup 23:$p_ushort 24:$p_uinject 25:$p_ubrace"
 export FAKE_VMS=$fuzz
 run1 --json --interval 0 list
@@ -272,6 +279,7 @@ check "fuzzed names: 15-byte comm" has '"name": "abcdefghijklmno"'
 check "fuzzed names: valid UTF-8 kept" has $'"name": "\xc3\xa9t\xc3\xa9 ok"'
 check "fuzzed names: truncated UTF-8 sequence" has $'"name": "cut\xef\xbf\xbd\xef\xbf\xbd"'
 check "fuzzed names: QEMU -name" has $'"name": "long \xef\xbf\xbd \\"name\\" with\\\\back\xef\xbf\xbdslash/ and more than 15 bytes"'
+check "a 200-character libvirt name: whole in list --json" has "\"name\": \"${name200//\"/\\\"}\""
 run1 --interval 0 list
 table_ok() { # every line printable ASCII, every row as wide as the header
 	! LC_ALL=C grep -q '[^ -~]' <<< "$out" &&
@@ -287,6 +295,8 @@ run1 --json --interval 0 stats 'bad?utf8'
 check "fuzzed names: a VM by its table name" has '"id": 11,'
 run1 --json --interval 0 stats $'\xc3\xa9t\xc3\xa9 ok'
 check "fuzzed names: a VM by its UTF-8 name" has '"id": 16,'
+run1 --json --interval 0 stats "$name200"
+check "a 200-character libvirt name: stats by the whole name" has '"id": 26,'
 
 # ---- VM identity: ids, UUIDs and shared names ----
 run1 --json --interval 0 list
@@ -673,6 +683,7 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, fuzzed names: invalid UTF-8 as U+FFFD" has $'vmrapl_vm_info{vm="bad\xef\xbf\xbdutf8",id="11",'
 	check "exporter, fuzzed names: quote and backslash escaped" has 'vm="q\"uo\\te\\",id="13"'
 	check "exporter, fuzzed names: newline" has $'vm="new\xef\xbf\xbdline",id="14"'
+	check "exporter, a 200-character libvirt name: the whole label" has "vmrapl_vm_info{vm=\"${name200//\"/\\\"}\",id=\"26\","
 	check "exporter, -uuid in upper case: the uuid label in lower case" has "vmrapl_vm_info{vm=\"upper\",id=\"22\",uuid=\"$uuid_lo\",pid="
 	check "exporter, -uuid of 35 characters: no uuid label" has 'vmrapl_vm_info{vm="short",id="23",pid='
 	check "exporter, -uuid with a quote and a newline: no uuid label" has 'vmrapl_vm_info{vm="inject",id="24",pid='
