@@ -30,7 +30,7 @@
 #                             it needs to boot a kernel, and the nested
 #                             guest selftests/vmrapl/rapl_qemu.c boots
 #                             with it: this kernel's image and the L2 image
-#   /usr/bin/python3, /usr/lib/python3.11, /qemu-functional
+#   /usr/bin/python3, /usr/lib/python3.N, /qemu-functional
 #                             rapl variant only, with that QEMU: Debian's
 #                             python3 and QEMU's functional test of the
 #                             vmrapl backend (rapl_qemu_functional.c)
@@ -205,28 +205,31 @@ add_dynamic() { # program, its path in the image
 # The QEMU series' functional test (tests/functional/test_x86_64_vmrapl.py,
 # which "make qemu" installs beside its binary with QEMU's python/ and
 # the tests' qemu_test package) at /qemu-functional, with Debian's
-# python3.11: its standard library (with Debian's compiled modules, so
+# python3 (3.11 on Debian 12): its standard library (with Debian's compiled modules, so
 # that nothing compiles under TCG) less what no test imports, its
 # extension modules' libraries, and python3-pycotap, which qemu_test
 # imports (selftests/vmrapl/rapl_qemu_functional.c runs it; about 12 MB
 # gzipped).
 add_functional() { # the functional/ directory of the QEMU build
-	local tree=$1 py=/usr/bin/python3.11 lib so
-	if [[ ! -d $tree || ! -x $py || ! -d /usr/lib/python3/dist-packages/pycotap ]]; then
-		echo "mkinitramfs: no $tree, $py or python3-pycotap: rapl_qemu_functional will skip" >&2
+	local tree=$1 py pyv lib so
+	py=$(readlink -f /usr/bin/python3 2>/dev/null) || py=
+	pyv=${py##*/}
+	if [[ ! -d $tree || ! -x $py || ! -d /usr/lib/$pyv ||
+	      ! -d /usr/lib/python3/dist-packages/pycotap ]]; then
+		echo "mkinitramfs: no $tree, Debian's python3 or python3-pycotap: rapl_qemu_functional will skip" >&2
 		return 0
 	fi
 	add_dynamic "$py" /usr/bin/python3
 	mkdir -p "$root/usr/lib/python3/dist-packages"
-	(cd /usr/lib && tar -cf - --exclude='python3.11/test' --exclude='python3.11/idlelib' \
-		--exclude='python3.11/tkinter' --exclude='python3.11/turtledemo' \
-		--exclude='python3.11/lib2to3' --exclude='python3.11/pydoc_data' \
-		--exclude='python3.11/ensurepip' --exclude='python3.11/distutils' \
-		--exclude='python3.11/config-*' --exclude='python3.11/site-packages' \
-		--exclude='python3.11/dist-packages' --exclude='*/tests' python3.11) |
+	(cd /usr/lib && tar -cf - --exclude="$pyv/test" --exclude="$pyv/idlelib" \
+		--exclude="$pyv/tkinter" --exclude="$pyv/turtledemo" \
+		--exclude="$pyv/lib2to3" --exclude="$pyv/pydoc_data" \
+		--exclude="$pyv/ensurepip" --exclude="$pyv/distutils" \
+		--exclude="$pyv/config-*" --exclude="$pyv/site-packages" \
+		--exclude="$pyv/dist-packages" --exclude='*/tests' "$pyv") |
 		tar -xf - -C "$root/usr/lib"
 	cp -a /usr/lib/python3/dist-packages/pycotap "$root/usr/lib/python3/dist-packages/"
-	for so in "$root"/usr/lib/python3.11/lib-dynload/*.so; do
+	for so in "$root/usr/lib/$pyv"/lib-dynload/*.so; do
 		for lib in $(ldd "$so" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 }'); do
 			[[ -e $root$lib ]] && continue
 			mkdir -p "$root$(dirname "$lib")"
