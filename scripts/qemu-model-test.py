@@ -22,7 +22,9 @@ kernel: SeaBIOS finds nothing to boot and waits), and talks QMP to it:
      (qom-list-properties kvm-accel): rapl-backend, vmrapl and the
      vmrapl-* ones in this QEMU; and, when the QEMU built without
      libvmrapl exists (QEMU_VMRAPL_LIB=no scripts/qemu.sh, which .ci/run
-     builds), rapl-backend there and no vmrapl property (patch 0020).
+     builds), rapl-backend there and no vmrapl property (patch 0020);
+  6. and there, rapl-backend=vmrapl and QEMU_VMRAPL stop QEMU, saying it
+     was built without vmrapl (patch 0024; where /dev/kvm is usable).
 """
 import json
 import os
@@ -238,6 +240,30 @@ def main():
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+            # 6. Asking that QEMU for vmrapl stops it, saying why: at the
+            # accelerator's init, so only where KVM is usable.
+            if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+                skip("no usable /dev/kvm: vmrapl is asked for at KVM's init")
+            else:
+                for what, env, accel in (
+                        ("rapl-backend=vmrapl", {},
+                         "kvm,rapl=on,rapl-backend=vmrapl"),
+                        ("QEMU_VMRAPL=vmrapl=on",
+                         {"QEMU_VMRAPL": "vmrapl=on"}, "kvm")):
+                    want = ("%s: this QEMU was built without vmrapl "
+                            "support" % what)
+                    try:
+                        r = subprocess.run(
+                            [nolib, "-machine", "none", "-accel", accel,
+                             "-display", "none", "-nodefaults"],
+                            capture_output=True, text=True, timeout=30,
+                            env=dict(os.environ, **env))
+                        rc, err = r.returncode, r.stderr
+                    except subprocess.TimeoutExpired:
+                        rc, err = None, "still running after 30 s"
+                    ok(rc not in (None, 0) and want in err,
+                       "without libvmrapl, %s: refused, the build named "
+                       "(rc %s)" % (what, rc), err)
     print("1..%d" % n)
     return 1 if failed else 0
 
