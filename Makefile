@@ -29,6 +29,8 @@
 #                             guest reads its energy (rapl_qemu.c)
 #   make check-intel          the rig's intel variant on the full kernels
 #                             make check does not run it on (.ci/run does)
+#   make check-rig            the rig's watchdog and triple-fault retry
+#                             (.ci/run)
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
 #   make try                  boot the rig with the demo's VMs and a shell
@@ -99,7 +101,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse doc-check qemu \
-	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel deb deb-test debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel check-rig deb deb-test debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -261,6 +263,11 @@ check-qemu:
 
 check-intel:
 	@$(TOP)/scripts/check-intel.sh
+
+# The rig's checks of itself: its silence watchdog and its triple-fault
+# retry (scripts/check-rig.sh); summary as check.
+check-rig:
+	@$(TOP)/scripts/check-rig.sh
 
 # Debian packages (debian/) into build/deb, and their install, upgrade
 # and purge in a clean Debian 12 root (scripts/deb-test.sh, TAP).

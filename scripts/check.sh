@@ -138,11 +138,8 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	for k in "${smoke_kvers[@]}"; do
 		RIG_ONLY=${SMOKE_PROGS:-attribution kvmfd} rig "$k"
 	done
-	# The silence watchdog, on a kernel whose name holds a "+".
-	single "rig watchdog" "" scripts/rig-watchdog-test.sh "${host_kvers[-1]}"
-	# A boot whose emulated machine triple-faults silently is booted once
-	# more, and said so; a second one stands.
-	single "rig triple-fault retry" "" scripts/rig-triple-test.sh "${host_kvers[-1]}"
+	# The rig's tests of itself (its silence watchdog, its triple-fault
+	# retry; about 85 s) are "make check-rig", which .ci/run runs.
 	# Each variant runs its own programs: basic's package and topology
 	# checks already ran on every kernel, and numa checks the packages of
 	# a NUMA machine itself (about 15 s less).
