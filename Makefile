@@ -31,6 +31,8 @@
 #                             make check does not run it on (.ci/run does)
 #   make check-rig            the rig's watchdog and triple-fault retry
 #                             (.ci/run)
+#   make check-libvirt        a booted Debian hypervisor in the rig: the
+#                             packages, and libvirt's domains (.ci/run)
 #   make debug-kernel         build (or reuse) that kernel only
 #   make demo                 build, boot the rig and run the demo program
 #   make try                  boot the rig with the demo's VMs and a shell
@@ -101,7 +103,7 @@ KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
 .PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
 	lint sparse doc-check qemu \
-	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel check-rig deb deb-test debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
+	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel check-rig check-libvirt deb deb-test debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
 	clean help kver
 
@@ -263,6 +265,11 @@ check-qemu:
 
 check-intel:
 	@$(TOP)/scripts/check-intel.sh
+
+# An operator's hypervisor booted in the rig: the packages under systemd,
+# Debian's libvirt running domains with vmrapl (scripts/libvirt-test.sh).
+check-libvirt:
+	@$(TOP)/scripts/libvirt-test.sh
 
 # The rig's checks of itself: its silence watchdog and its triple-fault
 # retry (scripts/check-rig.sh); summary as check.

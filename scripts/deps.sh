@@ -118,6 +118,8 @@ if [[ $check == 1 ]]; then
 	"$top/scripts/kernels.sh" check || rc=1
 	"$top/scripts/deb-test.sh" --root-check ||
 		{ echo "deps: the packages' test root is not made (make deps)"; rc=1; }
+	"$top/scripts/libvirt-test.sh" --root-check ||
+		{ echo "deps: the hypervisor root of make check-libvirt is not made (make deps)"; rc=1; }
 	"$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
 		{ echo "deps: the rig's QEMU with RAPL is not built (make qemu)"; rc=1; }
 	exit $rc
@@ -153,6 +155,13 @@ if "$top/scripts/deb-test.sh" --root-check; then
 	echo "deps: the packages' test root present"
 else
 	"$top/scripts/deb-test.sh" --root
+fi
+# The hypervisor root "make check-libvirt" boots: that root with systemd,
+# Debian's libvirt and QEMU and AppArmor (about a minute), cached.
+if "$top/scripts/libvirt-test.sh" --root-check; then
+	echo "deps: the hypervisor root present"
+else
+	"$top/scripts/libvirt-test.sh" --root
 fi
 # QEMU 10 with the emulated RAPL counters, for the rig's rapl variant
 # (a few minutes on two idle cores; cached under /var/cache/vmrapl/qemu).

@@ -26,7 +26,11 @@
 # turns both files into instructions per context switch).
 #
 # Environment: RIG_KERNEL (the kernel image, default /boot/vmlinuz-KVER, or
-# the one scripts/kernels.sh extracted for KVER),
+# the one scripts/kernels.sh extracted for KVER), RIG_ROOT_IMAGE (boot a
+# Debian root from this ext4 image instead of the rig's initramfs: its
+# kernel in RIG_KERNEL, its own initramfs in RIG_INITRD; the disk is
+# virtio, written to a throwaway snapshot, and the root's own programs
+# print the rig's "###" lines; scripts/libvirt-test.sh),
 # RIG_MODDIR (its modules with modules.dep, default /lib/modules/KVER; for
 # a kernel that is not installed, e.g. the debug kernel's staging dir),
 # RIG_TIMEOUT (whole boot, default 900 s, debug 3600 s), RIG_TEST_TIMEOUT
@@ -102,6 +106,10 @@ tag=$kver${variant:+-$variant}
 tag=${RIG_TAG:-$tag}
 # One initramfs per variant: the rapl variant's holds perf as well.
 initrd=$top/build/rig/initramfs-$kver${variant:+-$variant}.cpio.gz
+if [[ -n ${RIG_ROOT_IMAGE:-} ]]; then
+	initrd=${RIG_INITRD:?RIG_ROOT_IMAGE needs RIG_INITRD, the initramfs of the root}
+	build_initramfs=0
+fi
 log=$top/build/rig-$tag.log
 result=$top/build/rig-$tag.result
 # A kernel that is not installed but extracted from its packages by
@@ -145,6 +153,7 @@ if [[ $build_initramfs == 1 ]]; then
 fi
 
 cmdline="console=ttyS0,115200 panic=-1 printk.time=1 loglevel=7"
+[[ -n ${RIG_ROOT_IMAGE:-} ]] && cmdline="root=/dev/vda rw $cmdline"
 # make try: the kernel's warnings on the terminal, not its boot chatter.
 [[ $mode == try ]] && cmdline=${cmdline/loglevel=7/loglevel=4}
 # TCG vCPUs share two host cores; give RCU more slack before it reports a
@@ -290,6 +299,9 @@ esac
 # PCI BARs for the guest to size, which is where QEMU 10.0.2 died of
 # SIGSEGV twice (address_space_translate_internal(), before vmrapl).
 qemu+=(-cpu "$cpu" -smp "$smp" -vga none)
+if [[ -n ${RIG_ROOT_IMAGE:-} ]]; then
+	qemu+=(-drive "file=$RIG_ROOT_IMAGE,if=virtio,format=raw,snapshot=on")
+fi
 # QMP on a socket, for the watchdog's dump of a wedged guest (hangdump.py);
 # the console and the human monitor stay muxed on stdio.
 mon=$log.qmp
