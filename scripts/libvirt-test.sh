@@ -127,17 +127,10 @@ install -m 0755 "$top/selftests/libvirt/rig-root" "$up/root/rig/rig-root"
 install -m 0755 "$top/selftests/libvirt/deb" "$top/selftests/libvirt/libvirt" \
 	"$up/root/rig/tests/"
 install -m 0644 "$top/selftests/libvirt/rig-test.service" "$up/etc/systemd/system/"
-# The project's QEMU where "make install" of a QEMU build puts it, its
-# firmware Debian's (qemu-system-data, seabios, ipxe-qemu): the build has
-# --disable-install-blobs and no --firmwarepath, so its one data path,
-# /usr/local/share/qemu, holds links to the files of Debian's three.
+# The project's QEMU where "make install" of a QEMU build puts it; its
+# firmware is Debian's (qemu-system-data, seabios, ipxe-qemu), on the
+# firmware path scripts/qemu.sh configures, Debian's.
 strip -o "$up/usr/local/bin/qemu-system-x86_64" "$qemu"
-mkdir -p "$up/usr/local/share/qemu"
-for d in /usr/lib/ipxe/qemu /usr/share/seabios /usr/share/qemu; do
-	for f in "$root$d"/*; do
-		ln -sfn "$d/${f##*/}" "$up/usr/local/share/qemu/${f##*/}"
-	done
-done
 cp "$root/boot/vmlinuz-$kver" "$up/var/lib/libvirt/images/l2-vmlinuz"
 cp "$out/l2-initrd.gz" "$up/var/lib/libvirt/images/l2-initrd.gz"
 echo "/dev/vda / ext4 defaults 0 1" > "$up/etc/fstab"

@@ -93,9 +93,13 @@ tarball=qemu_${version}+ds.orig.tar.xz
 mirror=${VMRAPL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${VMRAPL_CACHE:-/var/cache/vmrapl}/qemu
 patchdir=$top/userspace/qemu/patches
+# Debian's firmware path (its qemu-system-data, seabios and ipxe-qemu), as
+# Debian's own QEMU has it: the binary boots with them wherever it is
+# installed (Documentation/operations.rst, "Under libvirt").
 configure_flags=(--target-list=x86_64-softmmu --enable-kvm --enable-tcg
 	--enable-slirp --enable-plugins --enable-vmrapl --disable-docs
-	--disable-install-blobs)
+	--disable-install-blobs
+	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
 # What QEMU compiles and links of libvmrapl (part of the cache key).
 vmrapl_srcs=("$top/userspace/lib/libvmrapl.c" "$top/userspace/lib/libvmrapl.h"
 	"$top/uapi/linux/vmrapl.h")
