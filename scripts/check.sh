@@ -117,10 +117,12 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	# here (about 3 s; the rig's rapl variant runs them with it).
 	tap "qemu smoke" userspace/qemu/tests/smoke.sh
 	tap "qemu functional" scripts/qemu-functional.sh
-	# Programs that test userspace over the uapi alone, with no kernel
-	# difference to find (RIG_ONCE, default tools: vmraplctl and the
-	# exporter, 27 s a boot), run on the newest full kernel only.
-	once=" ${RIG_ONCE-tools} "
+	# Programs with no kernel difference to find run on the newest full
+	# kernel only (RIG_ONCE): tools (vmraplctl and the exporter over the
+	# uapi, 27 s a boot) and fuzz (the ioctls' argument checks, vmrapl's
+	# own code on every kernel, 17 s a boot; check-debug fuzzes them
+	# under KASAN too).
+	once=" ${RIG_ONCE-tools fuzz} "
 	rest=$(cd selftests/vmrapl && ls *.c | sed 's/\.c$//' |
 		grep -Ev '^(demo|bench|prom|numa|rapl|intel)' | tr '\n' ' ')
 	for k in "${full_kvers[@]}"; do
