@@ -79,6 +79,8 @@ FOREIGN_PREFIXES = ('target/i386', 'docs/specs', 'tests/functional',
 FOREIGN_OPTIONS = {
     '--enable-vmrapl': "QEMU's configure (the project's patch series)",
     '--enable-plugins': "QEMU's configure",
+    '--firmwarepath': "QEMU's configure",
+    '--root': 'scripts/deb-test.sh and scripts/libvirt-test.sh',
     '--per-socket': 'perf stat',
     '--control': 'perf stat',
     '--icount': 'bench/rig/collect.sh',
