@@ -48,12 +48,6 @@ packages="systemd-sysv udev dbus libvirt-daemon-system libvirt-clients
 stamp="packages: $(echo $packages)"
 
 die() { echo "libvirt-test: $*" >&2; exit 1; }
-in_chroot() { # dir command...
-	local d=$1
-	shift
-	chroot "$d" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
-}
 
 if [[ ${1:-} == --root-check ]]; then
 	[[ $(cat "$root/.vmrapl-hv-root" 2>/dev/null) == "$stamp" ]]
@@ -119,7 +113,7 @@ trap 'rm -rf "$work"' EXIT
 up=$work/upper
 mkdir -p "$up" "$work/work" "$work/merged"
 mkdir -p "$up/root/rig/debs" "$up/root/rig/tests" "$up/usr/local/bin" \
-	"$up/usr/local/share" "$up/var/lib/libvirt/images" "$up/etc/systemd/system"
+	"$up/var/lib/libvirt/images" "$up/etc/systemd/system"
 cp "$out"/new/*_"$version"_*.deb "$out"/old/*_"$old"_*.deb "$up/root/rig/debs/"
 echo "$version" > "$up/root/rig/version"
 install -m 0644 "$top/selftests/libvirt/tap.sh" "$up/root/rig/tap.sh"
@@ -158,7 +152,7 @@ unshare --mount --propagation private /bin/bash -c '
 	# The console carries the tests, and a getty on it would hang them up.
 	run systemctl mask serial-getty@ttyS0.service
 	# What an operator adds for vmrapl under libvirt
-	# (Documentation/operations.rst, "libvirt").
+	# (Documentation/operations.rst, "Under libvirt").
 	run /root/rig/tests/libvirt --setup
 	umount "$m/tmp" "$m/dev" "$m/proc"
 	rm -f "$out/root.img"
