@@ -345,20 +345,31 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 	 * rates over windows of VR_CORE_WINDOW_NS or more and cover the
 	 * whole busy time, but the package's read did not show its unseen
 	 * part (the next close's lag share), so only the seen part's weight
-	 * is charged here.  More weight than that dynamic energy (the
-	 * counters' steps, a P_static too high) is clamped to it: the weights
-	 * then only say who gets the dynamic part, and nothing is created.
+	 * is charged here, with what earlier epochs owe (@pc_owed).  More
+	 * weight than that dynamic energy is clamped to it: the weights then
+	 * only say who gets the dynamic part, and nothing is created.  The
+	 * rest is owed to the next epochs, up to two of the counter's steps
+	 * of this epoch's weight: a delta that showed fewer steps than its
+	 * time is followed by one that shows more, while a P_static too
+	 * high, which no later delta makes up, owes no more than that.
 	 */
 	if (busy && busy_e && p->core.kind == VR_CORE_ENERGY &&
 	    p->policy != VR_STATIC_BUSY) {
 		u64 seen_e = vr_mul_div(busy_e, seen, busy);
+		u64 want = seen_e + p->pc_owed, cap;
 
 		sp->wsum = busy_e;
 		sp->pc = dyn - dprev;
-		if (seen_e <= dyn - dprev)
-			sp->pc = seen_e;
-		else
+		if (want <= dyn - dprev) {
+			sp->pc = want;
+			p->pc_owed = 0;
+		} else {
 			p->percore_clamps++;
+			p->pc_owed = want - sp->pc;
+			cap = dt ? vr_mul_div(busy_e, 2 * p->step_ns, dt) : 0;
+			if (p->pc_owed > cap)
+				p->pc_owed = cap;
+		}
 	}
 	/*
 	 * Cycles (VR_CORE_CYCLES, APERF): not energy, only a weight, so the

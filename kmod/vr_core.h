@@ -338,6 +338,12 @@ struct vr_core_src {
  * @core: the per-core energy source (vr_pkg_set_core()); set before the
  *	package's CPUs come online, read by them at their events.
  * @fold_busy_e: per-core energy weight of the epoch being closed, eu.
+ * @pc_owed: per-core weight that earlier epochs' dynamic energy could
+ *	not pay, eu: their own (vr_split_policy()) or their lag list's
+ *	(vr_lag_share()), when a delta showed fewer of the package
+ *	counter's steps than its time.  Paid first, by the weights of the
+ *	next epochs, out of their dynamic energy; at most what the epoch's
+ *	weight is over two of the counter's steps (@step_ns).
  * @fold_busy_nw: busy ns of that epoch that had no per-core weight (a
  *	CPU before its first sample, or whose counter could not be read).
  * @fold_core_corr: the CPUs' per-core corrections folded into that epoch
@@ -416,6 +422,7 @@ struct vr_pkg {
 	struct vr_cpu **cpus;
 	struct vr_core_src core;
 	u64 fold_busy_e;
+	u64 pc_owed;
 	u64 fold_busy_nw;
 	s64 fold_core_corr;
 	u64 fold_tail;

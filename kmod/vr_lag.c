@@ -89,7 +89,8 @@ static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
  * The rule is vr_split_policy()'s (vr_core.c): the previous epoch's
  * unseen busy CPU-ns at the power of what its delta showed, at most
  * @dyn, or all of @dyn when nothing is busy now; then notes what sizes
- * the next one (vr_lag_note()).
+ * the next one (vr_lag_note()).  A share above @dyn, priced by per-core
+ * energy weight, is owed for the rest (vr_pkg.pc_owed).
  * Context: close_lock held.
  * Return: the share, eu (0 without a lag list).
  */
@@ -103,8 +104,11 @@ u64 vr_lag_share(struct vr_pkg *p, u64 busy, u64 dyn, u64 *seen)
 		if (p->prev_seen)
 			dprev = vr_mul_div(p->prev_dyn, p->prev_tail,
 					   p->prev_seen);
-		if (dprev > dyn)
+		if (dprev > dyn) {
+			if (p->core.kind == VR_CORE_ENERGY && p->prev_busy_e)
+				p->pc_owed += dprev - dyn;
 			dprev = dyn;
+		}
 	} else if (p->prev_busy) {
 		/* Nothing runs now: the dynamic energy is a burst's tail. */
 		dprev = dyn;

@@ -38,6 +38,9 @@ busy-idle-charged @@ vr_core.c @@ vr_mul_div(stat, dt - p->fold_idle, dt) : 0; @
 no-static-debt @@ vr_core.c @@ p->static_debt = want - de; @@ p->static_debt = 0;
 doms-all-busy @@ vr_core.c @@ sp->cur[d] = de ? vr_mul_div(sp->de[d], @@ sp->cur[d] = de ? sp->de[d] + 0 * vr_mul_div(sp->de[d],
 no-reset-check @@ vr_core.c @@ } else if (*eu > max_eu) { @@ } else if (0) {
+percore-owed-dropped @@ vr_core.c @@ p->pc_owed = want - sp->pc; @@ p->pc_owed = 0;
+percore-owed-ignored @@ vr_core.c @@ u64 want = seen_e + p->pc_owed, cap; @@ u64 want = seen_e, cap;
+lag-owed-dropped @@ vr_lag.c @@ p->pc_owed += dprev - dyn; @@ p->pc_owed += 0;
 no-overrun-check @@ vr_core.c @@ if (max_eu >= range_eu) { @@ if (max_eu >= range_eu && 0) {
 wrap-count-le @@ vr_core.c @@ } else if (raw < p->raw[d] && d == VR_DOM_PKG) { @@ } else if (raw <= p->raw[d] && d == VR_DOM_PKG) {
 no-slack @@ vr_core.c @@ slack = s->esu <= VR_EU_SHIFT ? 2ULL << (VR_EU_SHIFT - s->esu) : 2; @@ slack = 0;

@@ -45,6 +45,9 @@ struct pc_host {
 	struct vr_pkg_stats st0;	/* the books at pc_reset() */
 	/* the package counter shows the energy of @lag_steps steps ago */
 	unsigned int lag_steps;
+	/* or steps only every @pkg_every PC_STEPs, showing @pkg_shown */
+	unsigned int pkg_every;
+	vt_u128 pkg_shown;
 	u64 nstep;
 	vt_u128 pkg_hist[4];
 	u64 gate_bad;		/* CPUs found with a gate not their fields' */
@@ -75,9 +78,13 @@ static u32 pc_pkg_read(void *ctx, u64 *raw, u64 dt, u64 busy)
 
 	(void)dt;
 	(void)busy;
-	raw[VR_DOM_PKG] = pc_units(h->lag_steps ?
-				   h->pkg_hist[(h->nstep - h->lag_steps) % 4] :
-				   h->pkg_fj, 12345);
+	if (h->pkg_every)
+		raw[VR_DOM_PKG] = pc_units(h->pkg_shown, 12345);
+	else
+		raw[VR_DOM_PKG] = pc_units(h->lag_steps ?
+					   h->pkg_hist[(h->nstep -
+							h->lag_steps) % 4] :
+					   h->pkg_fj, 12345);
 	return BIT(VR_DOM_PKG);
 }
 
@@ -144,6 +151,8 @@ static void pc_run(struct pc_host *h, u64 ns)
 			h->cycles[i] += h->ghz[i] * PC_STEP;
 		}
 		h->pkg_hist[++h->nstep % 4] = h->pkg_fj;
+		if (h->pkg_every && h->nstep % h->pkg_every == 0)
+			h->pkg_shown = h->pkg_fj;
 		for (i = 0; i < PC_NCPU; i++) {
 			struct vr_cpu *c = &h->cpu[i];
 			struct vr_acct *a = h->busy[i] && h->tracked[i] ?
@@ -313,6 +322,50 @@ static void test_bursts(void)
 		"vCPU gets 10 W + 5 W within 2%%");
 	vt_near(b, 0.7, 0.014, "bursts: the 2 W core's 2 W + 5 W within 2%%");
 	pc_check_books(&h, "bursts");
+}
+
+/*
+ * The two vCPUs of test_hetero() on a package counter that steps every
+ * @every PC_STEPs (0.75, 1.5 or 2 ms; the module measured it,
+ * vr_pkg_set_step()) while the package closes every 1 ms: a close's
+ * delta holds fewer steps or more than its time, down to none, so an
+ * epoch's dynamic energy is below the cores' weight (a rate) in about
+ * half of them, and the lag share priced from the last delta is above
+ * it.  What an epoch cannot pay of either is owed, and paid first by the
+ * weights of the next (vr_pkg.pc_owed).  When it was dropped instead,
+ * the rest of the steps' energy went by time: at 1.5 ms, 12.8 W and
+ * 9.2 W for 15 W and 7 W.
+ */
+static void test_hetero_steps(unsigned int every)
+{
+	static struct pc_host h;
+	struct vr_step st = {
+		.interval_ns = every * PC_STEP, .spread_ns = 0, .used = 12,
+		.measured = true,
+	};
+	double s = 2.0, a, b, ms = every * PC_STEP / 1e6;
+
+	pc_init(&h, 20000000ULL, VR_CORE_ENERGY);
+	h.pkg_every = every;
+	vr_lock(&h.p.close_lock);
+	vr_pkg_set_step(&h.p, VR_DOM_PKG, &st);
+	vr_unlock(&h.p.close_lock);
+	pc_two_vcpus(&h, 10000000ULL, 2000000ULL);
+	pc_run(&h, 100 * VT_MS);
+	pc_reset(&h);
+	pc_run(&h, 2 * VT_SEC);
+	a = pc_w(&h, 0, s);
+	b = pc_w(&h, 1, s);
+	vt_diag("%.2f ms steps: vector-heavy %.3f W, memory-bound %.3f W "
+		"(%llu epochs clamped)", ms, a, b,
+		(unsigned long long)h.p.percore_clamps);
+	vt_ok(h.p.percore_clamps > 0, "%.2f ms steps: some epochs' weight "
+	      "exceeds their dynamic energy", ms);
+	vt_near(a, 15.0, 0.3, "%.2f ms steps: the 10 W core's vCPU gets "
+		"10 W + 5 W within 2%%", ms);
+	vt_near(b, 7.0, 0.14, "%.2f ms steps: the 2 W core's vCPU gets "
+		"2 W + 5 W within 2%%", ms);
+	pc_check_books(&h, "coarse steps");
 }
 
 /*
@@ -708,6 +761,9 @@ int main(void)
 	test_decode();
 	test_hetero(false);
 	test_hetero(true);
+	test_hetero_steps(3);
+	test_hetero_steps(6);
+	test_hetero_steps(8);
 	test_bursts();
 	test_exits(false);
 	test_exits(true);
