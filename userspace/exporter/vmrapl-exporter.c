@@ -860,6 +860,22 @@ static mhd_result handler(void *cls, struct MHD_Connection *c, const char *url,
 
 /* ---- the powercap tree --------------------------------------------------- */
 
+/*
+ * The length of @s's longest prefix of at most @max bytes that ends on a
+ * UTF-8 character's boundary (@s is valid UTF-8: text_vm_name()).
+ */
+static int utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return (int)n;
+	n = max;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return (int)n;
+}
+
 /* A directory name from a VM label: no '/', no leading '.'. */
 static void dir_name(const char *label, char *out, size_t len)
 {
@@ -1113,7 +1129,8 @@ static char (*tree_names(const struct snapshot *s))[NAME_LEN]
 			snprintf(dirs[i], NAME_LEN, "%s", base);
 			continue;
 		}
-		snprintf(cand, sizeof(cand), "%.*s-%llu", NAME_LEN - 24, base,
+		snprintf(cand, sizeof(cand), "%.*s-%llu",
+			 utf8_prefix(base, NAME_LEN - 24), base,
 			 (unsigned long long)s->vms[i].id);
 		if (tree_name_free(s, dirs, cand))
 			snprintf(dirs[i], NAME_LEN, "%s", cand);

@@ -669,8 +669,14 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter: a reload moves the load time by 60 s (${lts[0]} -> $lt_reload)" \
 		awk -v a="${lts[0]}" -v b="$lt_reload" 'BEGIN { d = b - a; exit !(a > 0 && d > 59.9 && d < 60.2) }'
 
-	# Hostile names, shared names, power, a VM that comes later.
-	echo "$fuzz" > "$work/vms"
+	# Hostile names, shared names, power, a VM that comes later.  Two VMs
+	# of one 241-byte name whose byte 232 is inside a character: NAME-ID
+	# keeps 232 bytes of NAME at most, cut before that character.
+	a231=$(printf 'a%.0s' $(seq 231))
+	qemu_proc "$a231"$'\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9' ""; p_cut1=$kid
+	qemu_proc "$a231"$'\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9' ""; p_cut2=$kid
+	sleep 0.2
+	echo "$fuzz 27:$p_cut1 28:$p_cut2" > "$work/vms"
 	port=$((port + 1))
 	LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid FAKE_VMS="@$work/vms" "$exporter" \
 		--device "$dev" --listen 127.0.0.1:$port --vcpu-metrics \
@@ -698,6 +704,8 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "powercap tree: the older of two VMs has the name" eventually test -d "$work/pc2/twin/intel-rapl:0"
 	check "powercap tree: the other gets NAME-ID" eventually test -d "$work/pc2/twin-19/intel-rapl:0"
 	check "powercap tree: no control characters in directory names" bash -c '! ls "$1" | LC_ALL=C grep -q "[[:cntrl:]]"' _ "$work/pc2"
+	check "powercap tree: NAME-ID of a long name cut at a character boundary" eventually test -d "$work/pc2/$a231-28/intel-rapl:0"
+	check "powercap tree: every directory name is UTF-8" bash -c 'ls "$1" | iconv -f UTF-8 -t UTF-8 > /dev/null' _ "$work/pc2"
 	# A third "twin" starts: the older VMs keep their names and directories.
 	comm_proc twin; p_twin3=$kid
 	sleep 0.2
