@@ -89,8 +89,8 @@ static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
  * The rule is vr_split_policy()'s (vr_core.c): the previous epoch's
  * unseen busy CPU-ns at the power of what its delta showed, at most
  * @dyn, or all of @dyn when nothing is busy now; then notes what sizes
- * the next one (vr_lag_note()).  A share above @dyn, priced by per-core
- * energy weight, is owed for the rest (vr_pkg.pc_owed).
+ * the next one (vr_lag_note()).  When the list splits it by per-core
+ * energy weight, what of it @dyn could not pay is owed (vr_pkg.pc_owed).
  * Context: close_lock held.
  * Return: the share, eu (0 without a lag list).
  */
