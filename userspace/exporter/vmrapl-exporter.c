@@ -862,17 +862,17 @@ static mhd_result handler(void *cls, struct MHD_Connection *c, const char *url,
 
 /*
  * The length of @s's longest prefix of at most @max bytes that ends on a
- * UTF-8 character's boundary (@s is valid UTF-8: text_vm_name()).
+ * character's boundary (@s is valid UTF-8: text_vm_name()).
  */
 static int utf8_prefix(const char *s, size_t max)
 {
-	size_t n = strlen(s);
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = 0, len = strlen(s), k;
+	uint32_t cp;
 
-	if (n <= max)
-		return (int)n;
-	n = max;
-	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
+	while (n < len && (k = utf8_char(u + n, len - n, &cp)) &&
+	       n + k <= max)
+		n += k;
 	return (int)n;
 }
 
