@@ -7,10 +7,16 @@
 # the rig's QEMU with RAPL (scripts/qemu.sh), in /var/cache/vmrapl, never
 # in the machine's own apt sources.
 #
-# Usage: scripts/deps.sh [--check] [--base]
+# Usage: scripts/deps.sh [--check] [--base] [--qemu-nolib]
 #   --check: exit 1 if anything is missing, install nothing
 #   --base:  the apt packages only, not the trixie build root and the
 #            rig's QEMU with RAPL (make demo needs neither)
+#   --qemu-nolib: also the same QEMU series built without libvmrapl
+#            (QEMU_VMRAPL_LIB=no scripts/qemu.sh), which .ci/run adds
+#
+# The QEMU builds (CPU, 4 to 6 min each) run in the background beside the
+# downloads and debootstraps (network and dpkg), their output in
+# build/deps-qemu*.log.
 set -euo pipefail
 
 pkgs=(
@@ -97,11 +103,12 @@ node_exporter_fetch() {
 	echo "deps: node_exporter for the nested guest: $d"
 }
 
-check=0 base=0
+check=0 base=0 nolib=0
 for a in "$@"; do
 	case $a in
 	--check) check=1 ;;
 	--base) base=1 ;;
+	--qemu-nolib) nolib=1 ;;
 	*) echo "deps: unknown argument $a" >&2; exit 2 ;;
 	esac
 done
@@ -122,6 +129,10 @@ if [[ $check == 1 ]]; then
 		{ echo "deps: the hypervisor root of make check-libvirt is not made (make deps)"; rc=1; }
 	"$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
 		{ echo "deps: the rig's QEMU with RAPL is not built (make qemu)"; rc=1; }
+	if [[ $nolib == 1 ]]; then
+		QEMU_VMRAPL_LIB=no "$top/scripts/qemu.sh" path > /dev/null 2>&1 ||
+			{ echo "deps: the QEMU without libvmrapl is not built"; rc=1; }
+	fi
 	exit $rc
 fi
 
@@ -139,6 +150,34 @@ else
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 [[ $base == 1 ]] && exit 0
+
+# QEMU 10 with the emulated RAPL counters, for the rig (and with
+# --qemu-nolib the same series without libvmrapl), cached under
+# /var/cache/vmrapl/qemu: built in the background while the rest is
+# fetched.
+qemu_libs=(yes)
+[[ $nolib == 1 ]] && qemu_libs+=(no)
+qemu_todo=()
+for lib in "${qemu_libs[@]}"; do
+	if bin=$(QEMU_VMRAPL_LIB=$lib "$top/scripts/qemu.sh" path 2> /dev/null); then
+		echo "deps: QEMU (libvmrapl: $lib) present: $bin"
+	else
+		qemu_todo+=("$lib")
+	fi
+done
+qemu_pid=
+if [[ ${#qemu_todo[@]} -gt 0 ]]; then
+	mkdir -p "$top/build"
+	echo "deps: building QEMU (libvmrapl: ${qemu_todo[*]}) in the background (build/deps-qemu-*.log)"
+	(
+		for lib in "${qemu_todo[@]}"; do
+			QEMU_VMRAPL_LIB=$lib "$top/scripts/qemu.sh" build \
+				> "$top/build/deps-qemu-$lib.log" 2>&1 || exit 1
+		done
+	) &
+	qemu_pid=$!
+fi
+
 if node_exporter_present; then
 	echo "deps: the nested guest's node_exporter present: $(node_exporter_dir)"
 else
@@ -163,10 +202,16 @@ if "$top/scripts/libvirt-test.sh" --root-check; then
 else
 	"$top/scripts/libvirt-test.sh" --root
 fi
-# QEMU 10 with the emulated RAPL counters, for the rig's rapl variant
-# (a few minutes on two idle cores; cached under /var/cache/vmrapl/qemu).
-if "$top/scripts/qemu.sh" path > /dev/null 2>&1; then
-	echo "deps: the rig's QEMU with RAPL present: $("$top/scripts/qemu.sh" path)"
-else
-	"$top/scripts/qemu.sh" build
+if [[ -n $qemu_pid ]]; then
+	t0=$SECONDS
+	qrc=0
+	wait "$qemu_pid" || qrc=$?
+	for lib in "${qemu_todo[@]}"; do
+		tail -n 3 "$top/build/deps-qemu-$lib.log"
+	done
+	if [[ $qrc != 0 ]]; then
+		echo "deps: the QEMU build failed (build/deps-qemu-*.log)" >&2
+		exit 1
+	fi
+	echo "deps: QEMU built; waited $((SECONDS - t0)) s for it after the rest"
 fi

@@ -239,6 +239,12 @@ if [[ -x $bin ]]; then
 	exit 0
 fi
 
+# Two builds at once (.ci/run's set-up builds this QEMU and the one without
+# libvmrapl side by side) share the apt lists and the tarball: one fetches
+# while the other waits.
+mkdir -p "$cache"
+exec 9> "$cache/fetch.lock"
+flock 9
 # ---- private apt configuration (never the machine's sources) ----------
 aptdir=$cache/apt
 mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$aptdir/none.d"
@@ -304,6 +310,8 @@ fi
 got_sha=$(sha256sum < "$cache/$tarball" | cut -d' ' -f1)
 [[ $got_sha == "$want_sha" ]] || die "$tarball: sha256 $got_sha, Sources index says $want_sha"
 echo "qemu.sh: $tarball sha256 $got_sha (matches the Sources index)" >&2
+flock -u 9
+exec 9>&-
 
 # ---- unpack, patch, build ---------------------------------------------
 work=$(mktemp -d "$cache/build.XXXXXX")
