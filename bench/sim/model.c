@@ -685,6 +685,7 @@ void task_accrue(struct task *t)
 	t->runtime += ran;
 	t->runtime_pkg[c->pkg] += ran;
 	S.host_busy_ns += ran;
+	bw_charge(t, t->cpu, ran);	/* its VM's quota, if it has one */
 }
 
 u64 vm_runtime(const struct vm *v)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vrsim: the event queue, the round-robin scheduler (3 ms slices), and the
- * VMs and tasks it runs.
+ * VMs and tasks it runs.  A VM with a CPU quota (bandwidth.c) has its
+ * threads checked where the kernel checks them: when one is picked or
+ * wakes, and at the scheduler tick while one runs.
  */
 #include "vrsim.h"
 
@@ -118,21 +120,36 @@ static u64 sleep_len(struct task *t)
 	return 1000;
 }
 
-static void cpu_arm(struct cpu *c)
+/*
+ * The CPU's next event: its task's burst or slice ends, or a re-check;
+ * before that, the tick where its VM's quota is checked, if it has one.
+ */
+void cpu_arm(struct cpu *c)
 {
 	struct task *t;
-	u64 left, slice_end;
+	u64 left, slice_end, chk;
 
 	c->ev_ver++;
 	if (c->cur == NOTASK)
 		return;
 	t = &S.t[c->cur];
 	left = t->demand;
+	/*
+	 * A task with a quota is re-armed mid-slice at its checks: what is
+	 * left of its burst counts from the slice's start.
+	 */
+	if (left != ~0ULL >> 2 && bw_on(t))
+		left = left > S.now - c->slice_start ?
+		       left - (S.now - c->slice_start) : 0;
 	slice_end = c->slice_start + 3 * MS;
 	if (c->qlen && slice_end - S.now < left)
 		left = slice_end > S.now ? slice_end - S.now : 0;
 	else if (!c->qlen && left > 4 * MS)
 		left = 4 * MS;	/* re-check the queue now and then */
+	c->norm_at = S.now + left;
+	chk = bw_check_at(c);
+	if (chk < S.now + left)
+		left = chk - S.now;
 	ev_push(S.now + left, EV_CPU, (int)(c - S.cpu), c->ev_ver);
 }
 
@@ -202,6 +219,19 @@ static int q_pop(struct cpu *c)
 	return ti;
 }
 
+/* The next task of @c's queue that may run; the throttled are parked. */
+static int q_pop_run(struct cpu *c)
+{
+	int ti;
+
+	while ((ti = q_pop(c)) != NOTASK) {
+		if (bw_runnable(ti, (int)(c - S.cpu)))
+			return ti;
+		bw_park(ti);
+	}
+	return NOTASK;
+}
+
 static void q_remove(struct cpu *c, int ti)
 {
 	int *pp = &c->qhead, prev = NOTASK;
@@ -226,11 +256,23 @@ static bool allowed(const struct task *t, int ci)
 void task_wake(int ti)
 {
 	struct task *t = &S.t[ti];
-	int ci, best = NOTASK, start;
 
 	if (t->state == S_DEAD)
 		return;
 	t->demand = burst_demand(t);
+	task_place(ti);
+}
+
+/*
+ * Task @ti becomes runnable (woken, or unthrottled with the demand it
+ * had): onto a CPU or into a queue, or throttled if its VM has no
+ * runtime for the idle CPU it would run on.
+ */
+void task_place(int ti)
+{
+	struct task *t = &S.t[ti];
+	int ci, best = NOTASK, start;
+
 	/* the last CPU if idle, else any idle allowed CPU, else the
 	 * allowed CPU with the shortest queue */
 	if (t->last_cpu != NOTASK && allowed(t, t->last_cpu) &&
@@ -248,6 +290,10 @@ void task_wake(int ti)
 		}
 	}
 	if (best != NOTASK) {
+		if (!bw_runnable(ti, best)) {
+			bw_park(ti);
+			return;
+		}
 		cpu_switch(best, ti);
 		return;
 	}
@@ -281,20 +327,38 @@ void on_cpu_event(int ci)
 	if (cur == NOTASK)
 		return;
 	t = &S.t[cur];
+	if (bw_on(t)) {
+		/* the tick: its VM's quota checked (and drawn from) */
+		if (!bw_runnable(cur, ci)) {
+			next = q_pop_run(c);
+			cpu_switch(ci, next);
+			bw_park(cur);
+			bw_left(ci, t->vm);
+			return;
+		}
+		if (S.now < c->norm_at) {
+			cpu_arm(c);
+			return;
+		}
+	}
 	ran = S.now - c->slice_start;
 	if (t->demand != ~0ULL >> 2 && ran >= t->demand) {
 		/* burst done: sleep */
-		next = q_pop(c);
+		next = q_pop_run(c);
 		cpu_switch(ci, next);
 		task_sleep(t, cur);
+		if (t->kind != T_HOST)
+			bw_left(ci, t->vm);
 		return;
 	}
 	if (c->qlen && ran >= 3 * MS) {
-		/* slice over: to the tail */
-		next = q_pop(c);
-		cpu_switch(ci, next);
-		q_push(c, cur);
-		return;
+		/* slice over: to the tail (unless every other is throttled) */
+		next = q_pop_run(c);
+		if (next != NOTASK) {
+			cpu_switch(ci, next);
+			q_push(c, cur);
+			return;
+		}
 	}
 	/*
 	 * Nothing to do: keep running, new slice.  This re-check stands for
@@ -414,7 +478,7 @@ void vm_stop(int vi)
 		if (t->state == S_RUNNING) {
 			int ci = t->cpu;
 
-			cpu_switch(ci, q_pop(&S.cpu[ci]));
+			cpu_switch(ci, q_pop_run(&S.cpu[ci]));
 		} else if (t->state == S_QUEUED) {
 			q_remove(&S.cpu[t->cpu], ti);
 		}

@@ -48,6 +48,12 @@
  * core's conservation (tracked + host + idle + lost == sampled) is checked
  * after every close; a break fails the run.
  *
+ * With --limit-bench it runs no workload but per-VM power limits: a VM
+ * held at a power limit through its CPU quota by the controller of
+ * userspace/common/limit.c (fed vmrapl's estimate, never a truth), with
+ * the kernel's CFS bandwidth control modelled in bandwidth.c, against a
+ * static quota (limitbench.c says what it runs and how it judges).
+ *
  *   vrsim [--quick] [--json FILE] [--only NAME[,NAME...]] [--seeds N]
  *         [--seed0 N]
  *         [--secs S] [--period-us US (vmrapl epoch, 1000)]
@@ -88,6 +94,14 @@
  *         [--mem-uncore (the model: the uncore grows with memory
  *          traffic; a DRAM domain counter)]
  *         [--policy occupied|busy|none (vmrapl's rows' static policy)]
+ *         [--limit-bench (instead of the workloads: per-VM power limits
+ *          held through a CPU quota, limitbench.c; --seeds, --seed0,
+ *          --quick (one seed, no variants), --json and --inject-fault-at
+ *          (in the first controller run: books broken while throttled)
+ *          apply, and --limit-series FILE (a CSV of one run),
+ *          --limit-windows N (windows judged, 10, at most 50),
+ *          --limit-tick-ms MS (the controller's tick, 100),
+ *          --limit-period-ms MS (cpu.max's period, 100))]
  *         [-h, --help (the options, one line each)]
  *
  * The parts are listed in vrsim.h.
@@ -175,8 +189,8 @@ static void on_window(int k)
 
 /* ------------------------------------------------------------- run */
 
-static void run(const struct workload *w, u64 secs, u64 seed,
-		struct result *r)
+void sim_run(const struct workload *w, u64 secs, u64 seed,
+	     struct result *r)
 {
 	static const struct pmodel def = { 18000000, 12000000, 3400, 2600 };
 	struct vr_pkg_stats st[VR_NDOM];
@@ -248,6 +262,8 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 	for (i = 0; i < S.ntask; i++)
 		if (S.t[i].kind == T_HOST)
 			ev_push(below(20 * MS), EV_WAKE, i, S.t[i].wake_ver);
+	if (limit_bench)
+		lb_start();
 	ev_push(S.lead, EV_WIN, 0, 0);
 	/* the 5 s loops, at multiples of 5 s (the 5 s windows' edges) */
 	ev_push(S.lead, EV_SCAPH, 0, 0);
@@ -321,8 +337,21 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 		case EV_LOAD:
 			vr_close(e.id);
 			break;
+		case EV_BWPERIOD:
+			bw_period(e.id, e.ver);
+			break;
+		case EV_BWSLACK:
+			bw_slack(e.id, e.ver);
+			break;
+		case EV_LSNAP:
+		case EV_LCTL:
+		case EV_LSTEP:
+			lb_event(&e);
+			break;
 		}
 	}
+	if (limit_bench)
+		lb_finish();
 
 	memset(r, 0, sizeof(*r));
 	r->nvm = S.nvm;
@@ -375,6 +404,7 @@ static void run(const struct workload *w, u64 secs, u64 seed,
 	for (vi = 0; vi < S.nvm; vi++) {
 		free(S.vm[vi].acct);
 		free(S.vm[vi].snap);
+		free(S.vm[vi].bw);
 	}
 	free(S.vm);
 	free(S.t);
@@ -418,6 +448,11 @@ static void usage(FILE *f)
 "      --idle-lead S           host idle S s before the VMs (a multiple of 5)\n"
 "      --policy P              vmrapl's static policy: occupied (default),\n"
 "                              busy or none\n"
+"      --limit-bench           per-VM power limits instead of the workloads\n"
+"      --limit-series FILE     --limit-bench: a CSV of one run to FILE\n"
+"      --limit-windows N       --limit-bench: windows judged (default 10)\n"
+"      --limit-tick-ms MS      --limit-bench: controller tick (default 100)\n"
+"      --limit-period-ms MS    --limit-bench: cpu.max period (default 100)\n"
 "  the model (each off by default):\n"
 "      --pc6-delay-us D        package draws its uncore D us after its last\n"
 "                              core idles, then the floor alone (default 0)\n"
@@ -495,7 +530,8 @@ enum {
 	OPT_SWITCHES_ONLY, OPT_FLOOR_SPREAD, OPT_FLOOR_DRIFT,
 	OPT_NO_HOST_FLOOR, OPT_IDLE_LEAD, OPT_PC6_DELAY_US, OPT_NO_PC6,
 	OPT_UPDATE_US, OPT_UPDATE_JITTER, OPT_ESU, OPT_POLICY, OPT_SMT,
-	OPT_LEAKAGE, OPT_MEM_UNCORE,
+	OPT_LEAKAGE, OPT_MEM_UNCORE, OPT_LIMIT_BENCH, OPT_LIMIT_SERIES,
+	OPT_LIMIT_WINDOWS, OPT_LIMIT_TICK_MS, OPT_LIMIT_PERIOD_MS,
 };
 
 int main(int argc, char **argv)
@@ -526,6 +562,13 @@ int main(int argc, char **argv)
 		{ "smt", no_argument, NULL, OPT_SMT },
 		{ "leakage", no_argument, NULL, OPT_LEAKAGE },
 		{ "mem-uncore", no_argument, NULL, OPT_MEM_UNCORE },
+		{ "limit-bench", no_argument, NULL, OPT_LIMIT_BENCH },
+		{ "limit-series", required_argument, NULL, OPT_LIMIT_SERIES },
+		{ "limit-windows", required_argument, NULL,
+		  OPT_LIMIT_WINDOWS },
+		{ "limit-tick-ms", required_argument, NULL, OPT_LIMIT_TICK_MS },
+		{ "limit-period-ms", required_argument, NULL,
+		  OPT_LIMIT_PERIOD_MS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -632,6 +675,27 @@ int main(int argc, char **argv)
 		case OPT_MEM_UNCORE:
 			mem_uncore = true;
 			break;
+		case OPT_LIMIT_BENCH:
+			limit_bench = true;
+			break;
+		case OPT_LIMIT_SERIES:
+			lb_series = optarg;
+			break;
+		case OPT_LIMIT_WINDOWS:
+			lb_windows = (int)arg_s64(name, optarg, 10);
+			if (lb_windows < 1 || lb_windows > 50)
+				arg_range(name, optarg);
+			break;
+		case OPT_LIMIT_TICK_MS:
+			lb_tick_ns = arg_u64(name, optarg) * MS;
+			if (!lb_tick_ns || lb_tick_ns > SEC / 2)
+				arg_range(name, optarg);
+			break;
+		case OPT_LIMIT_PERIOD_MS:
+			lb_period_ns = arg_u64(name, optarg) * MS;
+			if (!lb_period_ns || lb_period_ns > SEC)
+				arg_range(name, optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -654,6 +718,8 @@ int main(int argc, char **argv)
 	}
 	if (nseed <= 0)
 		nseed = quick ? 1 : NSEED_FULL;
+	if (limit_bench)
+		return lb_main(nseed, seed0, json);
 	if (!secs)
 		secs = quick ? 61 : 300;
 	res = xcalloc(nworkloads, sizeof(*res));
@@ -669,7 +735,7 @@ int main(int argc, char **argv)
 		wr->nseed = nseed;
 		wr->r = xcalloc(nseed, sizeof(*wr->r));
 		for (k = 0; k < nseed; k++) {
-			run(w, secs, seed0 + k, &wr->r[k]);
+			sim_run(w, secs, seed0 + k, &wr->r[k]);
 			wall += wr->r[k].wall;
 			if (wr->r[k].conservation_bad)
 				bad = 1;

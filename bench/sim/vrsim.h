@@ -14,6 +14,12 @@
  *                 and a naive baseline (5 s CPU-time share)
  *   workloads.c   the workloads
  *   output.c      the error statistics over seeds, markdown and JSON
+ *   bandwidth.c   CFS bandwidth control (cpu.max) of a VM's threads, as
+ *                 the kernel enforces it
+ *   limitbench.c  --limit-bench: per-VM power limits held by the
+ *                 controller of userspace/common/limit.c through
+ *                 bandwidth.c, against a static quota; the scenarios, the
+ *                 judgement and its markdown, CSV and JSON
  *   vrsim.c       options, one run (the event loop), main
  */
 #ifndef _VRSIM_H
@@ -56,7 +62,8 @@ enum { W_1, W_5, W_60, NWIN };
 
 enum tkind { T_VCPU, T_IO, T_HOST };
 enum pattern { P_STEADY, P_BURSTY, P_JITTER, P_PHASE, P_RANDOM };
-enum tstate { S_SLEEP, S_QUEUED, S_RUNNING, S_DEAD };
+/* S_THROTTLED: runnable, held off by its VM's CPU quota (bandwidth.c). */
+enum tstate { S_SLEEP, S_QUEUED, S_RUNNING, S_DEAD, S_THROTTLED };
 
 /* Per-core power of a task at the all-core frequency, by its intensity. */
 #define W_VECTOR	14000000ULL	/* AVX-heavy */
@@ -76,6 +83,7 @@ struct task {
 	u64 runtime_pkg[MAXPKG];
 	u32 wake_ver;
 	int qnext;
+	u64 thr_at;			/* S_THROTTLED since */
 	/* qemu vmsr: /proc reads at the start of its loop iteration */
 	u64 q_ticks0;
 	int q_pkg;
@@ -100,6 +108,8 @@ struct cpu {
 	int core;			/* CPU index of its core's counter */
 	int qhead, qtail, qlen;
 	u64 slice_start;
+	u64 norm_at;			/* the scheduler's own next event; an
+					 * earlier one checks a quota */
 	u32 ev_ver;
 	u64 core_uw;			/* its runner's part of its core's
 					 * power now (0: idle) */
@@ -187,6 +197,8 @@ struct vm {
 	u64 n_rt[MAXPKG];
 	/* window snapshots, one per second */
 	double *snap;
+	struct bw *bw;			/* its cpu.max (bandwidth.c); NULL:
+					 * never limited */
 };
 
 /* a second's snapshot: truths, estimates, own rules, then DRAM's */
@@ -244,7 +256,8 @@ struct sim {
  * package enters its C-state (--pc6-delay-us) before anything else.
  */
 enum { EV_PC6, EV_THERM, EV_CPU, EV_WAKE, EV_TICK, EV_QEMU, EV_SCAPH, EV_KEPLER, EV_WIN,
-       EV_VMSTART, EV_VMSTOP, EV_LOAD };
+       EV_VMSTART, EV_VMSTOP, EV_LOAD, EV_BWPERIOD, EV_BWSLACK, EV_LSNAP,
+       EV_LCTL, EV_LSTEP };
 
 struct ev {
 	u64 t;
@@ -308,6 +321,7 @@ extern double update_jitter;
 extern u32 ctr_esu;
 extern bool smt, leakage, mem_uncore;
 int own_truth(void);
+void sim_run(const struct workload *w, u64 secs, u64 seed, struct result *r);
 
 /* model.c */
 void rng_seed(u64 s);
@@ -347,12 +361,55 @@ bool ev_empty(void);
 void ev_push(u64 t, int type, int id, u32 ver);
 struct ev ev_pop(void);
 void task_wake(int ti);
+void task_place(int ti);
+void cpu_arm(struct cpu *c);
 void on_cpu_event(int ci);
 int new_vm(int nvcpu, u64 base_uw, int pattern, u64 on, u64 off, int pkg,
 	   u64 io_uw, u64 io_on, u64 io_off, u64 start, u64 stop);
 void host_noise(int n, u64 base_uw);
 void vm_start(int vi);
 void vm_stop(int vi);
+
+/* bandwidth.c */
+#define BW_NO_QUOTA	(~0ULL)		/* cpu.max "max" */
+#define HZ_TICK_NS	(4 * MS)	/* the host's scheduler tick, HZ=250 */
+
+/* The cpu.max of a VM's cgroup and its runtime (struct cfs_bandwidth). */
+struct bw {
+	bool on;			/* a quota in force */
+	u64 quota_ns, period_ns;
+	u64 pool_ns;			/* the group's runtime this period */
+	long long local[MAXCPU];	/* per CPU: runtime_remaining */
+	u64 period_end;			/* the period timer's next expiry */
+	u32 timer_ver, slack_ver;
+	bool slack_armed;
+	u64 phase_ns;			/* the timer's offset at its start */
+	/* cpu.stat */
+	u64 nr_periods, nr_throttled, throttled_ns;
+	u64 writes;			/* cpu.max writes */
+};
+
+void bw_set(int vi, u64 quota_ns, u64 period_ns);
+bool bw_on(const struct task *t);
+void bw_charge(const struct task *t, int ci, u64 ran);
+u64 bw_check_at(const struct cpu *c);
+bool bw_runnable(int ti, int ci);
+void bw_park(int ti);
+void bw_left(int ci, int vi);
+void bw_period(int vi, u32 ver);
+void bw_slack(int vi, u32 ver);
+u64 bw_throttled_ns(int vi);
+
+/* limitbench.c */
+extern bool limit_bench;
+extern const char *lb_series;
+extern int lb_windows;
+extern u64 lb_tick_ns, lb_period_ns;
+extern const struct workload limit_workload;
+void lb_start(void);
+void lb_event(const struct ev *e);
+void lb_finish(void);
+int lb_main(int nseed, u64 seed0, const char *json);
 
 /* alg_*.c */
 struct vr_acct *task_acct(const struct task *t, int pkg, int v);
