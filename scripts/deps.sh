@@ -207,7 +207,9 @@ if [[ -n $qemu_pid ]]; then
 	qrc=0
 	wait "$qemu_pid" || qrc=$?
 	for lib in "${qemu_todo[@]}"; do
-		tail -n 3 "$top/build/deps-qemu-$lib.log"
+		[[ -f $top/build/deps-qemu-$lib.log ]] || continue
+		tail -n "$([[ $qrc == 0 ]] && echo 2 || echo 30)" \
+			"$top/build/deps-qemu-$lib.log"
 	done
 	if [[ $qrc != 0 ]]; then
 		echo "deps: the QEMU build failed (build/deps-qemu-*.log)" >&2
