@@ -199,6 +199,7 @@ bench:
 		$(TOP)/bench/RESULTS.md $(TOP)/bench/results.json \
 		$$(ls $(ICOUNT_LOG).[0-9]*.log 2>/dev/null)
 	$(TOP)/scripts/plot-bench.sh $(TOP)/bench/results.json $(TOP)/bench/accuracy.png
+	$(TOP)/scripts/plot-limit.sh $(TOP)/bench/sim/out/limit-series.csv $(TOP)/bench/limit.png
 
 bench-quick:
 	$(MAKE) -C $(TOP)/bench/sim quick

@@ -72,6 +72,8 @@ single "bench quick" "" make --no-print-directory "$jobs" bench-quick
 # The bench's accuracy plot, drawn from the quick run (gnuplot), must be a
 # valid, non-blank PNG of its size (scripts/png-check.py)
 single "plot" "" scripts/plot-bench.sh bench/sim/out/quick.json build/check/accuracy-quick.png
+# and the power-limit bench's time series, from its quick run
+single "limit plot" "" scripts/plot-limit.sh bench/sim/out/limit-series-quick.csv build/check/limit-quick.png
 # The exporter's Prometheus rules and their unit tests (promtool)
 single "promtool rules" "" make --no-print-directory prom-rules
 

@@ -5,7 +5,7 @@
 # "make full" in DIR (vrsim.md, bursty-instant.md, hetero-switches.md,
 # packed-no-host.md, drift-mostly-idle.md, drift-spread.md, lead.md,
 # lead-drift.md, break-*.md, policy-*.md, matrix-*.md, sweep-*.md,
-# hotpath.txt, callgrind.txt; runs.sh lists them).  The section
+# limit.md, hotpath.txt, callgrind.txt; runs.sh lists them).  The section
 # "Breaking the model's assumptions" and the method's paragraph on the
 # model's options are results-break.py's; the section is left out when
 # the break-*.md runs are not there.  "Every policy against its own
@@ -39,7 +39,7 @@ cat <<HDR
 
 Sections and where they come from:
 
-- "Simulator" and "Core hot path": \`make -C bench/sim full\` (the simulator
+- "Simulator", "Per-VM power limits" and "Core hot path": \`make -C bench/sim full\` (the simulator
   part of \`make bench\`), run on $(date -u +%Y-%m-%d) from commit
   $(cat "$dir/commit.txt" 2>/dev/null || git -C "$here" describe --always --dirty 2>/dev/null || echo unknown); the
   accounting core (kmod/vr_*.c, vr_core.h, vr_shim.h)
@@ -316,6 +316,12 @@ if [ -s "$dir/lead.md" ] && [ -s "$dir/lead-drift.md" ]; then
 fi
 python3 "$here/results-break.py" section "$dir" | sed '1s/^/\n/'
 python3 "$here/results-matrix.py" section "$dir" | sed '1s/^/\n/'
+# The power-limit bench (runs.sh's "limit": vrsim --limit-bench), whose
+# markdown opens with its own section heading.
+if [ -s "$dir/limit.md" ]; then
+	echo
+	cat "$dir/limit.md"
+fi
 echo
 echo "## Core hot path"
 echo

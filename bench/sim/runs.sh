@@ -16,7 +16,8 @@
 # none), the comparison runs of results.sh, break-* (results-break.py),
 # matrix-* (every model option alone, the combined row, and each with
 # --idle-lead 10: results-matrix.py) and sweep-* (the sensitivity
-# sweeps: results-matrix.py).  The matrix and sweep runs that are the
+# sweeps: results-matrix.py) and limit (the power-limit bench, its own
+# scenario: --secs does not size it).  The matrix and sweep runs that are the
 # same as a break run are not run twice: results-matrix.py reads the
 # break run.
 set -eu -o pipefail
@@ -38,6 +39,7 @@ list() {
 	cat <<LIST
 sweep-period-250 --period-us 250
 vrsim --json @/full.json
+limit --limit-bench --limit-series @/limit-series.csv --json @/limit.json
 policy-busy --policy busy --json @/policy-busy.json
 policy-none --policy none --json @/policy-none.json
 policy-busy-no-pc6 --no-pc6 --policy busy --json @/policy-busy-no-pc6.json
