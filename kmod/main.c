@@ -406,6 +406,8 @@ static long vr_dev_host_read(unsigned int cmd, void __user *argp)
 		return vr_dev_get_pkg_stats(argp);
 	if (cmd == VMRAPL_LIST_VMS)
 		return vr_list_vms(argp);
+	if (cmd == VMRAPL_GET_VM_LIMIT)
+		return vr_get_vm_limit(argp);
 	return vr_get_vm_stats(argp);
 }
 
@@ -423,7 +425,10 @@ static long vr_dev_ioctl(struct file *file, unsigned int cmd,
 	case VMRAPL_GET_PKG_STATS_V1:
 	case VMRAPL_LIST_VMS:
 	case VMRAPL_GET_VM_STATS:
+	case VMRAPL_GET_VM_LIMIT:
 		return vr_dev_host_read(cmd, argp);
+	case VMRAPL_SET_VM_LIMIT:
+		return vr_set_vm_limit(argp);
 	case VMRAPL_TEST_INJECT:
 		return vr_test_inject(argp);
 	default:

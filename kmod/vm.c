@@ -441,9 +441,31 @@ static struct vr_vm *vr_vm_find(struct kvm *kvm)
 	return NULL;
 }
 
+/*
+ * The tracked VM @id with a reference (vr_vm_put() it), or NULL.  The
+ * host-wide ioctls' lookup: vr_vm_mutex is let go before the caller
+ * takes anything of the VM's.
+ */
+struct vr_vm *vr_vm_get_id(u64 id)
+{
+	struct vr_vm *vm, *found = NULL;
+
+	mutex_lock(&vr_vm_mutex);
+	list_for_each_entry(vm, &vr_vms, list) {
+		if (vm->id == id) {
+			kref_get(&vm->ref);
+			found = vm;
+			break;
+		}
+	}
+	mutex_unlock(&vr_vm_mutex);
+	return found;
+}
+
 long vr_attach_vm(void __user *argp)
 {
 	struct vr_vm *vm, *old = NULL;
+	u64 limit_uw = 0, limit_window_us = 0;
 	struct vmrapl_attach a;
 	struct kvm *kvm;
 	struct file *f;
@@ -492,9 +514,15 @@ long vr_attach_vm(void __user *argp)
 		ret = -EEXIST;
 		goto err_free_vm;
 	}
-	/* An auto-tracked VM becomes an attached one with fresh counters. */
-	if (old)
+	/*
+	 * An auto-tracked VM becomes an attached one with fresh counters,
+	 * and keeps its power limit: attaching must not lift it.
+	 */
+	if (old) {
+		vr_gv_get_limit(old, &limit_uw, &limit_window_us);
+		vr_gv_set_limit(vm, limit_uw, limit_window_us);
 		vr_vm_unlink(old);
+	}
 	vr_vm_link(vm);
 	mutex_unlock(&vr_vm_mutex);
 	if (old)

@@ -3,7 +3,7 @@
  * The VM layer's private declarations: struct vr_vm, its accounts, and the
  * per-vCPU and per-VM energy sums, written once here.
  *
- * The layer is four files, one execution context each:
+ * The layer is six files, one execution context each:
  *
  *   vm_probe.c   probe context: the scheduler and KVM tracepoints, IRQs
  *                off, under RCU-sched.  Lookups only; takes no lock (the
@@ -17,13 +17,17 @@
  *   vm_keys.c    who pays for a thread: the lookup table's writers, ADD_TASK,
  *                the vCPU threads; ioctl and workqueue context under
  *                vr_vm_mutex.
+ *   vm_limit.c   the operator's power limits, SET_VM_LIMIT and
+ *                GET_VM_LIMIT: ioctl context, vr_vm_mutex to find the VM,
+ *                then its gv_lock (through vm_guest.c).
  *   vm.c         lifecycle in ioctl and workqueue context: attach,
  *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
  *
  * Locks: vr_vm_mutex and vr_vm.lock are never nested (GET_VM_STATS takes
  * a reference under the first, drops it, then takes the second), and
  * neither is held across a copy from or to userspace.  vr_vm.lock ->
- * vr_vm.gv_lock (raw).  The engine's close_lock is only taken through
+ * vr_vm.gv_lock (raw); vr_vm_mutex -> vr_vm.gv_lock where an attach
+ * carries the replaced VM's power limit over.  The engine's close_lock is only taken through
  * vr_close_all() and vr_engine_release(), never under gv_lock.
  *
  * The engine knows none of this: it calls the layer through the
@@ -146,6 +150,9 @@ struct vr_task {
  *	@exact).
  * @gv_work: publishes the page for the kvm_exit probe (vr_gv_kick());
  *	cancelled before the VM is freed, after no probe can reach it.
+ * @limit_uw, @limit_window_us: the operator's power limit (0: none) and
+ *	its window (VMRAPL_SET_VM_LIMIT), which the guest reads in its power
+ *	limit register; under @gv_lock (vr_gv_set_limit()).
  */
 struct vr_vm {
 	struct kvm *kvm;
@@ -189,6 +196,8 @@ struct vr_vm {
 	struct vmrapl_page *page;
 	size_t page_size;
 	bool mapped;
+	u64 limit_uw;
+	u64 limit_window_us;
 };
 
 /* vm.c: the VMs and the lookup table's writers. */
@@ -214,6 +223,8 @@ long vr_vm_set_topology(struct vr_vm *vm, void __user *argp);
 long vr_vm_get_state(struct vr_vm *vm, void __user *argp);
 long vr_vm_set_state(struct vr_vm *vm, void __user *argp);
 int vr_vm_mmap(struct file *file, struct vm_area_struct *vma);
+void vr_gv_set_limit(struct vr_vm *vm, u64 uw, u64 window_us);
+void vr_gv_get_limit(struct vr_vm *vm, u64 *uw, u64 *window_us);
 
 /* vm_stats.c */
 long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);
@@ -232,6 +243,7 @@ void vr_put_threads(struct task_struct **old, int nr);
 long vr_vm_add_task(struct vr_vm *vm, void __user *argp);
 
 /* vm.c: references. */
+struct vr_vm *vr_vm_get_id(u64 id);
 void vr_vm_put(struct vr_vm *vm);
 void vr_kvm_put(struct kvm *kvm);
 

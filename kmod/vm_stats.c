@@ -330,8 +330,8 @@ long vr_list_vms(void __user *argp)
 /* VMRAPL_GET_VM_STATS: GET_STATS of any tracked VM, by its id. */
 long vr_get_vm_stats(void __user *argp)
 {
-	struct vr_vm *vm, *found = NULL;
 	struct vmrapl_vm_query q;
+	struct vr_vm *found;
 	struct vr_stats_req r;
 	void __user *sp;
 	int ret;
@@ -348,16 +348,8 @@ long vr_get_vm_stats(void __user *argp)
 		return ret;
 
 	vr_close_all(0);
-	/* Pin the VM, then let go of the list before taking its lock. */
-	mutex_lock(&vr_vm_mutex);
-	list_for_each_entry(vm, &vr_vms, list) {
-		if (vm->id == q.id) {
-			kref_get(&vm->ref);
-			found = vm;
-			break;
-		}
-	}
-	mutex_unlock(&vr_vm_mutex);
+	/* Pinned, and the list let go before the VM's lock is taken. */
+	found = vr_vm_get_id(q.id);
 	ret = -ENOENT;
 	if (found) {
 		ret = vr_stats_fill(found, &r, true);

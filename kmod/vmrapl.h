@@ -251,6 +251,8 @@ bool vr_vm_any(void);
 void vr_vm_drain_seen(void);
 long vr_list_vms(void __user *argp);			/* vm_stats.c */
 long vr_get_vm_stats(void __user *argp);
+long vr_set_vm_limit(void __user *argp);		/* vm_limit.c */
+long vr_get_vm_limit(void __user *argp);
 struct seq_file;
 void vr_vm_debugfs_show(struct seq_file *m);
 void vr_vm_debugfs_checks(struct seq_file *m);

@@ -76,6 +76,9 @@ static void test_layout(void)
 	vt_eq(OFF(vmrapl_vm_entry, static_uj), 88, "vm_entry.static_uj at 88");
 	vt_eq(sizeof(struct vmrapl_vm_list), 40, "vm_list is 40 bytes");
 	vt_eq(sizeof(struct vmrapl_vm_query), 40, "vm_query is 40 bytes");
+	vt_eq(sizeof(struct vmrapl_limit), 72, "vmrapl_limit is 72 bytes");
+	vt_eq(OFF(vmrapl_limit, state), 32, "limit.state at 32");
+	vt_eq(OFF(vmrapl_limit, reserved), 40, "limit.reserved at 40");
 	vt_eq(OFF(vmrapl_vm_query, id), 8, "vm_query.id at 8");
 	vt_eq(OFF(vmrapl_vm_query, stats_ptr), 16, "vm_query.stats_ptr at 16");
 	vt_eq(sizeof(struct vmrapl_reg), 16, "vmrapl_reg is 16 bytes");
@@ -131,6 +134,8 @@ static const struct {
 	  _IOC_READ | _IOC_WRITE },
 	{ "VMRAPL_LIST_VMS", VMRAPL_LIST_VMS, _IOC_READ | _IOC_WRITE },
 	{ "VMRAPL_GET_VM_STATS", VMRAPL_GET_VM_STATS, _IOC_WRITE },
+	{ "VMRAPL_SET_VM_LIMIT", VMRAPL_SET_VM_LIMIT, _IOC_WRITE },
+	{ "VMRAPL_GET_VM_LIMIT", VMRAPL_GET_VM_LIMIT, _IOC_READ | _IOC_WRITE },
 	{ "VMRAPL_VM_SET_TOPOLOGY", VMRAPL_VM_SET_TOPOLOGY, _IOC_WRITE },
 	{ "VMRAPL_VM_ADD_TASK", VMRAPL_VM_ADD_TASK, _IOC_WRITE },
 	{ "VMRAPL_VM_READ_MSR", VMRAPL_VM_READ_MSR, _IOC_READ | _IOC_WRITE },

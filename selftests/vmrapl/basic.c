@@ -742,6 +742,245 @@ TEST_F(attach, list_vms)
 	EXPECT_EQ(0, found);
 }
 
+/* The id of this process's VM (attached or not as @attached says), or 0. */
+static uint64_t own_vm_id(int dev, bool attached)
+{
+	struct vmrapl_vm_entry e[16];
+	struct vmrapl_vm_list l = { .size = sizeof(l), .nr_vms = 16,
+				    .vms_ptr = (uintptr_t)e };
+	uint64_t id = 0;
+	int i;
+
+	if (ioctl(dev, VMRAPL_LIST_VMS, &l))
+		return 0;
+	for (i = 0; i < (int)l.nr_vms && i < 16; i++)
+		if (e[i].pid == (uint32_t)getpid() &&
+		    !!(e[i].flags & VMRAPL_VM_F_ATTACHED) == attached)
+			id = e[i].id;
+	return id;
+}
+
+static int limit_ioctl(int dev, unsigned long cmd, struct vmrapl_limit *l)
+{
+	return ioctl(dev, cmd, l) ? -errno : 0;
+}
+
+/* PL1 of 0x610 as the guest reads it: watts and seconds. */
+static void pl1_decode(uint64_t v, double *w, double *s)
+{
+	unsigned int y = (v >> 17) & 31, z = (v >> 22) & 3;
+
+	*w = (v & 0x7fff) / 8.0;			/* 1/8 W units */
+	*s = (double)(1ull << y) * (4 + z) / 4 / 1024;	/* 976 us units */
+}
+
+/*
+ * An operator's power limit: set, read back, shown to the guest in
+ * 0x610 (locked, PL1 enabled and clamped at the limit over the window:
+ * READ_MSR and the page), removed; each bad input refused with nothing
+ * changed; a VM that is gone, ENOENT.
+ */
+TEST_F(attach, vm_limit)
+{
+	struct vmrapl_limit set, get, bad;
+	struct vmrapl_msr m = { .index = VMRAPL_MSR_PKG_POWER_LIMIT };
+	const struct vmrapl_page *pg;
+	uint64_t id;
+	double w, secs;
+	int fd;
+
+	fd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2,
+		       VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	id = own_vm_id(self->dev, true);
+	ASSERT_NE(0, id);
+	pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	/* None yet: 0x610 locked, nothing enabled. */
+	get = (struct vmrapl_limit){ .size = sizeof(get), .id = id };
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(0, get.limit_uw);
+	EXPECT_EQ(0, get.state);
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(1ull << 63, m.data);
+
+	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
+				     .limit_uw = 40000000,
+				     .window_us = 1000000 };
+	/* Bad input, each refused. */
+	bad = set;
+	bad.limit_uw = 0;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.limit_uw = (uint64_t)-40000000;	/* a negative number */
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.window_us = 0;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.window_us = 3ull * 365 * 24 * 3600 * 1000000;	/* years */
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.flags = 2;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.flags = VMRAPL_LIMIT_F_CLEAR;	/* a clear with a limit */
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.reserved[3] = 1;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.state = VMRAPL_LIMIT_S_OPERATOR;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.size = sizeof(bad) - 8;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.id = id + 1000000;
+	EXPECT_EQ(-ENOENT, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = get;
+	bad.flags = VMRAPL_LIMIT_F_CLEAR;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &bad));
+	bad = get;
+	bad.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &bad));
+	/* Nothing of it changed anything. */
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(0, get.limit_uw);
+	EXPECT_EQ(0, get.window_us);
+
+	/* 40 W over 1 s; GET's output fields are not checked on input. */
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &set));
+	get = set;
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(40000000, get.limit_uw);
+	EXPECT_EQ(1000000, get.window_us);
+	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR, get.state);
+	m.vcpu = 1;
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	pl1_decode(m.data, &w, &secs);
+	TH_LOG("0x610 = %#llx: %.3f W over %.4f s", (unsigned long long)m.data,
+	       w, secs);
+	EXPECT_TRUE(m.data & (1ull << 63));	/* locked */
+	EXPECT_TRUE(m.data & (1ull << 15));	/* PL1 enabled */
+	EXPECT_TRUE(m.data & (1ull << 16));	/* and clamped */
+	EXPECT_EQ(0, m.data >> 24 & ((1ull << 39) - 1));	/* no PL2 */
+	EXPECT_EQ(40.0, w);
+	/* The longest window the field holds that is not longer: 1 s. */
+	EXPECT_LE(secs, 1.0);
+	EXPECT_GT(secs, 1.0 / 1.25);
+	EXPECT_EQ(m.data, pg->power_limit);
+
+	/* Removed: as before. */
+	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
+				     .flags = VMRAPL_LIMIT_F_CLEAR };
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &set));
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(0, get.limit_uw);
+	EXPECT_EQ(0, get.state);
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(1ull << 63, m.data);
+	EXPECT_EQ(m.data, pg->power_limit);
+
+	/* Gone with the VM. */
+	munmap((void *)pg, 4096);
+	close(fd);
+	EXPECT_EQ(-ENOENT, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
+				     .limit_uw = 1000000, .window_us = 10000 };
+	EXPECT_EQ(-ENOENT, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &set));
+}
+
+/*
+ * Setting a limit takes CAP_SYS_ADMIN, reading one CAP_PERFMON: a user
+ * of the group kvm, who may open the device, gets EPERM for both.
+ */
+TEST_F(attach, vm_limit_privilege)
+{
+	struct vmrapl_limit l = { .size = sizeof(l), .limit_uw = 1000000,
+				  .window_us = 1000000 };
+	pid_t pid;
+	int status, fd;
+
+	fd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2,
+		       VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	l.id = own_vm_id(self->dev, true);
+	ASSERT_NE(0, l.id);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		gid_t kvm = 108;	/* the rig's group kvm (/init) */
+		int dev;
+
+		if (setgroups(1, &kvm) || setgid(1000) || setuid(1000))
+			_exit(2);
+		dev = open("/dev/vmrapl", O_RDWR);
+		if (dev < 0)
+			_exit(3);
+		if (limit_ioctl(dev, VMRAPL_SET_VM_LIMIT, &l) != -EPERM)
+			_exit(4);
+		l.limit_uw = 0;
+		l.window_us = 0;
+		if (limit_ioctl(dev, VMRAPL_GET_VM_LIMIT, &l) != -EPERM)
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed",
+						 WEXITSTATUS(status));
+	l.limit_uw = 0;
+	l.window_us = 0;
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &l));
+	EXPECT_EQ(0, l.limit_uw);
+	close(fd);
+}
+
+/*
+ * A VM tracked by track_all keeps its limit when its VMM attaches it
+ * (its books start again, under a new id): attaching does not lift it.
+ */
+TEST(vm_limit_kept_on_attach)
+{
+	struct vmrapl_limit l;
+	struct vrg *g;
+	uint64_t auto_id = 0, id;
+	int dev, fd, i;
+
+	ASSERT_EQ(0, vr_reload(NULL));	/* track_all on, the default */
+	dev = vr_open_dev();
+	ASSERT_LE(0, dev);
+	g = vrg_create(1, VRG_SPIN);
+	ASSERT_NE(NULL, g);
+	ASSERT_EQ(0, vrg_start(g));
+	for (i = 0; i < 60 && !auto_id; i++) {
+		vr_sleep_ms(50);
+		auto_id = own_vm_id(dev, false);
+	}
+	ASSERT_NE(0, auto_id) TH_LOG("the running VM was not adopted");
+	l = (struct vmrapl_limit){ .size = sizeof(l), .id = auto_id,
+				   .limit_uw = 25000000, .window_us = 500000 };
+	ASSERT_EQ(0, limit_ioctl(dev, VMRAPL_SET_VM_LIMIT, &l));
+	fd = vr_attach(dev, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	id = own_vm_id(dev, true);
+	ASSERT_NE(0, id);
+	EXPECT_NE(auto_id, id);
+	l = (struct vmrapl_limit){ .size = sizeof(l), .id = id };
+	ASSERT_EQ(0, limit_ioctl(dev, VMRAPL_GET_VM_LIMIT, &l));
+	EXPECT_EQ(25000000, l.limit_uw);
+	EXPECT_EQ(500000, l.window_us);
+	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR, l.state);
+	l = (struct vmrapl_limit){ .size = sizeof(l), .id = auto_id };
+	EXPECT_EQ(-ENOENT, limit_ioctl(dev, VMRAPL_GET_VM_LIMIT, &l));
+	close(fd);
+	vrg_stop(g);
+	vrg_destroy(g);
+	close(dev);
+}
+
 /* The host's per-vCPU view of a VM by its id, as the VM fd reports it. */
 TEST_F(attach, get_vm_stats)
 {

@@ -99,7 +99,8 @@ static const unsigned int vr_cmds[] = {
 	VMRAPL_VM_ADD_TASK, VMRAPL_VM_READ_MSR, VMRAPL_VM_GET_STATS,
 	VMRAPL_VM_SET_POLICY, VMRAPL_VM_GET_STATE, VMRAPL_VM_SET_STATE,
 	VMRAPL_TEST_INJECT, VMRAPL_GET_PKG_STATS, VMRAPL_GET_PKG_STATS_V1,
-	VMRAPL_LIST_VMS, VMRAPL_GET_VM_STATS,
+	VMRAPL_LIST_VMS, VMRAPL_GET_VM_STATS, VMRAPL_SET_VM_LIMIT,
+	VMRAPL_GET_VM_LIMIT,
 };
 
 static bool is_dev_cmd(unsigned int cmd)
@@ -107,7 +108,8 @@ static bool is_dev_cmd(unsigned int cmd)
 	return cmd == VMRAPL_GET_INFO || cmd == VMRAPL_ATTACH_VM ||
 	       cmd == VMRAPL_TEST_INJECT || cmd == VMRAPL_GET_PKG_STATS ||
 	       cmd == VMRAPL_GET_PKG_STATS_V1 || cmd == VMRAPL_LIST_VMS ||
-	       cmd == VMRAPL_GET_VM_STATS;
+	       cmd == VMRAPL_GET_VM_STATS || cmd == VMRAPL_SET_VM_LIMIT ||
+	       cmd == VMRAPL_GET_VM_LIMIT;
 }
 
 static bool is_vm_cmd(unsigned int cmd)
@@ -274,6 +276,7 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		struct vmrapl_pkg_list pl;
 		struct vmrapl_vm_list vl;
 		struct vmrapl_vm_query q;
+		struct vmrapl_limit lim;
 		char raw[256];
 	} u;
 	struct vmrapl_stats *qs = NULL;
@@ -360,6 +363,17 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		    pick(&f->s, 4))
 			qs = (struct vmrapl_stats *)(uintptr_t)u.q.stats_ptr;
 		break;
+	case VMRAPL_SET_VM_LIMIT:
+	case VMRAPL_GET_VM_LIMIT:
+		/* Limits and windows around and beyond the accepted ranges. */
+		u.lim.size = pick_size(f, sizeof(u.lim));
+		u.lim.id = pick(&f->s, 8) ? pick(&f->s, 64) : rnd(&f->s);
+		u.lim.flags = pick(&f->s, 8) ? 0 : pick(&f->s, 4);
+		u.lim.limit_uw = pick(&f->s, 2) ? pick(&f->s, 200) * 1000000ull :
+				 rnd(&f->s);
+		u.lim.window_us = pick(&f->s, 2) ? pick(&f->s, 5000) * 1000ull :
+				  rnd(&f->s);
+		break;
 	case VMRAPL_TEST_INJECT:
 		/* Never a jump (F_SET), and never a huge value. */
 		u.in.package = pick(&f->s, 3);
@@ -404,7 +418,8 @@ static bool err_allowed(unsigned int cmd, int err)
 	case EEXIST:
 		return cmd == VMRAPL_ATTACH_VM || cmd == VMRAPL_VM_ADD_TASK;
 	case ENOENT:
-		return cmd == VMRAPL_VM_READ_MSR || cmd == VMRAPL_GET_VM_STATS;
+		return cmd == VMRAPL_VM_READ_MSR || cmd == VMRAPL_GET_VM_STATS ||
+		       cmd == VMRAPL_SET_VM_LIMIT || cmd == VMRAPL_GET_VM_LIMIT;
 	case EPERM: case ESRCH: case ENOSPC:
 		return cmd == VMRAPL_VM_ADD_TASK;
 	case EBUSY:

@@ -380,6 +380,56 @@ struct vmrapl_vm_query {
 
 #define VMRAPL_GET_VM_STATS	_IOW(VMRAPL_IO, 0x04, struct vmrapl_vm_query)
 
+/* Power limits: the accepted ranges (VMRAPL_SET_VM_LIMIT). */
+#define VMRAPL_LIMIT_MIN_UW		1000ULL		/* 1 mW */
+#define VMRAPL_LIMIT_MAX_UW		100000000000ULL	/* 100 kW */
+#define VMRAPL_LIMIT_MIN_WINDOW_US	10000ULL	/* 10 ms */
+#define VMRAPL_LIMIT_MAX_WINDOW_US	3600000000ULL	/* 1 h */
+
+/* vmrapl_limit.flags (VMRAPL_SET_VM_LIMIT) */
+#define VMRAPL_LIMIT_F_CLEAR	_BITUL(0)	/* remove the operator's limit */
+
+/* vmrapl_limit.state (VMRAPL_GET_VM_LIMIT) */
+#define VMRAPL_LIMIT_S_OPERATOR	_BITUL(0)	/* an operator's limit is set */
+
+/**
+ * struct vmrapl_limit - VMRAPL_SET_VM_LIMIT / VMRAPL_GET_VM_LIMIT
+ * @size: sizeof(struct vmrapl_limit).
+ * @flags: SET: VMRAPL_LIMIT_F_*, or zero; GET: zero.
+ * @id: a VM id from VMRAPL_LIST_VMS.
+ * @limit_uw: the operator's limit on the VM's power averaged over
+ *	@window_us, VMRAPL_LIMIT_MIN_UW..VMRAPL_LIMIT_MAX_UW (SET without
+ *	VMRAPL_LIMIT_F_CLEAR; zero with it); GET: the limit set, 0 for none
+ *	(output only: not checked on input, as @window_us and @state).
+ * @window_us: its window, VMRAPL_LIMIT_MIN_WINDOW_US..
+ *	VMRAPL_LIMIT_MAX_WINDOW_US, as @limit_uw.
+ * @state: GET: VMRAPL_LIMIT_S_*; SET: zero.
+ * @reserved0: zero.
+ * @reserved: zero.
+ *
+ * The limit is the VM's, by its id: the guest reads it from its power
+ * limit register (0x610 of the Intel register set) with the lock bit
+ * set, and it ends with the VM (a VM attached again, or adopted again by
+ * track_all, has a new id).  vmrapl only keeps it: a controller holds the
+ * VM under it by throttling its threads (Documentation/limits.rst).  SET
+ * takes CAP_SYS_ADMIN (EPERM), GET what the other host-wide reads take,
+ * CAP_PERFMON.  EINVAL for a value out of range, flags or reserved
+ * fields not zero; ENOENT when no tracked VM has @id.
+ */
+struct vmrapl_limit {
+	__u32 size;
+	__u32 flags;
+	__u64 id;
+	__u64 limit_uw;
+	__u64 window_us;
+	__u32 state;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
+#define VMRAPL_SET_VM_LIMIT	_IOW(VMRAPL_IO, 0x05, struct vmrapl_limit)
+#define VMRAPL_GET_VM_LIMIT	_IOWR(VMRAPL_IO, 0x06, struct vmrapl_limit)
+
 /* Guest register sets (vmrapl_attach.regset). */
 #define VMRAPL_REGSET_INTEL	1	/* 0x606 0x610 0x611 0x614 0x619 0x639 */
 #define VMRAPL_REGSET_AMD	2	/* 0xC0010299 0xC001029A 0xC001029B */
