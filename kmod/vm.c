@@ -441,6 +441,18 @@ static struct vr_vm *vr_vm_find(struct kvm *kvm)
 	return NULL;
 }
 
+/* The tracked VM @id, or NULL; vr_vm_mutex held. */
+struct vr_vm *vr_vm_id_locked(u64 id)
+{
+	struct vr_vm *vm;
+
+	lockdep_assert_held(&vr_vm_mutex);
+	list_for_each_entry(vm, &vr_vms, list)
+		if (vm->id == id)
+			return vm;
+	return NULL;
+}
+
 /*
  * The tracked VM @id with a reference (vr_vm_put() it), or NULL.  The
  * host-wide ioctls' lookup: vr_vm_mutex is let go before the caller
@@ -448,18 +460,14 @@ static struct vr_vm *vr_vm_find(struct kvm *kvm)
  */
 struct vr_vm *vr_vm_get_id(u64 id)
 {
-	struct vr_vm *vm, *found = NULL;
+	struct vr_vm *vm;
 
 	mutex_lock(&vr_vm_mutex);
-	list_for_each_entry(vm, &vr_vms, list) {
-		if (vm->id == id) {
-			kref_get(&vm->ref);
-			found = vm;
-			break;
-		}
-	}
+	vm = vr_vm_id_locked(id);
+	if (vm)
+		kref_get(&vm->ref);
 	mutex_unlock(&vr_vm_mutex);
-	return found;
+	return vm;
 }
 
 long vr_attach_vm(void __user *argp)

@@ -18,17 +18,18 @@
  *                the vCPU threads; ioctl and workqueue context under
  *                vr_vm_mutex.
  *   vm_limit.c   the operator's power limits, SET_VM_LIMIT and
- *                GET_VM_LIMIT: ioctl context, vr_vm_mutex to find the VM,
- *                then its gv_lock (through vm_guest.c).
+ *                GET_VM_LIMIT: ioctl context, vr_vm_mutex, the VM's
+ *                gv_lock under it (through vm_guest.c).
  *   vm.c         lifecycle in ioctl and workqueue context: attach,
  *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
  *
  * Locks: vr_vm_mutex and vr_vm.lock are never nested (GET_VM_STATS takes
  * a reference under the first, drops it, then takes the second), and
  * neither is held across a copy from or to userspace.  vr_vm.lock ->
- * vr_vm.gv_lock (raw); vr_vm_mutex -> vr_vm.gv_lock where an attach
- * carries the replaced VM's power limit over.  The engine's close_lock is only taken through
- * vr_close_all() and vr_engine_release(), never under gv_lock.
+ * vr_vm.gv_lock (raw); vr_vm_mutex -> vr_vm.gv_lock for the power limit
+ * (SET_VM_LIMIT, and an attach that carries a replaced VM's over).  The
+ * engine's close_lock is only taken through vr_close_all() and
+ * vr_engine_release(), never under gv_lock.
  *
  * The engine knows none of this: it calls the layer through the
  * struct vr_vm_ops that vm_probe.c defines (vmrapl.h).
@@ -243,6 +244,7 @@ void vr_put_threads(struct task_struct **old, int nr);
 long vr_vm_add_task(struct vr_vm *vm, void __user *argp);
 
 /* vm.c: references. */
+struct vr_vm *vr_vm_id_locked(u64 id);
 struct vr_vm *vr_vm_get_id(u64 id);
 void vr_vm_put(struct vr_vm *vm);
 void vr_kvm_put(struct kvm *kvm);

@@ -6,10 +6,13 @@
  * controller's, which throttles the VM's threads
  * (Documentation/limits.rst).
  *
- * Context: ioctl (process) context.  The VM is found and pinned under
- * vr_vm_mutex (vr_vm_get_id()), which is let go before the limit is
- * read or written under the VM's gv_lock (vm_guest.c); no lock is held
- * across a copy from or to userspace.
+ * Context: ioctl (process) context.  SET writes the limit under
+ * vr_vm_mutex (then the VM's gv_lock, through vm_guest.c): an attach that
+ * replaces a VM tracked by track_all carries its limit over under the
+ * same mutex (vm.c), so a limit set meanwhile is either carried over or
+ * refused with ENOENT, never written to the replaced VM and lost.  GET
+ * pins the VM (vr_vm_get_id()) and reads it under gv_lock alone.  No
+ * lock is held across a copy from or to userspace.
  */
 #include <linux/capability.h>
 #include <linux/uaccess.h>
@@ -52,12 +55,12 @@ long vr_set_vm_limit(void __user *argp)
 		return -EINVAL;
 	}
 
-	vm = vr_vm_get_id(l.id);
-	if (!vm)
-		return -ENOENT;
-	vr_gv_set_limit(vm, l.limit_uw, l.window_us);
-	vr_vm_put(vm);
-	return 0;
+	mutex_lock(&vr_vm_mutex);
+	vm = vr_vm_id_locked(l.id);
+	if (vm)
+		vr_gv_set_limit(vm, l.limit_uw, l.window_us);
+	mutex_unlock(&vr_vm_mutex);
+	return vm ? 0 : -ENOENT;
 }
 
 long vr_get_vm_limit(void __user *argp)
