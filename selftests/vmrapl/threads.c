@@ -13,9 +13,8 @@
  * must match the thread's perf task-clock within 2 % (and its schedstat
  * from below, at least 98 %) for spinning, sleeping and exit-heavy vCPUs
  * (see tvm_check()), with three VMs in one process and with one VM in a
- * process of its own,
- * and a spinning non-vCPU thread of the three-VM process must be nobody's
- * overhead.
+ * process of its own, and a spinning non-vCPU thread of the three-VM
+ * process must be nobody's overhead.
  *
  * And a thread registered with ADD_TASK in a process with several VMs
  * (whose mm is then nobody's key) is that VM's overhead, also when it is
