@@ -12,8 +12,9 @@
  * CPU of a virtual machine that spins on a counter the hypervisor
  * emulates can starve the emulation it measures.  A PKG counter not
  * measured is timed again VR_STEP_RETRY_MS later, then twice as late,
- * VR_STEP_TRIES times in all (a package busy with interrupts, or a host
- * that delayed the emulated counter's updates).
+ * VR_STEP_TRIES times in all (1, 2, 4, 8 and 16 s later: 31 s after the
+ * first; a package busy with interrupts, or a host that delayed the
+ * emulated counter's updates or woke its CPU late from each sleep).
  *
  * Context: vr_step_work() runs in process context (a kworker bound to
  * the CPU that brought the package online); each read is a short
@@ -40,7 +41,7 @@
 /* Sleep between reads, us (to twice that). */
 #define VR_STEP_POLL_US		10
 /* Timings of a PKG counter not measured, and the wait before the 2nd. */
-#define VR_STEP_TRIES		4
+#define VR_STEP_TRIES		6
 #define VR_STEP_RETRY_MS	1000
 
 /* One read of every counter of @hp on this CPU; false: not on @hp. */

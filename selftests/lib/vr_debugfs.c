@@ -219,22 +219,59 @@ int vr_objects_wait_zero(int ms, char *why, size_t len)
 	}
 }
 
-bool vr_kmsg_has(const char *needle)
+/* The kernel log, NUL-terminated (free() it), or NULL. */
+static char *vr_kmsg_read(void)
 {
 	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	bool found = false;
 	char *buf;
 
 	if (n <= 0)
-		return false;
+		return NULL;
 	buf = malloc(n + 1);
 	if (!buf)
-		return false;
+		return NULL;
 	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, n);
-	if (n > 0) {
-		buf[n] = 0;
-		found = strstr(buf, needle) != NULL;
+	if (n < 0) {
+		free(buf);
+		return NULL;
 	}
+	buf[n] = 0;
+	return buf;
+}
+
+void vr_kmsg_print(const char *needle, unsigned int last)
+{
+	char *buf = vr_kmsg_read(), *line, *end;
+	unsigned int n = 0, skip;
+
+	if (!buf)
+		return;
+	for (line = buf; (line = strstr(line, needle)); line++)
+		n++;
+	skip = n > last ? n - last : 0;
+	for (line = buf; line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		if (!strstr(line, needle))
+			continue;
+		if (skip) {
+			skip--;
+			continue;
+		}
+		fprintf(stderr, "# %s\n", line);
+	}
+	free(buf);
+}
+
+bool vr_kmsg_has(const char *needle)
+{
+	char *buf = vr_kmsg_read();
+	bool found;
+
+	if (!buf)
+		return false;
+	found = strstr(buf, needle) != NULL;
 	free(buf);
 	return found;
 }

@@ -68,5 +68,10 @@ long long vr_debugfs_check(const char *name);
  * reports "vmrapl: leaked ..." at unload when a count is not zero).
  */
 bool vr_kmsg_has(const char *needle);
+/*
+ * The last @last lines of the kernel log that contain @needle, to stderr
+ * as "# " comments (a test's diagnosis of what the module said).
+ */
+void vr_kmsg_print(const char *needle, unsigned int last);
 
 #endif /* _VR_DEBUGFS_H */
