@@ -1068,10 +1068,15 @@ TEST_F_TIMEOUT(lc, release_sweep_catches_stale, 60)
 		close(fd);
 		EXPECT_EQ(0, vr_objects_wait_zero(2000, why, sizeof(why)))
 			TH_LOG("release %d: vmrapl objects left: %s", i, why);
-		EXPECT_EQ(1, vr_debugfs_check("release_stale"))
-			TH_LOG("after release %d", i);
+		EXPECT_EQ(1, vr_debugfs_check("release_stale")) {
+			TH_LOG("after release %d; the sweep said:", i);
+			vr_kmsg_print("release of VM", 4);
+		}
 	}
-	EXPECT_TRUE(vr_kmsg_has("lag list holds it; put right"));
+	EXPECT_TRUE(vr_kmsg_has("lag list holds it; put right")) {
+		TH_LOG("the sweep said:");
+		vr_kmsg_print("release of VM", 4);
+	}
 	vrg_destroy(g);
 	close(self->dev);
 	self->dev = -1;
