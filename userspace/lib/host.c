@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -209,6 +210,41 @@ int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 	n = host_fill_array(devfd, fill_vcpus, &q, sizeof(**vcpus), 0, 0, &p);
 	*vcpus = p;
 	return n;
+}
+
+int vmrapl_host_vm_limit_get(int devfd, uint64_t id, struct vmrapl_limit *out)
+{
+	struct vmrapl_limit l = { .size = sizeof(l), .id = id };
+
+	if (ioctl(devfd, VMRAPL_GET_VM_LIMIT, &l) < 0)
+		return -errno;
+	*out = l;
+	return 0;
+}
+
+/* SET_VM_LIMIT of @id: @flags, @limit_uw and @window_us as given. */
+static int limit_set(int devfd, uint64_t id, uint32_t flags,
+		     uint64_t limit_uw, uint64_t window_us)
+{
+	struct vmrapl_limit l = {
+		.size = sizeof(l), .flags = flags, .id = id,
+		.limit_uw = limit_uw, .window_us = window_us,
+	};
+
+	if (ioctl(devfd, VMRAPL_SET_VM_LIMIT, &l) < 0)
+		return -errno;
+	return 0;
+}
+
+int vmrapl_host_vm_limit_set(int devfd, uint64_t id, uint64_t limit_uw,
+			     uint64_t window_us)
+{
+	return limit_set(devfd, id, 0, limit_uw, window_us);
+}
+
+int vmrapl_host_vm_limit_clear(int devfd, uint64_t id)
+{
+	return limit_set(devfd, id, VMRAPL_LIMIT_F_CLEAR, 0, 0);
 }
 
 /* Copy one QEMU option value up to an unescaped ',' (",," is a comma). */
@@ -589,6 +625,103 @@ int vmrapl_host_param_set(const char *name, const char *value)
 	if (close(fd) && !err)
 		err = -errno;
 	return err;
+}
+
+/* A unit of a quantity on the command line: its name, and what one is. */
+struct unit {
+	const char *name;
+	uint64_t value;		/* in the smallest unit (uW, us) */
+};
+
+/*
+ * "NUMBER[UNIT]" (see vmrapl_host_parse_power()) in the smallest unit:
+ * the number is N / 10^k (its digits, the fraction's trailing zeros
+ * dropped), so the value is N x unit / 10^k, which must be whole.  N has
+ * at most 28 digits and a unit is less than 10^10, so the product fits in
+ * 128 bits; so does 10^k for k up to 38.
+ */
+static int parse_units(const char *s, const struct unit *units,
+		       size_t nr_units, uint64_t def, uint64_t *out)
+{
+	const unsigned __int128 n_max = (unsigned __int128)10000000000000ull *
+					1000000000000000ull;	/* 10^28 */
+	const char *p = s, *frac = NULL, *frac_end;
+	unsigned __int128 n = 0, v, pow10 = 1;
+	uint64_t unit = def;
+	size_t i;
+	int k = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	while (*p >= '0' && *p <= '9') {
+		n = n * 10 + (unsigned int)(*p++ - '0');
+		if (n > n_max)
+			return -EINVAL;
+	}
+	if (*p == '.') {
+		frac = ++p;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p) {
+		for (i = 0; i < nr_units; i++)
+			if (!strcasecmp(p, units[i].name))
+				break;
+		if (i == nr_units)
+			return -EINVAL;
+		unit = units[i].value;
+	}
+	if (frac) {
+		/* The fraction without its trailing zeros: N's last k digits. */
+		for (frac_end = frac + strspn(frac, "0123456789");
+		     frac_end > frac && frac_end[-1] == '0'; frac_end--)
+			;
+		for (; frac < frac_end; frac++, k++) {
+			if (k == 38)
+				return -EINVAL;
+			n = n * 10 + (unsigned int)(*frac - '0');
+			pow10 *= 10;
+			if (n > n_max)
+				return -EINVAL;
+		}
+	}
+	v = n * unit;
+	if (!v || v % pow10)
+		return -EINVAL;	/* zero, or finer than the smallest unit */
+	v /= pow10;
+	if (v > UINT64_MAX)
+		return -EINVAL;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int vmrapl_host_parse_power(const char *s, uint64_t *uw)
+{
+	static const struct unit units[] = {
+		{ "uw", 1 },
+		{ "mw", 1000 },
+		{ "w", 1000000 },
+		{ "kw", 1000000000 },
+	};
+
+	return parse_units(s, units, sizeof(units) / sizeof(units[0]),
+			   1000000, uw);
+}
+
+int vmrapl_host_parse_duration(const char *s, uint64_t *us)
+{
+	static const struct unit units[] = {
+		{ "us", 1 },
+		{ "ms", 1000 },
+		{ "s", 1000000 },
+		{ "m", 60000000 },
+		{ "h", 3600000000ull },
+	};
+
+	return parse_units(s, units, sizeof(units) / sizeof(units[0]),
+			   1000000, us);
 }
 
 double vmrapl_host_load_time(const struct vmrapl_info *info)

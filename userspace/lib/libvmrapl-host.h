@@ -2,14 +2,15 @@
 /*
  * libvmrapl-host - host-side helpers for the vmrapl tools (vmraplctl,
  * vmrapl-exporter): the host-wide ioctls (GET_PKG_STATS, LIST_VMS,
- * GET_VM_STATS), VM names and UUIDs from /proc, the runtime module
- * parameters and names of the ABI's enums.  Built as a static archive
+ * GET_VM_STATS, SET_VM_LIMIT, GET_VM_LIMIT), VM names and UUIDs from
+ * /proc, the runtime module parameters, powers and durations from the
+ * command line and names of the ABI's enums.  Built as a static archive
  * (libvmrapl-host.a) next to libvmrapl, also linked into vmrapl-vmm for
  * the names; it is not part of libvmrapl.so's ABI.
  *
  * Conventions as libvmrapl: int returns are 0 (or a count) on success and
  * a negative errno value on failure.  The host-wide reads need CAP_PERFMON
- * (or root): -EPERM otherwise.
+ * (or root), setting a limit CAP_SYS_ADMIN: -EPERM otherwise.
  */
 #ifndef LIBVMRAPL_HOST_H
 #define LIBVMRAPL_HOST_H
@@ -39,6 +40,35 @@ int vmrapl_host_list_vms(int devfd, struct vmrapl_vm_entry **out);
  */
 int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 			 struct vmrapl_vcpu_stats **vcpus);
+
+/*
+ * VMRAPL_GET_VM_LIMIT of the VM with @id into *@out (untouched on
+ * failure): limit_uw and window_us of the operator's limit, 0 for none,
+ * and state (VMRAPL_LIMIT_S_OPERATOR while one is set).  0, or -ENOENT
+ * when the VM has gone, -EPERM without CAP_PERFMON, -ENOTTY from a module
+ * without limits.
+ */
+int vmrapl_host_vm_limit_get(int devfd, uint64_t id,
+			     struct vmrapl_limit *out);
+
+/*
+ * VMRAPL_SET_VM_LIMIT: the VM with @id held to @limit_uw averaged over
+ * @window_us, replacing any limit it had.  The values go to the kernel as
+ * they are: out of VMRAPL_LIMIT_MIN_UW..VMRAPL_LIMIT_MAX_UW or
+ * VMRAPL_LIMIT_MIN_WINDOW_US..VMRAPL_LIMIT_MAX_WINDOW_US is -EINVAL from
+ * it (a caller checks the ranges first to say which).  0, or -EPERM
+ * without CAP_SYS_ADMIN, -ENOENT when the VM has gone (nothing changes on
+ * any error).
+ */
+int vmrapl_host_vm_limit_set(int devfd, uint64_t id, uint64_t limit_uw,
+			     uint64_t window_us);
+
+/*
+ * VMRAPL_SET_VM_LIMIT with VMRAPL_LIMIT_F_CLEAR: the VM with @id has no
+ * limit any more (0 too when it had none).  Errors as
+ * vmrapl_host_vm_limit_set().
+ */
+int vmrapl_host_vm_limit_clear(int devfd, uint64_t id);
 
 /* VMRAPL_GET_PKG_STATS into a malloc'ed array; returns the count. */
 int vmrapl_host_pkg_stats(int devfd, struct vmrapl_pkg_stats **out);
@@ -126,6 +156,30 @@ int vmrapl_host_param_check(const char *name, const char *value,
  * kernel refused the value.
  */
 int vmrapl_host_param_set(const char *name, const char *value);
+
+/*
+ * A power from the command line, in microwatts: a decimal number (digits,
+ * optionally a point and more digits; no sign, no spaces, no exponent)
+ * and a unit, W, kW, mW or uW in any case ("mw" and "MW" are milliwatts),
+ * W when there is none: "40W", "40", "1.5kW", "500mW".  0 and *@uw set,
+ * or -EINVAL (*@uw untouched) for anything else, for 0, for more than
+ * fits in 64 bits and for a value that is no whole number of microwatts
+ * (a digit other than 0 below the microwatt: "1.0000005W").  The
+ * module's range (VMRAPL_LIMIT_MIN_UW..VMRAPL_LIMIT_MAX_UW) is the
+ * caller's to check.
+ */
+int vmrapl_host_parse_power(const char *s, uint64_t *uw);
+
+/*
+ * A duration from the command line, in microseconds: a decimal number as
+ * vmrapl_host_parse_power() takes it and a unit, us, ms, s, m (minutes)
+ * or h in any case, seconds when there is none: "1s", "250ms", "500us",
+ * "2m", "1h", "1.5".  0 and *@us set, or -EINVAL (*@us untouched) for
+ * anything else, for 0, for more than fits in 64 bits and for a value
+ * that is no whole number of microseconds.  The module's window range is
+ * the caller's to check.
+ */
+int vmrapl_host_parse_duration(const char *s, uint64_t *us);
 
 /*
  * When the module was loaded (VMRAPL_INFO_F_LOAD_TIME), as Unix time in

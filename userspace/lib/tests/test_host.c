@@ -5,9 +5,14 @@
  * lines the tools' shell tests cannot make, such as ones cut off where
  * /proc stops reading, and a VM's name (vmrapl_host_cmdline_name()):
  * QEMU's -name rules for QEMU only; the names of domain and feature
- * masks.  Output: TAP version 13.
+ * masks; the powers and durations of "vmraplctl limit"
+ * (vmrapl_host_parse_power(), vmrapl_host_parse_duration()).  Output:
+ * TAP version 13.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +77,106 @@ static void expect_name(const char *what, const char *args, const char *want)
 		tap(found == 0 && !got[0], "name: %s", what);
 	if (found && (!want || strcmp(got, want)))
 		printf("# got '%s'\n", got);
+}
+
+/*
+ * vmrapl_host_parse_power() (@dur false) or vmrapl_host_parse_duration()
+ * of @s: 0 and @want, or -EINVAL with the output untouched (@want 0).
+ */
+static void expect_parse(bool dur, const char *s, uint64_t want)
+{
+	const char *what = dur ? "duration" : "power";
+	uint64_t got = 12345;
+	int r;
+
+	r = dur ? vmrapl_host_parse_duration(s, &got) :
+		  vmrapl_host_parse_power(s, &got);
+	bool ok = want ? r == 0 && got == want : r == -EINVAL && got == 12345;
+
+	if (want)
+		tap(ok, "%s '%s' is %llu", what, s, (unsigned long long)want);
+	else
+		tap(ok, "%s '%s' is refused", what, s);
+	if (!ok)
+		printf("# got %d, %llu\n", r, (unsigned long long)got);
+}
+
+#define POWER(s, uw)	expect_parse(false, s, uw)
+#define DURATION(s, us)	expect_parse(true, s, us)
+
+static void parse_tests(void)
+{
+	POWER("40W", 40000000);
+	POWER("40", 40000000);
+	POWER("1.5kW", 1500000000);
+	POWER("500mW", 500000);
+	POWER("250uW", 250);
+	POWER("40w", 40000000);
+	POWER("1.5KW", 1500000000);
+	POWER("500MW", 500000);		/* m is milli in any case */
+	POWER("1mw", 1000);
+	POWER("0.000001", 1);
+	POWER("1.000001W", 1000001);
+	POWER("1.0000010W", 1000001);	/* zeros below the uW are no digits */
+	POWER("0.5mW", 500);
+	POWER("007W", 7000000);
+	POWER("100000W", 100000000000ull);
+	POWER("18446744073709.551615W", UINT64_MAX);
+	POWER("", 0);
+	POWER("W", 0);
+	POWER("junk", 0);
+	POWER("40 W", 0);
+	POWER("2.25 W", 0);
+	POWER(" 40W", 0);
+	POWER("40W ", 0);
+	POWER("-5W", 0);
+	POWER("+5W", 0);
+	POWER("0", 0);
+	POWER("0W", 0);
+	POWER("0.0kW", 0);
+	POWER("0.0000001W", 0);		/* 0.1 uW: below the microwatt */
+	POWER("1.0000005W", 0);
+	POWER("1.5uW", 0);
+	POWER("18446744073709.551616W", 0);	/* 2^64 uW */
+	POWER("99999999999999999999999999999999999999999W", 0);
+	POWER("1e3W", 0);
+	POWER(".5W", 0);
+	POWER("5.W", 0);
+	POWER("5..0W", 0);
+	POWER("5WW", 0);
+	POWER("5J", 0);
+	POWER("5 ", 0);
+	POWER("0x10W", 0);
+
+	DURATION("1s", 1000000);
+	DURATION("1", 1000000);
+	DURATION("250ms", 250000);
+	DURATION("500us", 500);
+	DURATION("2m", 120000000);
+	DURATION("1h", 3600000000ull);
+	DURATION("1.5", 1500000);
+	DURATION("0.5h", 1800000000);
+	DURATION("1.5MS", 1500);
+	DURATION("10MS", 10000);
+	DURATION("1S", 1000000);
+	DURATION("2H", 7200000000ull);
+	DURATION("0.000001m", 60);
+	DURATION("0.00000001m", 0);	/* 0.6 us: not whole */
+	DURATION("0", 0);
+	DURATION("0s", 0);
+	DURATION("0.0h", 0);
+	DURATION("-1s", 0);
+	DURATION("", 0);
+	DURATION("s", 0);
+	DURATION("1 s", 0);
+	DURATION("1sec", 0);
+	DURATION("1d", 0);
+	DURATION("1.5us", 0);
+	DURATION("junk", 0);
+	DURATION("5124095576.031h", 0);	/* just over 2^64 us */
+	DURATION("5124095576.030431h", 18446744073709551600ull);
+	DURATION("18446744073709551615us", UINT64_MAX);
+	DURATION("18446744073709551616us", 0);
 }
 
 int main(void)
@@ -166,6 +271,8 @@ int main(void)
 					  VMRAPL_INFO_F_TRACK_ALL, b, 12);
 		tap(strlen(b) == 11, "feature names: cut to the buffer");
 	}
+
+	parse_tests();
 
 	return tap_done();
 }
