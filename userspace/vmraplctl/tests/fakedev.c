@@ -29,16 +29,42 @@
  * and what is under it go to DIR instead (DIR/version,
  * DIR/parameters/track_all, ...), so a test can have the module "loaded"
  * with parameters it can read back.
+ *
+ * $FAKE_LIMITS=FILE: the power limits of SET_VM_LIMIT and GET_VM_LIMIT,
+ * one line "ID LIMIT_UW WINDOW_US" (decimal, one space) per VM with a
+ * limit; no file is no limits.  It is read at every call and, at every
+ * SET that succeeds, written anew to FILE.tmp.PID and renamed over FILE
+ * (under flock() of FILE.lock), so a test sets or reads limits through
+ * the file and several processes share them.  Both ioctls check their
+ * struct as the module does: size, flags, state (SET), reserved fields,
+ * the ranges and VMRAPL_LIMIT_F_CLEAR's zeros are EINVAL, a VM id that is
+ * not listed (7, 9 and those of $FAKE_VMS) ENOENT.  Without $FAKE_LIMITS
+ * GET says no limit and SET fails with EPERM (a caller without
+ * CAP_SYS_ADMIN); $FAKE_LIMIT_EPERM=1: SET fails with EPERM all the same;
+ * $FAKE_LIMIT_ENOENT=1: SET fails with ENOENT after its checks (the VM
+ * went away after the caller listed it).  $FAKE_LIST_EPERM=1 makes GET
+ * fail with EPERM too (no CAP_PERFMON).
+ *
+ * $FAKE_VM_ENERGY=FILE: one line "ID ENERGY_UJ [RUNTIME_NS]" (decimal,
+ * spaces between) per VM whose books a test drives, as a "plant" that
+ * rewrites FILE: LIST_VMS and GET_VM_STATS report that VM's
+ * energy_uj[PKG] and runtime_ns (0 when not given) instead of the
+ * made-up growth, with no overhead, no static part and no DRAM energy;
+ * GET_VM_STATS splits both evenly among its vCPUs (the first vCPU takes
+ * what does not divide).  Read at every call; a VM not listed there
+ * keeps the made-up books.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/vmrapl.h>
@@ -201,6 +227,36 @@ static int extra_index(uint64_t id)
 }
 
 /*
+ * The books $FAKE_VM_ENERGY gives VM @id: true, and its PKG energy and
+ * runtime, when it lists the VM.
+ */
+static bool vm_energy(uint64_t id, uint64_t *uj, uint64_t *ns)
+{
+	const char *path = getenv("FAKE_VM_ENERGY");
+	unsigned long long fid, e, r;
+	char line[256];
+	bool found = false;
+	FILE *f;
+
+	if (!path)
+		return false;
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%llu %llu %llu", &fid, &e, &r);
+
+		if (n < 2 || fid != id)
+			continue;
+		*uj = e;
+		*ns = n == 3 ? r : 0;
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
  * The LIST_VMS entry of VM @id (7, 9, or extra VM @x) at call @c; its
  * GET_VM_STATS totals are the same.
  */
@@ -237,6 +293,190 @@ static void vm_entry(struct vmrapl_vm_entry *v, uint64_t id, int x,
 		v->overhead_uj[0] = 50000ull * c;
 		v->overhead_uj[2] = 100ull * c;
 	}
+}
+
+/*
+ * VM @id's entry as LIST_VMS and GET_VM_STATS report it: vm_entry(), or
+ * with the books $FAKE_VM_ENERGY gives it (true then, its PKG energy and
+ * runtime in *@uj and *@ns), read once so that the whole and its parts
+ * agree: PKG energy and runtime, nothing else.
+ */
+static bool vm_books(struct vmrapl_vm_entry *v, uint64_t id, int x,
+		     unsigned int c, uint64_t *uj, uint64_t *ns)
+{
+	vm_entry(v, id, x, c);
+	if (!vm_energy(id, uj, ns))
+		return false;
+	memset(v->energy_uj, 0, sizeof(v->energy_uj));
+	memset(v->overhead_uj, 0, sizeof(v->overhead_uj));
+	v->energy_uj[VMRAPL_DOM_PKG] = *uj;
+	v->runtime_ns = *ns;
+	v->overhead_ns = 0;
+	v->static_uj = 0;
+	v->overhead_static_uj = 0;
+	return true;
+}
+
+/* Is @id a VM LIST_VMS lists (7 and 9 unless $FAKE_NO_BASE_VMS)? */
+static bool vm_listed(uint64_t id)
+{
+	if ((id == 7 || id == 9) && !getenv("FAKE_NO_BASE_VMS"))
+		return true;
+	return extra_index(id) >= 0;
+}
+
+#define MAX_LIMITS	256
+static struct { uint64_t id, uw, us; } limits[MAX_LIMITS];
+
+/* The limits of $FAKE_LIMITS (@path) into limits[]; their count. */
+static unsigned int limits_read(const char *path)
+{
+	unsigned long long id, uw, us;
+	unsigned int n = 0;
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (n < MAX_LIMITS && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llu %llu %llu", &id, &uw, &us) != 3)
+			continue;
+		limits[n].id = id;
+		limits[n].uw = uw;
+		limits[n].us = us;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* limits[0..@n) into @path: a temporary file renamed over it. */
+static int limits_write(const char *path, unsigned int n)
+{
+	char tmp[4096];
+	unsigned int i;
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%llu %llu %llu\n", (unsigned long long)limits[i].id,
+			(unsigned long long)limits[i].uw,
+			(unsigned long long)limits[i].us);
+	if (fclose(f) || rename(tmp, path)) {
+		int err = errno;
+
+		unlink(tmp);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A struct vmrapl_limit's common checks, as the module's: a size below
+ * the struct's is EINVAL, bytes beyond it must be zero (E2BIG), reserved
+ * fields zero (EINVAL).  0 or a negative errno.
+ */
+static int limit_in(const struct vmrapl_limit *l)
+{
+	const unsigned char *extra = (const unsigned char *)l;
+	unsigned int i;
+
+	if (l->size < sizeof(*l))
+		return -EINVAL;
+	if (l->size > 4096)
+		return -E2BIG;
+	for (i = sizeof(*l); i < l->size; i++)
+		if (extra[i])
+			return -E2BIG;
+	if (l->reserved0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(l->reserved) / sizeof(l->reserved[0]); i++)
+		if (l->reserved[i])
+			return -EINVAL;
+	return 0;
+}
+
+static int set_limit(struct vmrapl_limit *l)
+{
+	const char *path = getenv("FAKE_LIMITS");
+	bool clear = l->flags & VMRAPL_LIMIT_F_CLEAR;
+	unsigned int i, n;
+	char lock[4096];
+	int err, lfd;
+
+	if (!path || getenv("FAKE_LIMIT_EPERM"))
+		return -EPERM;
+	err = limit_in(l);
+	if (err)
+		return err;
+	if ((l->flags & ~VMRAPL_LIMIT_F_CLEAR) || l->state)
+		return -EINVAL;
+	if (clear ? l->limit_uw || l->window_us :
+	    l->limit_uw < VMRAPL_LIMIT_MIN_UW ||
+	    l->limit_uw > VMRAPL_LIMIT_MAX_UW ||
+	    l->window_us < VMRAPL_LIMIT_MIN_WINDOW_US ||
+	    l->window_us > VMRAPL_LIMIT_MAX_WINDOW_US)
+		return -EINVAL;
+	if (!vm_listed(l->id) || getenv("FAKE_LIMIT_ENOENT"))
+		return -ENOENT;
+
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0)
+		return -errno;
+	flock(lfd, LOCK_EX);
+	n = limits_read(path);
+	for (i = 0; i < n && limits[i].id != l->id; i++)
+		;
+	if (clear) {
+		if (i < n)
+			limits[i] = limits[--n];
+	} else {
+		if (i == n && n == MAX_LIMITS) {
+			close(lfd);
+			return -ENOMEM;
+		}
+		if (i == n)
+			n++;
+		limits[i].id = l->id;
+		limits[i].uw = l->limit_uw;
+		limits[i].us = l->window_us;
+	}
+	err = limits_write(path, n) ? -errno : 0;
+	close(lfd);
+	return err;
+}
+
+static int get_limit(struct vmrapl_limit *l)
+{
+	const char *path = getenv("FAKE_LIMITS");
+	unsigned int i, n;
+	int err;
+
+	if (getenv("FAKE_LIST_EPERM"))
+		return -EPERM;
+	err = limit_in(l);
+	if (err)
+		return err;
+	if (l->flags)
+		return -EINVAL;
+	if (!vm_listed(l->id))
+		return -ENOENT;
+	n = path ? limits_read(path) : 0;
+	l->limit_uw = 0;
+	l->window_us = 0;
+	for (i = 0; i < n; i++)
+		if (limits[i].id == l->id) {
+			l->limit_uw = limits[i].uw;
+			l->window_us = limits[i].us;
+		}
+	l->size = sizeof(*l);
+	l->state = l->limit_uw ? VMRAPL_LIMIT_S_OPERATOR : 0;
+	return 0;
 }
 
 static int fake(unsigned long req, void *arg)
@@ -329,6 +569,7 @@ static int fake(unsigned long req, void *arg)
 		struct vmrapl_vm_entry *v = (void *)(uintptr_t)l->vms_ptr;
 		unsigned int i, nx = extra_vms();
 		unsigned int nb = getenv("FAKE_NO_BASE_VMS") ? 0 : 2;
+		uint64_t uj, ns;
 
 		if (getenv("FAKE_LIST_EPERM")) {
 			errno = EPERM;
@@ -340,11 +581,11 @@ static int fake(unsigned long req, void *arg)
 			return 0;
 		}
 		if (nb) {
-			vm_entry(&v[0], 7, -1, c);
-			vm_entry(&v[1], 9, -1, c);
+			vm_books(&v[0], 7, -1, c, &uj, &ns);
+			vm_books(&v[1], 9, -1, c, &uj, &ns);
 		}
 		for (i = 0; i < nx; i++)
-			vm_entry(&v[nb + i], extra[i].id, (int)i, c);
+			vm_books(&v[nb + i], extra[i].id, (int)i, c, &uj, &ns);
 		l->nr_vms = nb + nx;
 		return 0;
 	}
@@ -353,7 +594,9 @@ static int fake(unsigned long req, void *arg)
 		struct vmrapl_stats *st = (void *)(uintptr_t)q->stats_ptr;
 		struct vmrapl_vcpu_stats *v;
 		struct vmrapl_vm_entry e;
-		uint32_t n;
+		uint64_t uj, ns;
+		uint32_t n, i;
+		bool plant;
 		int x;
 
 		if (q->size != sizeof(*q) || q->flags || !st ||
@@ -366,17 +609,25 @@ static int fake(unsigned long req, void *arg)
 			errno = ENOENT;
 			return -1;
 		}
-		vm_entry(&e, q->id, x, c);
+		plant = vm_books(&e, q->id, x, c, &uj, &ns);
 		v = (void *)(uintptr_t)st->vcpus_ptr;
 		n = q->id == 7 ? 2 : 1;
-		if (st->nr_vcpus >= 1) {
+		if (plant) {
+			/* The plant's books, split evenly among the vCPUs. */
+			for (i = 0; i < n && i < st->nr_vcpus; i++) {
+				memset(&v[i], 0, sizeof(v[i]));
+				v[i].energy_uj[VMRAPL_DOM_PKG] =
+					uj / n + (i ? 0 : uj % n);
+				v[i].runtime_ns = ns / n + (i ? 0 : ns % n);
+			}
+		} else if (st->nr_vcpus >= 1) {
 			memset(v, 0, sizeof(*v));
 			v[0].energy_uj[0] = (q->id == 7 ? 600000ull : 500000ull) * c;
 			v[0].energy_uj[2] = q->id == 7 ? 5000ull * c : 0;
 			v[0].runtime_ns = q->id == 7 ? 600000000ull : 0;
 			v[0].static_uj = (q->id == 7 ? 150000ull : 0) * c;
 		}
-		if (n == 2 && st->nr_vcpus >= 2) {
+		if (n == 2 && st->nr_vcpus >= 2 && !plant) {
 			memset(&v[1], 0, sizeof(*v));
 			v[1].energy_uj[0] = 300000ull * c;
 			v[1].energy_uj[2] = 5000ull * c;
@@ -391,6 +642,15 @@ static int fake(unsigned long req, void *arg)
 		st->static_uj = e.static_uj;
 		st->overhead_static_uj = e.overhead_static_uj;
 		return 0;
+	}
+	if (req == VMRAPL_SET_VM_LIMIT || req == VMRAPL_GET_VM_LIMIT) {
+		int err = req == VMRAPL_SET_VM_LIMIT ? set_limit(arg) :
+			  get_limit(arg);
+
+		if (!err)
+			return 0;
+		errno = -err;
+		return -1;
 	}
 	errno = ENOTTY;
 	return -1;

@@ -200,6 +200,86 @@ check "stats unknown VM exits 4" test $rc = 4
 run stats 12345678
 check "stats unknown id exits 4" test $rc = 4
 
+# fakedev: SET_VM_LIMIT and GET_VM_LIMIT check their struct as the module
+# does (python3's ioctl() goes through the shim too).
+fake_limit_checks() {
+	[[ -z $have_py ]] && return 0
+	printf '9 1000 10000\n' > "$work/limits.py"
+	LD_PRELOAD=$shim FAKE_LIMITS=$work/limits.py python3 - "$dev" <<'PY'
+import errno, fcntl, os, struct, sys
+SET = (1 << 30) | (72 << 16) | (0xE7 << 8) | 5
+GET = (3 << 30) | (72 << 16) | (0xE7 << 8) | 6
+def lim(size=72, flags=0, id=7, uw=40000000, us=1000000, state=0, r0=0,
+        r=(0, 0, 0, 0), extra=b''):
+    return bytearray(struct.pack('=IIQQQII4Q', size, flags, id, uw, us,
+                                 state, r0, *r) + extra)
+fd = os.open(sys.argv[1], os.O_RDWR)
+def call(req, buf):
+    try:
+        fcntl.ioctl(fd, req, buf)
+        return 0
+    except OSError as e:
+        return e.errno
+E = errno.EINVAL
+cases = [
+    ('SET size 64', SET, lim(size=64), E),
+    ('SET size 80, zeros beyond', SET, lim(size=80, extra=bytes(8)), 0),
+    ('SET size 80, not zero beyond', SET, lim(size=80, extra=b'\1' + bytes(7)), errno.E2BIG),
+    ('SET an unknown flag', SET, lim(flags=2), E),
+    ('SET state', SET, lim(state=1), E),
+    ('SET reserved0', SET, lim(r0=1), E),
+    ('SET reserved', SET, lim(r=(0, 0, 0, 1)), E),
+    ('SET 999 uW', SET, lim(uw=999), E),
+    ('SET 100 kW + 1 uW', SET, lim(uw=100000000001), E),
+    ('SET window 9999 us', SET, lim(us=9999), E),
+    ('SET window 1 h + 1 us', SET, lim(us=3600000001), E),
+    ('SET CLEAR with a limit', SET, lim(flags=1, uw=1000, us=0), E),
+    ('SET CLEAR with a window', SET, lim(flags=1, uw=0, us=10000), E),
+    ('SET an unknown VM', SET, lim(id=12345), errno.ENOENT),
+    ('SET 1 mW over 10 ms', SET, lim(uw=1000, us=10000), 0),
+    ('SET 100 kW over 1 h', SET, lim(uw=100000000000, us=3600000000), 0),
+    ('GET a flag', GET, lim(flags=1), E),
+    ('GET reserved', GET, lim(r=(1, 0, 0, 0)), E),
+    ('GET an unknown VM', GET, lim(id=12345), errno.ENOENT),
+]
+bad = 0
+for name, req, buf, want in cases:
+    got = call(req, buf)
+    if got != want:
+        print('# %s: errno %d, not %d' % (name, got, want), file=sys.stderr)
+        bad = 1
+# The limits set, read back through GET and through the file.
+buf = lim(uw=0, us=0, state=0)
+if call(GET, buf) or struct.unpack_from('=IIQQQI', buf)[3:6] != (100000000000, 3600000000, 1):
+    print('# GET after SET: %r' % (struct.unpack_from('=IIQQQI', buf),), file=sys.stderr)
+    bad = 1
+text = open(os.environ['FAKE_LIMITS']).read().split('\n')
+if sorted(l for l in text if l) != ['7 100000000000 3600000000', '9 1000 10000']:
+    print('# the file: %r' % text, file=sys.stderr)
+    bad = 1
+buf = lim(id=9, flags=1, uw=0, us=0)
+buf2 = lim(id=9)
+if call(SET, buf) or call(GET, buf2) or struct.unpack_from('=IIQQQI', buf2)[3:6] != (0, 0, 0):
+    print('# CLEAR, then GET: %r' % (struct.unpack_from('=IIQQQI', buf2),), file=sys.stderr)
+    bad = 1
+sys.exit(bad)
+PY
+}
+check "fakedev: the limit ioctls check their struct as the module does" fake_limit_checks
+
+# $FAKE_VM_ENERGY: a plant's books for VM 7, read at every call.
+echo "7 5000000 2000000000" > "$work/energy"
+FAKE_VM_ENERGY=$work/energy run1 --json --interval 0 stats 7
+check "FAKE_VM_ENERGY: the VM's pkg energy and runtime, no DRAM, no overhead" has '"energy_j": {"pkg": 5.000000, "dram": 0.000000}, "overhead_j": {"pkg": 0.000000, "dram": 0.000000}, "power_w": null, "overhead_pct": 0.000, "overhead_share": 0.0000, "runtime_s": 2.000, "overhead_runtime_s": 0.000'
+check "FAKE_VM_ENERGY: no static part beyond the whole" has '"static_j": 0.000000, "dynamic_j": 5.000000'
+check "FAKE_VM_ENERGY: split among the vCPUs" has '"per_vcpu": [{"vcpu": 0, "energy_j": {"pkg": 2.500000, "dram": 0.000000}, "runtime_s": 1.000000, "static_j": 0.000000, "dynamic_j": 2.500000}, {"vcpu": 1, "energy_j": {"pkg": 2.500000, "dram": 0.000000}, "runtime_s": 1.000000,'
+echo "7 7000001" > "$work/energy"
+FAKE_VM_ENERGY=$work/energy run1 --json --interval 0 list
+check "FAKE_VM_ENERGY: rewritten, read again; runtime 0 when not given" grep -Eq '"id": 7, [^}]*"energy_j": \{"pkg": 7\.000001, "dram": 0\.000000\}.*"runtime_s": 0\.000,' <<< "$out"
+check "FAKE_VM_ENERGY: other VMs keep the made-up books" grep -Eq '"id": 9, [^}]*"energy_j": \{"pkg": [1-9]' <<< "$out"
+FAKE_VM_ENERGY=$work/energy run1 --json --interval 0 stats 7
+check "FAKE_VM_ENERGY: the odd microjoule to the first vCPU" has '{"vcpu": 0, "energy_j": {"pkg": 3.500001,'
+
 out=$("$ctl" --device "$work/none" info 2>&1); rc=$?
 check "missing device exits 2" test $rc = 2
 out=$("$ctl" set static_policy=bogus 2>&1); rc=$?
