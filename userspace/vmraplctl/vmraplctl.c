@@ -8,6 +8,8 @@
  *   vmraplctl [--json] [--interval S] stats VM
  *   vmraplctl [--json] stat [--] COMMAND [ARGS...]
  *   vmraplctl set NAME=VALUE...
+ *   vmraplctl [--json] limit [VM]
+ *   vmraplctl limit VM POWER [--window DURATION] | off
  *
  * -x SEP gives CSV instead of the table, -o FILE writes to FILE.
  *
@@ -55,11 +57,14 @@ enum {
 #define NAME_LEN	TEXT_NAME_LEN
 /* stats: the most VMs an ambiguous VM argument's error lists. */
 #define MAX_MATCH	16
+/* limit: the window of a limit set without --window, 1 s. */
+#define LIMIT_WINDOW_US	1000000ull
 
 static bool opt_json;
 static const char *opt_sep;	/* -x: CSV with this separator */
 static double opt_interval = 1.0;
 static long opt_iterations;	/* top: 0 = until interrupted */
+static const char *opt_window;	/* limit: --window, checked there */
 static const char *opt_device = "/dev/" VMRAPL_DEVICE_NAME;
 
 static const char *prog = "vmraplctl";
@@ -92,16 +97,21 @@ static void usage(FILE *f)
 "  stat [--] CMD [ARGS]      run CMD, then the VMs' energy over its run time\n"
 "  set NAME=VALUE...         set sample_period_us (us), static_policy\n"
 "                            (occupied, busy, none), track_all (on, off)\n"
+"  limit [VM]                every VM's power limit (or VM's)\n"
+"  limit VM POWER|off        set VM's power limit, 1mW to 100kW (40W, 1.5kW,\n"
+"                            500mW), averaged over --window; off removes it\n"
 "\n"
 "options:\n"
 "  -j, --json                machine-readable output (info, list, top, stats,\n"
-"                            stat; top: one JSON object per line)\n"
+"                            stat, limit; top: one JSON object per line)\n"
 "  -x, --field-separator SEP CSV-like output, fields separated by SEP (list,\n"
-"                            top, stats, stat), like perf stat -x\n"
+"                            top, stats, stat, limit), like perf stat -x\n"
 "  -o, --output FILE         write the output to FILE instead of stdout\n"
 "  -i, --interval SECONDS    power sampling interval, 0 to 86400 (default 1;\n"
 "                            0: no power; top needs more than 0)\n"
 "  -n, --iterations N        top: refresh N times, then exit (default: forever)\n"
+"  -w, --window DURATION     limit: the window the power is averaged over,\n"
+"                            10ms to 1h (250ms, 1s, 2m; default 1s)\n"
 "  -d, --device PATH         the vmrapl device (default /dev/vmrapl)\n"
 "  -h, --help                this text\n"
 "  -V, --version             print the version\n"
@@ -1321,6 +1331,38 @@ static int resolve_vm(const struct sample *s, const char *what, int *match,
 	return n;
 }
 
+/*
+ * The one VM @what names in @s (resolve_vm()): its index in *@idx, or the
+ * exit status after saying why there is none: no VM matches (EXIT_NOVM),
+ * or several do (EXIT_USAGE; their ids listed).
+ */
+static int pick_vm(const struct sample *s, const char *what, int *idx)
+{
+	int i, nmatch, match[MAX_MATCH];
+
+	nmatch = resolve_vm(s, what, match, MAX_MATCH);
+	if (!nmatch) {
+		msg("no VM matches '%s' (an id, a pid, a name or a UUID)",
+		    what);
+		return EXIT_NOVM;
+	}
+	if (nmatch > 1) {
+		char ids[MAX_MATCH * 24];
+		size_t n = 0;
+
+		ids[0] = 0;
+		for (i = 0; i < nmatch && i < MAX_MATCH; i++)
+			n += snprintf(ids + n, sizeof(ids) - n, "%s%llu",
+				      i ? ", " : "",
+				      (unsigned long long)s->vms[match[i]].id);
+		msg("'%s' is ambiguous: it matches %d VMs, ids %s%s; give the id",
+		    what, nmatch, ids, nmatch > MAX_MATCH ? ", ..." : "");
+		return EXIT_USAGE;
+	}
+	*idx = match[0];
+	return EXIT_OK;
+}
+
 /* Per-vCPU detail of one VM (VMRAPL_GET_VM_STATS), at one instant. */
 struct vcpu_snap {
 	struct vmrapl_stats st;
@@ -1457,7 +1499,7 @@ static int cmd_stats(int argc, char **argv)
 	struct row *rows = NULL;
 	double dt = 0;
 	struct dev d;
-	int rc, idx, nmatch, i, match[MAX_MATCH];
+	int rc, idx, i;
 	unsigned int dom;
 
 	if (argc != 1) {
@@ -1470,29 +1512,9 @@ static int cmd_stats(int argc, char **argv)
 	rc = sample_take(&d, &s0, false);
 	if (rc)
 		goto out;
-	nmatch = resolve_vm(&s0, argv[0], match, MAX_MATCH);
-	if (!nmatch) {
-		msg("no VM matches '%s' (an id, a pid, a name or a UUID)",
-		    argv[0]);
-		rc = EXIT_NOVM;
+	rc = pick_vm(&s0, argv[0], &idx);
+	if (rc)
 		goto out;
-	}
-	if (nmatch > 1) {
-		char ids[MAX_MATCH * 24];
-		size_t n = 0;
-
-		ids[0] = 0;
-		for (i = 0; i < nmatch && i < MAX_MATCH; i++)
-			n += snprintf(ids + n, sizeof(ids) - n, "%s%llu",
-				      i ? ", " : "",
-				      (unsigned long long)s0.vms[match[i]].id);
-		msg("'%s' is ambiguous: it matches %d VMs, ids %s%s; give the id",
-		    argv[0], nmatch, ids,
-		    nmatch > MAX_MATCH ? ", ..." : "");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	idx = match[0];
 	if (opt_interval > 0) {
 		uint64_t id = s0.vms[idx].id;
 
@@ -1939,10 +1961,459 @@ static int cmd_set(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- power limits -------------------------------------------------------- */
+
+/*
+ * @v / @scale with its fraction's trailing zeros dropped ("1.5", "40"),
+ * exact: @scale is a power of ten up to 10^9.
+ */
+static void fmt_scaled(char *buf, size_t len, uint64_t v, uint64_t scale)
+{
+	int digits = 0, n;
+	uint64_t s, frac = v % scale;
+
+	for (s = scale; s > 1; s /= 10)
+		digits++;
+	n = snprintf(buf, len, "%llu", (unsigned long long)(v / scale));
+	if (!frac || n < 0 || (size_t)n >= len)
+		return;
+	while (!(frac % 10)) {
+		frac /= 10;
+		digits--;
+	}
+	snprintf(buf + n, len - n, ".%0*llu", digits, (unsigned long long)frac);
+}
+
+/* A power, exactly, in the largest unit it has whole: "1.5 kW", "40 W". */
+static void fmt_power(char *buf, size_t len, uint64_t uw)
+{
+	static const struct { uint64_t scale; const char *unit; } u[] = {
+		{ 1000000000, "kW" }, { 1000000, "W" }, { 1000, "mW" },
+		{ 1, "uW" },
+	};
+	char num[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(u) / sizeof(u[0]) - 1; i++)
+		if (uw >= u[i].scale)
+			break;
+	if (!uw)
+		i = 1;		/* "0 W" */
+	fmt_scaled(num, sizeof(num), uw, u[i].scale);
+	snprintf(buf, len, "%s %s", num, u[i].unit);
+}
+
+/* A window, exactly: in seconds from 1 s on, else in ms ("250 ms"). */
+static void fmt_window(char *buf, size_t len, uint64_t us)
+{
+	bool s = us >= 1000000 || !us;	/* "0 s" */
+	char num[32];
+
+	fmt_scaled(num, sizeof(num), us, s ? 1000000 : 1000);
+	snprintf(buf, len, "%s %s", num, s ? "s" : "ms");
+}
+
+/* vmrapl_host_parse_power() or _duration(), and fmt_power() or fmt_window(). */
+typedef int (*parse_fn)(const char *s, uint64_t *v);
+typedef void (*fmt_fn)(char *buf, size_t len, uint64_t v);
+
+/*
+ * Is @s a number the parser @parse refuses only for its value: zero
+ * ("0", "0.0kW") or negative ("-5W")?  Then true, and its value as
+ * @fmt prints it (a '-' before a negative one) in @buf.
+ */
+static bool parsed_but_out(const char *s, parse_fn parse, fmt_fn fmt,
+			   char *buf, size_t len)
+{
+	char one[64];
+	uint64_t v;
+	size_t n;
+
+	if (s[0] == '-' && !parse(s + 1, &v)) {
+		buf[0] = '-';
+		fmt(buf + 1, len - 1, v);
+		return true;
+	}
+	/* A zero: its digits as 1 parse, with its unit. */
+	n = strspn(s, "0");
+	if (!n)
+		return false;
+	if (s[n] == '.' && s[n + 1] == '0')
+		n += 1 + strspn(s + n + 1, "0");
+	if (snprintf(one, sizeof(one), "1%s", s + n) >= (int)sizeof(one) ||
+	    parse(one, &v))
+		return false;
+	fmt(buf, len, 0);
+	return true;
+}
+
+/* limit's POWER: in range, in microwatts; or the exit status, said why. */
+static int limit_power_arg(const char *s, uint64_t *uw)
+{
+	char v[64];
+
+	if (vmrapl_host_parse_power(s, uw)) {
+		if (parsed_but_out(s, vmrapl_host_parse_power, fmt_power, v,
+				   sizeof(v)))
+			msg("power limit %s: must be 1 mW to 100 kW", v);
+		else
+			msg("power limit '%s': not a power (a number and W, kW, mW or uW, no spaces: 40W, 1.5kW, 500mW; or off)",
+			    s);
+		return EXIT_USAGE;
+	}
+	if (*uw < VMRAPL_LIMIT_MIN_UW || *uw > VMRAPL_LIMIT_MAX_UW) {
+		fmt_power(v, sizeof(v), *uw);
+		msg("power limit %s: must be 1 mW to 100 kW", v);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* limit's --window: in range, in microseconds; or the exit status. */
+static int limit_window_arg(const char *s, uint64_t *us)
+{
+	char v[64];
+
+	if (vmrapl_host_parse_duration(s, us)) {
+		if (parsed_but_out(s, vmrapl_host_parse_duration, fmt_window,
+				   v, sizeof(v)))
+			msg("window %s: must be 10 ms to 1 h", v);
+		else
+			msg("window '%s': not a duration (a number and us, ms, s, m or h, no spaces: 250ms, 1s, 2m)",
+			    s);
+		return EXIT_USAGE;
+	}
+	if (*us < VMRAPL_LIMIT_MIN_WINDOW_US || *us > VMRAPL_LIMIT_MAX_WINDOW_US) {
+		fmt_window(v, sizeof(v), *us);
+		msg("window %s: must be 10 ms to 1 h", v);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* A failed GET_VM_LIMIT or SET_VM_LIMIT (@what) of VM @id: said, exit status. */
+static int limit_err(const char *what, uint64_t id, int err)
+{
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		if (!strcmp(what, "VMRAPL_GET_VM_LIMIT"))
+			return host_read_err(what, err);
+		msg("permission denied: changing a VM's power limit needs CAP_SYS_ADMIN (root)");
+		return EXIT_PERM;
+	case ENOENT:
+		if (!strcmp(what, "VMRAPL_GET_VM_LIMIT"))
+			msg("VM %llu went away", (unsigned long long)id);
+		else
+			msg("VM %llu went away; nothing was changed",
+			    (unsigned long long)id);
+		return EXIT_NOVM;
+	case ENOTTY:
+		msg("this vmrapl module has no power limits (%s: not supported; it is older than vmraplctl)",
+		    what);
+		return EXIT_USAGE;
+	}
+	msg("%s: %s", what, strerror(-err));
+	return EXIT_USAGE;
+}
+
+/* A VM and its limit, as limit lists them. */
+struct limit_row {
+	struct row r;
+	struct vmrapl_limit l;
+};
+
+/*
+ * The limits of the VMs of @s, or of VM @only (an index, -1: all) into a
+ * malloc'ed array (*@out); their count, or the negative exit status.  A
+ * VM that goes meanwhile is left out (an error when it is @only).
+ */
+static int limit_rows(const struct dev *d, const struct sample *s, int only,
+		      struct limit_row **out)
+{
+	struct row *rows = make_rows(NULL, s);
+	struct limit_row *lr;
+	int i, n = 0, err;
+
+	*out = NULL;
+	lr = calloc(s->nr_vms ? s->nr_vms : 1, sizeof(*lr));
+	if (!rows || !lr) {
+		free(rows);
+		free(lr);
+		msg("out of memory");
+		return -EXIT_USAGE;
+	}
+	for (i = 0; i < s->nr_vms; i++) {
+		if (only >= 0 && i != only)
+			continue;
+		err = vmrapl_host_vm_limit_get(d->fd, rows[i].e.id, &lr[n].l);
+		if (err == -ENOENT && only < 0)
+			continue;	/* gone since LIST_VMS */
+		if (err) {
+			free(rows);
+			free(lr);
+			return -limit_err("VMRAPL_GET_VM_LIMIT", rows[i].e.id,
+					  err);
+		}
+		lr[n++].r = rows[i];
+	}
+	free(rows);
+	*out = lr;
+	return n;
+}
+
+static bool has_limit(const struct vmrapl_limit *l)
+{
+	return (l->state & VMRAPL_LIMIT_S_OPERATOR) && l->limit_uw;
+}
+
+static void limit_json(const struct limit_row *lr, int n, double wall)
+{
+	int i;
+
+	printf("{\"timestamp\": %.3f, \"vms\": [", wall);
+	for (i = 0; i < n; i++) {
+		const struct limit_row *x = &lr[i];
+
+		printf("%s{\"id\": %llu, \"pid\": %u, \"name\": ", i ? ", " : "",
+		       (unsigned long long)x->r.e.id, x->r.e.pid);
+		json_str(stdout, x->r.name);
+		printf(", \"uuid\": ");
+		if (x->r.uuid[0])
+			json_str(stdout, x->r.uuid);
+		else
+			printf("null");
+		if (has_limit(&x->l))
+			printf(", \"limit_w\": %.6f, \"limit_uw\": %llu, \"window_s\": %.6f, \"window_us\": %llu, \"state\": \"operator\"}",
+			       x->l.limit_uw / 1e6,
+			       (unsigned long long)x->l.limit_uw,
+			       x->l.window_us / 1e6,
+			       (unsigned long long)x->l.window_us);
+		else
+			printf(", \"limit_w\": null, \"limit_uw\": null, \"window_s\": null, \"window_us\": null, \"state\": null}");
+	}
+	printf("]}\n");
+}
+
+static void limit_csv(const struct limit_row *lr, int n, double wall)
+{
+	const char *sep = opt_sep;
+	int i;
+
+	printf("id%spid%sname%suuid%slimit_w%slimit_uw%swindow_s%swindow_us%sstate%stimestamp\n",
+	       sep, sep, sep, sep, sep, sep, sep, sep, sep);
+	for (i = 0; i < n; i++) {
+		const struct limit_row *x = &lr[i];
+
+		printf("%llu%s%u%s", (unsigned long long)x->r.e.id, sep,
+		       x->r.e.pid, sep);
+		text_csv(stdout, x->r.name, sep);
+		printf("%s", sep);
+		text_csv(stdout, x->r.uuid, sep);
+		if (has_limit(&x->l))
+			printf("%s%.6f%s%llu%s%.6f%s%llu%soperator", sep,
+			       x->l.limit_uw / 1e6, sep,
+			       (unsigned long long)x->l.limit_uw, sep,
+			       x->l.window_us / 1e6, sep,
+			       (unsigned long long)x->l.window_us, sep);
+		else
+			printf("%s%s%s%s%s", sep, sep, sep, sep, sep);
+		printf("%s%.3f\n", sep, wall);
+	}
+}
+
+static void limit_table(const struct limit_row *lr, int n)
+{
+	char name[NAME_LEN], w[48];
+	int i, name_w = 4, win_w = 6;
+
+	for (i = 0; i < n; i++) {
+		table_name(lr[i].r.name, name, sizeof(name));
+		if ((int)strlen(name) > name_w)
+			name_w = (int)strlen(name);
+		fmt_window(w, sizeof(w), lr[i].l.window_us);
+		if (has_limit(&lr[i].l) && (int)strlen(w) > win_w)
+			win_w = (int)strlen(w);
+	}
+	printf("%-6s %-*s %12s %*s  %s\n", "ID", name_w, "NAME", "LIMIT_W",
+	       win_w, "WINDOW", "STATE");
+	for (i = 0; i < n; i++) {
+		const struct limit_row *x = &lr[i];
+
+		table_name(x->r.name, name, sizeof(name));
+		printf("%-6llu %-*s ", (unsigned long long)x->r.e.id, name_w,
+		       name);
+		if (has_limit(&x->l)) {
+			fmt_window(w, sizeof(w), x->l.window_us);
+			printf("%12.3f %*s  operator\n", x->l.limit_uw / 1e6,
+			       win_w, w);
+		} else {
+			printf("%12s %*s  -\n", "-", win_w, "-");
+		}
+	}
+}
+
+/*
+ * limit: the operator's power limits (VMRAPL_GET_VM_LIMIT,
+ * VMRAPL_SET_VM_LIMIT; Documentation/limits.rst).  Without arguments
+ * every VM's, with a VM that VM's.  "VM POWER" sets one, averaged over
+ * --window (default 1 s), "VM off" removes it; then the line of what is
+ * in force, read back (--json, -x: that VM's limit as "limit VM" shows
+ * it).  The power and window are checked before the device is opened;
+ * nothing is changed on any error.
+ */
+static int cmd_limit(int argc, char **argv)
+{
+	bool set = argc == 2, off = set && !strcmp(argv[1], "off");
+	uint64_t uw = 0, us = LIMIT_WINDOW_US, id;
+	struct limit_row *lr = NULL;
+	struct sample s = { 0 };
+	int rc, n, idx = -1;
+	struct dev d;
+
+	if (argc > 2) {
+		msg("usage: vmraplctl limit [VM [POWER [--window DURATION] | off]]");
+		return EXIT_USAGE;
+	}
+	if (opt_window && !(set && !off)) {
+		msg("--window goes with a power: vmraplctl limit VM POWER --window DURATION");
+		return EXIT_USAGE;
+	}
+	if (set && !off) {
+		rc = limit_power_arg(argv[1], &uw);
+		if (!rc && opt_window)
+			rc = limit_window_arg(opt_window, &us);
+		if (rc)
+			return rc;
+	}
+	rc = dev_open(&d);
+	if (rc)
+		return rc;
+	rc = sample_take(&d, &s, false);
+	if (rc)
+		goto out;
+	if (argc) {
+		rc = pick_vm(&s, argv[0], &idx);
+		if (rc)
+			goto out;
+	}
+	if (set) {
+		int err;
+
+		id = s.vms[idx].id;
+		err = off ? vmrapl_host_vm_limit_clear(d.fd, id) :
+			    vmrapl_host_vm_limit_set(d.fd, id, uw, us);
+		if (err) {
+			rc = limit_err("VMRAPL_SET_VM_LIMIT", id, err);
+			goto out;
+		}
+	}
+	n = limit_rows(&d, &s, idx, &lr);
+	if (n < 0) {
+		rc = -n;
+		goto out;
+	}
+	if (opt_json) {
+		limit_json(lr, n, s.wall);
+	} else if (opt_sep) {
+		limit_csv(lr, n, s.wall);
+	} else if (set) {
+		char name[NAME_LEN], p[64], w[64];
+
+		text_ascii(lr[0].r.name, name, sizeof(name));
+		printf("VM %llu \"%s\": ", (unsigned long long)lr[0].r.e.id,
+		       name);
+		if (has_limit(&lr[0].l)) {
+			fmt_power(p, sizeof(p), lr[0].l.limit_uw);
+			fmt_window(w, sizeof(w), lr[0].l.window_us);
+			printf("power limit %s over %s now in force\n", p, w);
+		} else {
+			printf("no power limit now\n");
+		}
+	} else if (!n) {
+		no_vms(&d);
+	} else {
+		limit_table(lr, n);
+	}
+out:
+	free(lr);
+	sample_free(&s);
+	close(d.fd);
+	return rc;
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 /* The largest --interval: a day. */
 #define MAX_INTERVAL_S	86400
+
+/*
+ * Does the option argument @a take the next argument as its value?  By
+ * main()'s option table, whose short options are their @val.
+ */
+static bool takes_next(const struct option *opts, const char *a)
+{
+	const struct option *o;
+	const char *p;
+	size_t n;
+
+	if (a[1] == '-') {
+		if (strchr(a, '='))
+			return false;
+		n = strlen(a + 2);
+		for (o = opts; o->name; o++)
+			if (!strncmp(o->name, a + 2, n))
+				return o->has_arg == required_argument;
+		return false;
+	}
+	for (p = a + 1; *p; p++)
+		for (o = opts; o->name; o++)
+			if (o->val == *p && o->has_arg == required_argument)
+				return !p[1];
+	return false;
+}
+
+/*
+ * A negative number among the arguments ("limit VM -5W") is an argument
+ * for its command to refuse, not the options -5 and -W: each is hidden
+ * from getopt_long() (its '-' skipped, the pointer kept in @neg, room for
+ * @room) and put back afterwards (unhide_negative()).  Up to "--"; an
+ * option's own value ("--window -1s") is left to getopt_long(), which
+ * takes it whole.  Returns how many were hidden.
+ */
+static int hide_negative(int argc, char **argv, const struct option *opts,
+			 char **neg, int room)
+{
+	int i, n = 0;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-' || !a[1])
+			continue;
+		if ((a[1] >= '0' && a[1] <= '9') || a[1] == '.') {
+			if (n < room) {
+				neg[n++] = argv[i];
+				argv[i]++;
+			}
+			continue;
+		}
+		if (takes_next(opts, a))
+			i++;
+	}
+	return n;
+}
+
+/* The arguments hide_negative() hid, wherever getopt_long() put them. */
+static void unhide_negative(int argc, char **argv, char **neg, int n)
+{
+	int i, k;
+
+	for (i = 1; i < argc; i++)
+		for (k = 0; k < n; k++)
+			if (argv[i] == neg[k] + 1)
+				argv[i] = neg[k];
+}
 
 /* 0, -1 when @s is no number, -2 when it is out of 0..MAX_INTERVAL_S. */
 static int parse_double(const char *s, double *out)
@@ -1969,6 +2440,7 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "device", required_argument, NULL, 'd' },
+		{ "window", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1983,16 +2455,19 @@ int main(int argc, char **argv)
 		{ "stats", cmd_stats },
 		{ "stat", cmd_stat },
 		{ "set", cmd_set },
+		{ "limit", cmd_limit },
 	};
 	const char *output = NULL;
+	char *neg[16];
+	int c, nneg;
 	size_t i;
-	int c;
 
 	/* getopt's messages start with argv[0]: the name, not the path. */
 	if (argc > 0)
 		argv[0] = (char *)prog;
 	/* GNU getopt permutes: options may also follow the command. */
-	while ((c = getopt_long(argc, argv, "jx:o:i:n:d:hV", opts, NULL)) != -1) {
+	nneg = hide_negative(argc, argv, opts, neg, 16);
+	while ((c = getopt_long(argc, argv, "jx:o:i:n:d:w:hV", opts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -2031,6 +2506,9 @@ int main(int argc, char **argv)
 		case 'd':
 			opt_device = optarg;
 			break;
+		case 'w':
+			opt_window = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -2043,6 +2521,7 @@ int main(int argc, char **argv)
 			return usage_hint();
 		}
 	}
+	unhide_negative(argc, argv, neg, nneg);
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -200,6 +200,115 @@ check "stats unknown VM exits 4" test $rc = 4
 run stats 12345678
 check "stats unknown id exits 4" test $rc = 4
 
+# ---- power limits: limit (fakedev: $FAKE_LIMITS, $FAKE_VM_ENERGY) ----
+lim=$work/limits
+limrun() { FAKE_LIMITS=$lim run1 "$@"; }
+# The limits file as it was: content and inode (SET renames a new file in).
+lim_save() { cp "$lim" "$work/limits.before"; lim_ino=$(stat -c %i "$lim"); }
+lim_same() { cmp -s "$lim" "$work/limits.before" && test "$(stat -c %i "$lim")" = "$lim_ino"; }
+# One line of stderr, nothing on stdout, and the exit status: "RC:MESSAGE".
+lim_err() { test "$rc:$out$(cat "$work/err")" = "$1"; }
+run1 limit
+check "limit: lists without \$FAKE_LIMITS (no limits)" test $rc = 0
+check "limit: a VM without a limit shows - (VM 7)" grep -Eq '^7 +web,1 +- +- +-$' <<< "$out"
+check "limit: a VM without a limit shows - (VM 9)" grep -Eq '^9 +[^ ]+ +- +- +-$' <<< "$out"
+check "limit: the header" grep -Eq '^ID +NAME +LIMIT_W +WINDOW +STATE$' <<< "$out"
+limrun limit 7 40W
+check "limit 7 40W: says what is in force, read back" test "$rc:$out" = '0:VM 7 "web,1": power limit 40 W over 1 s now in force'
+check "limit 7 40W: the default window of 1 s" test "$(cat "$lim")" = "7 40000000 1000000"
+limrun limit web,1 1.5kW --window 250ms
+check "limit by name, --window 250ms" test "$rc:$out" = '0:VM 7 "web,1": power limit 1.5 kW over 250 ms now in force'
+check "limit by name: the limit replaced" test "$(cat "$lim")" = "7 1500000000 250000"
+limrun limit --window 2m "$uuid" 500mW
+check "limit by uuid, --window before the VM" test "$rc:$(cat "$lim")" = "0:7 500000 120000000"
+printf '7 40000000 1000000\n9 2500 10000\n' > "$lim"
+limrun limit
+check "limit: a limit set through the file (VM 7)" grep -Eq '^7 +web,1 +40\.000 +1 s  operator$' <<< "$out"
+check "limit: W with 3 decimals, a window in ms (VM 9)" grep -Eq '^9 +[^ ]+ +0\.003 +10 ms  operator$' <<< "$out"
+limrun limit 9
+check "limit VM: that VM's row only" test "$rc:$(grep -c . <<< "$out")" = "0:2"
+limrun --json limit
+check "limit --json: valid JSON" json_ok
+check "limit --json: a limit, exact" has '"id": 7, "pid": '"$qemu_pid"', "name": "web,1", "uuid": "'"$uuid"'", "limit_w": 40.000000, "limit_uw": 40000000, "window_s": 1.000000, "window_us": 1000000, "state": "operator"}'
+check "limit --json: VM 9's" has '"limit_w": 0.002500, "limit_uw": 2500, "window_s": 0.010000, "window_us": 10000, "state": "operator"}'
+limrun -x , limit
+check "limit -x: the header" grep -q '^id,pid,name,uuid,limit_w,limit_uw,window_s,window_us,state,timestamp$' <<< "$out"
+check "limit -x: a row, the name quoted" grep -q "^7,$qemu_pid,\"web,1\",$uuid,40.000000,40000000,1.000000,1000000,operator,[0-9.]*\$" <<< "$out"
+FAKE_LIMITS=$lim FAKE_NO_BASE_VMS=1 run1 limit
+check "limit, no VMs: says so" test "$rc:$out" = "0:no VMs: no VMM has attached one and no KVM VM is running (track_all is on)"
+limrun limit 9 off
+check "limit 9 off: no limit now" grep -Eq '^0:VM 9 "[^"]+": no power limit now$' <<< "$rc:$out"
+check "limit 9 off: removed, the other kept" test "$(cat "$lim")" = "7 40000000 1000000"
+limrun -x , limit
+check "limit -x: a VM without a limit has empty fields" grep -Eq '^9,[0-9]+,[^,]*,,,,,,,[0-9.]+$' <<< "$out"
+limrun --json limit
+check "limit --json: a VM without a limit has nulls" grep -Eq '"id": 9, [^}]*"limit_w": null, "limit_uw": null, "window_s": null, "window_us": null, "state": null}' <<< "$out"
+limrun limit 9 off
+check "limit off without a limit: fine" test $rc = 0
+limrun limit 9 100kW --window 1h
+check "limit: the largest limit and window" grep -Eq '^0:VM 9 "[^"]+": power limit 100 kW over 3600 s now in force$' <<< "$rc:$out"
+limrun limit 9 1mW --window 10ms
+check "limit: the smallest limit and window" grep -q ': power limit 1 mW over 10 ms now in force$' <<< "$out"
+check "limit: both kept in the file" test "$(sort "$lim" | tr '\n' ' ')" = "7 40000000 1000000 9 1000 10000 "
+# Errors: one line, the exit status, nothing changed.
+lim_save
+limrun limit 7 0W
+check "limit 0W: refused with the range" lim_err "1:vmraplctl: power limit 0 W: must be 1 mW to 100 kW"
+check "limit 0W: nothing changed" lim_same
+limrun limit 7 -5W
+check "limit -5W: refused with the range" lim_err "1:vmraplctl: power limit -5 W: must be 1 mW to 100 kW"
+check "limit -5W: nothing changed" lim_same
+limrun limit 7 200kW
+check "limit 200kW: refused with the range" lim_err "1:vmraplctl: power limit 200 kW: must be 1 mW to 100 kW"
+check "limit 200kW: nothing changed" lim_same
+limrun limit 7 0.5mW
+check "limit 0.5mW: below 1 mW" lim_err "1:vmraplctl: power limit 500 uW: must be 1 mW to 100 kW"
+limrun limit 7 40W --window 0
+check "limit --window 0: refused with the range" lim_err "1:vmraplctl: window 0 s: must be 10 ms to 1 h"
+check "limit --window 0: nothing changed" lim_same
+limrun limit 7 40W --window 2h
+check "limit --window 2h: refused with the range" lim_err "1:vmraplctl: window 7200 s: must be 10 ms to 1 h"
+check "limit --window 2h: nothing changed" lim_same
+limrun limit 7 40W --window 5ms
+check "limit --window 5ms: below 10 ms" lim_err "1:vmraplctl: window 5 ms: must be 10 ms to 1 h"
+limrun limit 7 40W --window -1s
+check "limit --window -1s: a negative window" lim_err "1:vmraplctl: window -1 s: must be 10 ms to 1 h"
+limrun limit 7 junk
+check "limit junk: not a power" lim_err "1:vmraplctl: power limit 'junk': not a power (a number and W, kW, mW or uW, no spaces: 40W, 1.5kW, 500mW; or off)"
+check "limit junk: nothing changed" lim_same
+limrun limit 7 '2.25 W'
+check "limit '2.25 W': no spaces" grep -q "^1:vmraplctl: power limit '2.25 W': not a power" <<< "$rc:$(cat "$work/err")"
+limrun limit 7 40W --window soon
+check "limit --window soon: not a duration" lim_err "1:vmraplctl: window 'soon': not a duration (a number and us, ms, s, m or h, no spaces: 250ms, 1s, 2m)"
+check "limit --window soon: nothing changed" lim_same
+limrun limit 7 off --window 1s
+check "limit off --window: refused" lim_err "1:vmraplctl: --window goes with a power: vmraplctl limit VM POWER --window DURATION"
+limrun limit --window 1s
+check "limit --window without a VM: refused" test $rc = 1
+limrun limit nosuch 40W
+check "limit, an unknown VM: exit 4" lim_err "4:vmraplctl: no VM matches 'nosuch' (an id, a pid, a name or a UUID)"
+check "limit, an unknown VM: nothing changed" lim_same
+limrun limit 12345 off
+check "limit, an unknown id: exit 4" test $rc = 4
+FAKE_LIMIT_EPERM=1 limrun limit 7 40W
+check "limit without CAP_SYS_ADMIN: exit 3, says so" lim_err "3:vmraplctl: permission denied: changing a VM's power limit needs CAP_SYS_ADMIN (root)"
+check "limit without CAP_SYS_ADMIN: nothing changed" lim_same
+FAKE_LIMIT_EPERM=1 limrun limit 7 off
+check "limit off without CAP_SYS_ADMIN: exit 3" test $rc = 3
+check "limit off without CAP_SYS_ADMIN: the limit kept" lim_same
+run1 limit 7 40W
+check "limit without \$FAKE_LIMITS (unprivileged): exit 3" test $rc = 3
+FAKE_LIMIT_ENOENT=1 limrun limit 7 20W
+check "limit, the VM gone between lookup and set: exit 4, says so" lim_err "4:vmraplctl: VM 7 went away; nothing was changed"
+check "limit, the VM gone: nothing changed" lim_same
+FAKE_LIMITS=$lim FAKE_LIST_EPERM=1 run1 limit
+check "limit without CAP_PERFMON: exit 3" test $rc = 3
+# Negative numbers are arguments; an option's value still goes to it whole.
+run stats -5
+check "stats -5: a VM that does not match, not an option" test "$rc:$out" = "4:vmraplctl: no VM matches '-5' (an id, a pid, a name or a UUID)"
+run --interval -1 list
+check "--interval -1: still the option's value" has "'-1' is out of range"
+
 # fakedev: SET_VM_LIMIT and GET_VM_LIMIT check their struct as the module
 # does (python3's ioctl() goes through the shim too).
 fake_limit_checks() {
