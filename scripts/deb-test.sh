@@ -18,8 +18,9 @@
 #   install        the older packages install (dpkg -i), all configured
 #   dkms           DKMS built and installed the module for the root's
 #                  kernel: dkms status, the .ko, its version
-#   unit           the exporter's unit is enabled, as Debian enables its
-#                  prometheus exporters (not started: no systemd here)
+#   unit           the exporter's and vmrapl-limitd's units are enabled,
+#                  as Debian enables its prometheus exporters (not
+#                  started: no systemd here)
 #   upgrade        the packages of VERSION over them: DKMS has only the
 #                  new version, built and installed; the old source gone
 #   purge          every file the packages installed is gone: the root's
@@ -151,7 +152,8 @@ dkms)
 	v=\$(modinfo -F version "\$(ko)"); echo "modinfo: \$v"
 	[ "\$v" = "\$old" ] ;;
 unit)
-	ls -l /etc/systemd/system/multi-user.target.wants/vmrapl-exporter.service ;;
+	ls -l /etc/systemd/system/multi-user.target.wants/vmrapl-exporter.service \
+		/etc/systemd/system/multi-user.target.wants/vmrapl-limitd.service ;;
 upgrade)
 	dpkg -i /debs/*_\${new}_*.deb || exit 1
 	configured "\$new" || exit 1
@@ -165,7 +167,8 @@ purge)
 	bash /files.sh > /after.files.txt
 	diff /before.files.txt /after.files.txt || exit 1
 	if [ -n "\$(dkms status -m vmrapl)" ]; then dkms status -m vmrapl; exit 1; fi
-	! ls /etc/systemd/system/*/vmrapl-exporter.service 2>/dev/null ;;
+	! ls /etc/systemd/system/*/vmrapl-exporter.service \
+		/etc/systemd/system/*/vmrapl-limitd.service 2>/dev/null ;;
 noheaders)
 	dpkg --purge \$(dpkg-query -W -f='\${Package}\n' 'linux-headers-*' 'linux-kbuild-*') \
 		> /dev/null || exit 1
@@ -201,7 +204,7 @@ unshare --mount --propagation private /bin/bash -c '
 	in_root files before
 	step "install: the $old packages, all configured" install
 	step "dkms: the module built and installed for the root'"'"'s kernel, version $old" dkms
-	step "unit: vmrapl-exporter.service enabled" unit
+	step "unit: vmrapl-exporter.service and vmrapl-limitd.service enabled" unit
 	step "upgrade to $new: DKMS has only $new, built and installed; the old source gone" upgrade
 	step "purge: the root'"'"'s files as before the install; no DKMS entry; no unit" purge
 	step "no headers: vmrapl-dkms installs, configured; DKMS says why it built nothing" noheaders

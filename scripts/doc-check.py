@@ -23,7 +23,7 @@ blocks, a man page's bold text and .nf/.EX blocks) is checked:
   make     every "make TARGET" (and "make -C DIR TARGET") names a target
            of the top-level Makefile (of DIR's).
   option   every option given to one of the project's own tools
-           (vmraplctl, vmrapl-exporter, vmrapl-vmm, vrsim,
+           (vmraplctl, vmrapl-exporter, vmrapl-limitd, vmrapl-vmm, vrsim,
            selftests/rig/run.sh) is in that tool's parser: its getopt_long
            table and option string, or its strcmp()s, or its case
            patterns; vmraplctl's command word is one of its commands.  A
@@ -233,6 +233,8 @@ def load_tools():
         'vmraplctl': vmraplctl_tool(),
         'vmrapl-exporter': c_getopt_tool('vmrapl-exporter',
                                          'userspace/exporter/vmrapl-exporter.c'),
+        'vmrapl-limitd': c_getopt_tool('vmrapl-limitd',
+                                       'userspace/limitd/limitd.c'),
         'vmrapl-vmm': vmm_tool(),
         'vrsim': c_getopt_tool('vrsim', 'bench/sim/vrsim.c'),
         'run.sh': run_sh_tool(),
