@@ -158,9 +158,11 @@ if ! skipping rig && [[ ${#full_kvers[@]} -gt 0 ]]; then
 	# ran on every kernel already), and the project's QEMU with
 	# vmrapl=on inside the rig, whose nested Debian guest reads its own
 	# energy with powercap and perf (rapl_qemu, about 2.5 minutes), and
-	# the series' functional test against the module (rapl_qemu_functional).
+	# the series' functional test against the module (rapl_qemu_functional),
+	# and vmrapl-limitd holding a VM to its power limit on real cgroups
+	# (rapl_limit, about 40 s: the model's power follows the load).
 	if ! skipping rapl; then
-		RIG_ONLY="rapl rapl_qemu rapl_qemu_functional" rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
+		RIG_ONLY="rapl rapl_qemu rapl_qemu_functional rapl_limit" rig "${RAPL_KVER:-${host_kvers[-1]}}" rapl
 	fi
 	# Emulated Intel RAPL hardware (an Ice Lake server CPU model), the
 	# same kernel: vmrapl's Intel source against powercap, perf and the

@@ -468,22 +468,41 @@ static void vrp_on_term(int sig)
 	vrp_term = 1;
 }
 
+/* Move the calling process into the cgroup v2 directory @dir. */
+static int vrp_join(const char *dir)
+{
+	char path[512];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, "0\n", 2) == 2;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
 static void vrp_child(const struct vrp_opts *o, int wfd)
 {
 	struct sigaction sa = { .sa_handler = vrp_on_term };
+	int nr = o->nr_vcpus > 0 ? o->nr_vcpus : 1;
 	struct vmrapl_vm *vm = NULL;
 	struct vmrapl *dev = NULL;
 	struct vrg *g;
 	pid_t tid;
 
 	sigaction(SIGTERM, &sa, NULL);
-	g = vrg_create(1, o->prog);
+	/* Into the cgroup first, so that every thread starts there. */
+	if (o->cgroup && vrp_join(o->cgroup))
+		_exit(16);
+	g = vrg_create(nr, o->prog);
 	if (!g)
 		_exit(10);
 	if (o->attach) {
 		if (vmrapl_open(NULL, &dev) ||
-		    vmrapl_attach(dev, vrg_kvm_fd(g), 1, VMRAPL_REGSET_INTEL, 0,
-				  &vm))
+		    vmrapl_attach(dev, vrg_kvm_fd(g), nr, VMRAPL_REGSET_INTEL,
+				  0, &vm))
 			_exit(11);
 		if (o->charge && vmrapl_set_policy(vm, o->charge, 0))
 			_exit(12);

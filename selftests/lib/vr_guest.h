@@ -78,6 +78,8 @@ struct vrp_opts {
 	int cpu;		/* pin vCPU 0, -1 = no */
 	int charge;		/* VMRAPL_CHARGE_* */
 	bool attach;		/* false: run unattached (track_all) */
+	int nr_vcpus;		/* default 1 */
+	const char *cgroup;	/* a cgroup v2 directory to run in, or NULL */
 };
 int vrp_start(struct vrp *p, const struct vrp_opts *o);
 void vrp_stop(struct vrp *p);

@@ -259,9 +259,9 @@ l1_contents() {
 	if [[ -x $vmm ]]; then
 		cp "$vmm" "$root/bin/vmrapl-vmm"
 	fi
-	# The host tools, for selftests/vmrapl/tools.c (the exporter only when
-	# its static build linked).
-	for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter; do
+	# The host tools, for selftests/vmrapl/tools.c and limit.c (the
+	# exporter only when its static build linked).
+	for tool in vmraplctl/vmraplctl exporter/vmrapl-exporter limitd/vmrapl-limitd; do
 		if [[ -x $top/build/userspace/$tool.static ]]; then
 			cp "$top/build/userspace/$tool.static" "$root/bin/${tool#*/}"
 		fi
