@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -2262,6 +2263,35 @@ static void limit_table(const struct limit_row *lr, int n)
  * it).  The power and window are checked before the device is opened;
  * nothing is changed on any error.
  */
+/*
+ * Whether a process named vmrapl-limitd runs (its /proc/PID/comm): the
+ * module only stores a limit, the daemon holds the VM to it.
+ */
+static bool limitd_running(void)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	bool found = false;
+	DIR *dir = opendir("/proc");
+	FILE *f;
+
+	if (!dir)
+		return true;	/* cannot tell: say nothing */
+	while (!found && (de = readdir(dir))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		found = fgets(comm, sizeof(comm), f) &&
+			!strcmp(comm, "vmrapl-limitd\n");
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
 static int cmd_limit(int argc, char **argv)
 {
 	bool set = argc == 2, off = set && !strcmp(argv[1], "off");
@@ -2327,6 +2357,8 @@ static int cmd_limit(int argc, char **argv)
 			fmt_power(p, sizeof(p), lr[0].l.limit_uw);
 			fmt_window(w, sizeof(w), lr[0].l.window_us);
 			printf("power limit %s over %s now in force\n", p, w);
+			if (!limitd_running())
+				msg("warning: vmrapl-limitd is not running: the limit is stored and the guest sees it, but nothing holds the VM to it (systemctl start vmrapl-limitd)");
 		} else {
 			printf("no power limit now\n");
 		}

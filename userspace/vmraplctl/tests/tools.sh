@@ -215,6 +215,17 @@ check "limit: a VM without a limit shows - (VM 9)" grep -Eq '^9 +[^ ]+ +- +- +-$
 check "limit: the header" grep -Eq '^ID +NAME +LIMIT_W +WINDOW +STATE$' <<< "$out"
 limrun limit 7 40W
 check "limit 7 40W: says what is in force, read back" test "$rc:$out" = '0:VM 7 "web,1": power limit 40 W over 1 s now in force'
+check "limit 7 40W: no vmrapl-limitd running: a warning says nothing holds the VM" \
+	grep -q '^vmraplctl: warning: vmrapl-limitd is not running: the limit is stored and the guest sees it, but nothing holds the VM to it' "$work/err"
+comm_proc vmrapl-limitd;		p_limitd=$kid
+limrun limit 7 40W
+check "limit 7 40W: with vmrapl-limitd running, no warning" test "$rc:$(cat "$work/err")" = "0:"
+limrun limit 7 off
+check "limit 7 off: no warning either way" test "$rc:$(cat "$work/err")" = "0:"
+kill "$p_limitd"
+limrun limit 7 off
+check "limit 7 off without vmrapl-limitd: no warning" test "$rc:$(cat "$work/err")" = "0:"
+limrun limit 7 40W
 check "limit 7 40W: the default window of 1 s" test "$(cat "$lim")" = "7 40000000 1000000"
 limrun limit web,1 1.5kW --window 250ms
 check "limit by name, --window 250ms" test "$rc:$out" = '0:VM 7 "web,1": power limit 1.5 kW over 250 ms now in force'
