@@ -4,7 +4,8 @@
  * (VMRAPL_SET_VM_LIMIT, "vmraplctl limit VM 40W --window 1s") to it, by
  * writing the cpu.max of the VM's cgroup.
  *
- * Each tick (--tick-ms, 100 ms, also the cpu.max period it writes) one
+ * Each tick (--tick-ms, 100 ms, also the cpu.max period it writes) it
+ * opens the device (never keeping the module from unloading), one
  * LIST_VMS gives every VM's energy as vmrapl attributes it; each held
  * VM's cgroup gives its CPU time and throttled time (cpu.stat); the
  * controller (common/limit.c) turns the deltas into the next tick's
@@ -164,85 +165,6 @@ static void id_str(uint64_t id, char *buf, size_t len)
 	snprintf(buf, len, "%" PRIu64, id);
 }
 
-/*
- * The cgroup to throttle for @pid, relative to the cgroup root ("" is
- * the root itself), in @rel; 0, or -errno with @why set.
- */
-static int vm_cgroup(pid_t pid, char *rel, size_t len, char *why,
-		     size_t wlen)
-{
-	char path[PATH_MAX], line[PATH_MAX + 8], *p, *scope, *end;
-	char procs[PATH_MAX + 64];
-	bool found = false;
-	long other = 0, self = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/cgroup", opt_proc, (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		snprintf(why, wlen, "cannot read %s: %s", path,
-			 strerror(errno));
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "0::", 3)) {
-			found = true;
-			break;
-		}
-	}
-	fclose(f);
-	if (!found) {
-		snprintf(why, wlen, "%s has no cgroup v2 line (0::): a host without the unified hierarchy",
-			 path);
-		return -ENODEV;
-	}
-	p = line + 3;
-	p[strcspn(p, "\n")] = 0;
-	/* The machine scope (systemd-machined, libvirt): the whole VM. */
-	for (scope = strstr(p, "/machine-"); scope;
-	     scope = strstr(scope + 1, "/machine-")) {
-		end = strchr(scope + 1, '/');
-		if (!end)
-			end = scope + strlen(scope);
-		if (end - scope > 6 && !strncmp(end - 6, ".scope", 6)) {
-			*end = 0;
-			break;
-		}
-	}
-	if (!strcmp(p, "/")) {
-		snprintf(why, wlen, "its VMM (pid %d) is in the root cgroup, which has no cpu.max",
-			 (int)pid);
-		return -ENODEV;
-	}
-	if ((size_t)snprintf(rel, len, "%s", p) >= len) {
-		snprintf(why, wlen, "cgroup path too long");
-		return -ENAMETOOLONG;
-	}
-	if (scope)
-		return 0;
-	/* No scope: the VMM's own cgroup, if nothing else runs in it. */
-	snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", opt_cgroot, rel);
-	f = fopen(procs, "re");
-	if (!f) {
-		snprintf(why, wlen, "cannot read %s: %s", procs,
-			 strerror(errno));
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (atol(line) == (long)pid)
-			self++;
-		else if (line[0] >= '0' && line[0] <= '9')
-			other++;
-	}
-	fclose(f);
-	if (other || !self) {
-		snprintf(why, wlen, "cgroup %s holds other processes than its VMM (pid %d), which a quota would throttle too: start the VMM in a cgroup of its own (systemd-run --scope, libvirt)",
-			 rel, (int)pid);
-		return -EBUSY;
-	}
-	return 0;
-}
-
 /* Log a refusal when its reason is new. */
 static void vm_refuse(struct vm *v, const char *why)
 {
@@ -324,7 +246,8 @@ static void vm_hold(struct vm *v, const struct vmrapl_vm_entry *e, uint64_t t)
 	char id[24], a[32], b[32], line[CGQ_LINE_MAX];
 	int err;
 
-	err = vm_cgroup(v->pid, rel, sizeof(rel), why, sizeof(why));
+	err = cgq_vm_cgroup(opt_proc, opt_cgroot, v->pid, rel, sizeof(rel),
+			    why, sizeof(why));
 	if (err) {
 		vm_refuse(v, why);
 		return;
@@ -624,6 +547,14 @@ static void tick(int fd, uint64_t t, bool do_scan)
 	free(ents);
 }
 
+static void let_go_all(const char *why)
+{
+	while (nr_vms) {
+		vm_let_go(vms[nr_vms - 1], why);
+		vm_remove(nr_vms - 1);
+	}
+}
+
 static void report(void *arg, const char *vm_id, const char *cgroup, int err)
 {
 	unsigned int *failed = arg;
@@ -678,7 +609,7 @@ static int mkdir_p(const char *path)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
+	if (mkdir(buf, 0755) && errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -740,7 +671,7 @@ int main(int argc, char **argv)
 	bool restore_only = false;
 	uint64_t t, next, scan_every, n_tick = 0, missed = 0;
 	struct timespec ts;
-	int c, fd, err;
+	int c, fd, err, open_err = 0;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -791,12 +722,6 @@ int main(int argc, char **argv)
 	if (restore_only)
 		return restore_pass();
 
-	fd = open(opt_device, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		say("cannot open %s: %s%s", opt_device, strerror(errno),
-		     errno == ENOENT ? " (is the vmrapl module loaded?)" : "");
-		return 1;
-	}
 	err = mkdir_p(opt_rundir);
 	if (err) {
 		say("cannot make %s: %s", opt_rundir, strerror(-err));
@@ -816,7 +741,27 @@ int main(int argc, char **argv)
 	next = now_ns();
 	while (!stop_sig) {
 		t = now_ns();
-		tick(fd, t, n_tick % scan_every == 0);
+		/*
+		 * Open for each tick, as the exporter does for each scrape:
+		 * the daemon never keeps the module from unloading, and
+		 * follows it across a reload.  Without the device, no VM is
+		 * tracked: every VM is let go.
+		 */
+		fd = open(opt_device, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (open_err)
+				say("%s is back", opt_device);
+			open_err = 0;
+			tick(fd, t, n_tick % scan_every == 0);
+			close(fd);
+		} else {
+			if (errno != open_err)
+				say("cannot open %s: %s%s; every VM let go until it opens", opt_device,
+				    strerror(errno), errno == ENOENT ?
+				    " (is the vmrapl module loaded?)" : "");
+			open_err = errno;
+			let_go_all("vmrapl is gone");
+		}
 		n_tick++;
 		next += opt_tick_ns;
 		t = now_ns();
@@ -835,11 +780,7 @@ int main(int argc, char **argv)
 			;
 	}
 	say("%s: letting every VM go", strsignal(stop_sig));
-	while (nr_vms) {
-		vm_let_go(vms[nr_vms - 1], "vmrapl-limitd stops");
-		vm_remove(nr_vms - 1);
-	}
+	let_go_all("vmrapl-limitd stops");
 	free(vms);
-	close(fd);
 	return 0;
 }

@@ -174,7 +174,7 @@ check "A: 5 W again: held" eventually 5 quota_near "$a_cg" 50 12
 
 # --- SIGKILL mid-throttle: the quota and the record stay; --restore
 stop KILL
-check "killed: A stays throttled" quota_near "$a_cg" 50 20
+check "killed: A stays throttled ($(cat "$a_cg/cpu.max"))" quota_near "$a_cg" 50 40
 check "killed: A's record stays" test -f "$run/5"
 out=$("$ltd" "${args[@]}" --restore 2>&1); rc=$?
 check "--restore: exit 0" test "$rc" = 0
@@ -214,9 +214,29 @@ echo "max 100000" > "$a_cg/cpu.max"
 check "A's cgroup made again: held anew" eventually 5 quota_near "$a_cg" 50 12
 check "... with a new record" test -f "$run/5"
 
-# --- SIGTERM: every VM let go
+# --- the device is not kept open; without it every VM is let go
 set_limit 6 5000000 1000000
 check "B held again" eventually 5 quota_near "$b_cg" 50 12
+dev_open() { ls -l "/proc/$d_pid/fd" 2> /dev/null | grep -q fake-vmrapl; }
+closed=0
+for i in $(seq 20); do
+	dev_open || closed=$((closed + 1))
+	sleep 0.013
+done
+check "the device is open only during a tick ($closed of 20 looks found it closed)" \
+	test "$closed" -ge 14
+mv "$dev" "$dev.away"
+check "device gone: B let go, its cpu.max back" \
+	eventually 5 grep -qx "150000 100000" "$b_cg/cpu.max"
+check "device gone: the log says so, once" eventually 2 logged \
+	"cannot open $dev: No such file or directory (is the vmrapl module loaded?); every VM let go until it opens"
+sleep 0.3
+check "device gone: said once" test "$(grep -c 'every VM let go until' "$work/log")" = 1
+mv "$dev.away" "$dev"
+check "device back: B held again" eventually 5 quota_near "$b_cg" 50 12
+check "device back: the log says so" logged "$dev is back"
+
+# --- SIGTERM: every VM let go
 stop TERM
 check "SIGTERM: exit 0" test "$d_rc" = 0
 check "SIGTERM: B's cpu.max back to the operator's" grep -qx "150000 100000" "$b_cg/cpu.max"
