@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -614,5 +615,82 @@ int cgq_restore_all(const char *rundir,
 			report(arg, de->d_name, parsed ? r.path : NULL, err);
 	}
 	closedir(d);
+	return 0;
+}
+
+int cgq_vm_cgroup(const char *proc, const char *cgroot, pid_t pid,
+		  char *rel, size_t len, char *why, size_t wlen)
+{
+	char path[PATH_MAX], line[PATH_MAX + 8], *p, *scope, *end;
+	char procs[PATH_MAX + 64];
+	bool found = false;
+	long other = 0, self = 0;
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%d/cgroup", proc, (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		err = -errno;
+		snprintf(why, wlen, "cannot read %s: %s", path, strerror(-err));
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "0::", 3)) {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found) {
+		snprintf(why, wlen, "%s has no cgroup v2 line (0::): a host without the unified hierarchy",
+			 path);
+		return -ENODEV;
+	}
+	p = line + 3;
+	p[strcspn(p, "\n")] = 0;
+	/* The machine scope (systemd-machined, libvirt): the whole VM. */
+	for (scope = strstr(p, "/machine-"); scope;
+	     scope = strstr(scope + 1, "/machine-")) {
+		end = strchr(scope + 1, '/');
+		if (!end)
+			end = scope + strlen(scope);
+		if (end - scope > 6 && !strncmp(end - 6, ".scope", 6)) {
+			*end = 0;
+			break;
+		}
+	}
+	if (!strcmp(p, "/")) {
+		snprintf(why, wlen, "its VMM (pid %d) is in the root cgroup, which has no cpu.max",
+			 (int)pid);
+		return -ENODEV;
+	}
+	if ((size_t)snprintf(rel, len, "%s", p) >= len) {
+		snprintf(why, wlen, "cgroup path too long");
+		return -ENAMETOOLONG;
+	}
+	if (scope)
+		return 0;
+	/* No scope: the VMM's own cgroup, if nothing else runs in it. */
+	snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", cgroot, rel);
+	f = fopen(procs, "r");
+	if (!f) {
+		err = -errno;
+		snprintf(why, wlen, "cannot read %s: %s", procs,
+			 strerror(-err));
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (atol(line) == (long)pid)
+			self++;
+		else if (line[0] >= '0' && line[0] <= '9')
+			other++;
+	}
+	fclose(f);
+	if (other || !self) {
+		snprintf(why, wlen, "cgroup %s holds other processes than its VMM (pid %d), which a quota would throttle too: start the VMM in a cgroup of its own (systemd-run --scope, libvirt)",
+			 rel, (int)pid);
+		return -EBUSY;
+	}
 	return 0;
 }

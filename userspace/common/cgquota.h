@@ -31,7 +31,7 @@
  * holds its own throttled value.
  *
  * C99 and POSIX only; no globals, no threads, no allocation (but
- * opendir()'s in cgq_restore_all()).  Every function returns 0 or a
+ * opendir()'s in cgq_restore_all() and fopen()'s in cgq_vm_cgroup()).  Every function returns 0 or a
  * negative errno unless it says otherwise.
  */
 #ifndef VMRAPL_COMMON_CGQUOTA_H
@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "limit.h"
 
@@ -307,5 +308,29 @@ int cgq_restore_all(const char *rundir,
  * Return: as cgq_stat().
  */
 int cgq_nr_periods(struct cgq *h, uint64_t *n);
+
+/**
+ * cgq_vm_cgroup() - the cgroup that holds a VM whose VMM is @pid
+ * @proc: where /proc is ("/proc"; a test's fake one).
+ * @cgroot: where cgroup v2 is mounted ("/sys/fs/cgroup").
+ * @pid: the VMM.
+ * @rel: the cgroup, relative to @cgroot ("/machine.slice/...").
+ * @len: @rel's size.
+ * @why: when there is none, why, for a log line.
+ * @wlen: @why's size.
+ *
+ * The VMM's cgroup v2 (@proc/PID/cgroup, its "0::" line), up to the
+ * systemd machine scope it is in (a "machine-*.scope" component:
+ * libvirt's, with the vCPUs, the emulator and the I/O threads); without
+ * one, the VMM's own cgroup when its cgroup.procs lists no other
+ * process (a scope of its own, a cgroup the operator made).
+ *
+ * Return: 0; -ENODEV for a host without cgroup v2 or a VMM in the root
+ * cgroup (no cpu.max); -EBUSY when its cgroup holds other processes, which
+ * a quota would throttle too; -ENAMETOOLONG; another -errno of reading
+ * the files.
+ */
+int cgq_vm_cgroup(const char *proc, const char *cgroot, pid_t pid,
+		  char *rel, size_t len, char *why, size_t wlen);
 
 #endif /* VMRAPL_COMMON_CGQUOTA_H */

@@ -41,6 +41,7 @@
 
 #include <microhttpd.h>
 
+#include "cgquota.h"
 #include "libvmrapl-host.h"
 #include "text.h"
 
@@ -64,6 +65,10 @@ static const char *opt_tree;
 static double opt_tree_interval = 1.0;
 static bool opt_vcpu;
 static double opt_power_interval = 1.0;
+/* Power limits: vmrapl-limitd's records, the cgroup mount and /proc. */
+static const char *opt_limit_dir = "/run/vmrapl/limit";
+static const char *opt_cgroot = "/sys/fs/cgroup";
+static const char *opt_proc = "/proc";
 
 /* ---- a growing text buffer --------------------------------------------- */
 
@@ -137,6 +142,18 @@ struct vm_detail {
 	struct vmrapl_vcpu_stats *vcpus;
 };
 
+/*
+ * A VM's power limit (GET_VM_LIMIT; limit_uw 0: none, or a module without
+ * limits) and, for a VM with one, whether vmrapl-limitd holds it (its
+ * record exists) and its cgroup's cpu.stat throttled_usec (-1: no cgroup
+ * found, or no cpu.stat).
+ */
+struct vm_limit {
+	struct vmrapl_limit l;
+	bool held;
+	long long throttled_us;
+};
+
 struct snapshot {
 	struct vmrapl_info info;
 	struct vmrapl_pkg_stats *pkgs;
@@ -147,6 +164,7 @@ struct snapshot {
 	char (*names)[NAME_LEN];	/* each VM's name (text.h form) */
 	char (*uuids)[VMRAPL_HOST_UUID_LEN];	/* QEMU's -uuid, or "" */
 	struct vm_detail *detail;	/* per VM, only with --vcpu-metrics */
+	struct vm_limit *limits;	/* per VM */
 };
 
 static void snapshot_free(struct snapshot *s)
@@ -156,6 +174,7 @@ static void snapshot_free(struct snapshot *s)
 	for (i = 0; s->detail && i < s->nr_vms; i++)
 		free(s->detail[i].vcpus);
 	free(s->detail);
+	free(s->limits);
 	free(s->pkgs);
 	free(s->pstat);
 	free(s->vms);
@@ -211,6 +230,49 @@ static void label_vms(struct snapshot *s)
 	}
 }
 
+/* The cpu.stat throttled_usec of the cgroup that holds VM @i, or -1. */
+static long long vm_throttled_us(const struct snapshot *s, int i)
+{
+	char rel[PATH_MAX], why[PATH_MAX + 160], path[PATH_MAX + 64];
+	char line[128];
+	long long v = -1;
+	FILE *f;
+
+	if (cgq_vm_cgroup(opt_proc, opt_cgroot, (pid_t)s->vms[i].pid, rel,
+			  sizeof(rel), why, sizeof(why)))
+		return -1;
+	snprintf(path, sizeof(path), "%s%s/cpu.stat", opt_cgroot, rel);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "throttled_usec %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Each VM's limit; for one with a limit, held and throttled time. */
+static void snapshot_limits(struct snapshot *s, int fd)
+{
+	char path[PATH_MAX];
+	int i;
+
+	for (i = 0; i < s->nr_vms; i++) {
+		struct vm_limit *vl = &s->limits[i];
+
+		if (vmrapl_host_vm_limit_get(fd, s->vms[i].id, &vl->l) ||
+		    !vl->l.limit_uw) {
+			memset(&vl->l, 0, sizeof(vl->l));
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%llu", opt_limit_dir,
+			 (unsigned long long)s->vms[i].id);
+		vl->held = !access(path, F_OK);
+		vl->throttled_us = vm_throttled_us(s, i);
+	}
+}
+
 static int snapshot_take(struct snapshot *s, bool vcpus)
 {
 	int fd, n, err = 0;
@@ -242,6 +304,12 @@ static int snapshot_take(struct snapshot *s, bool vcpus)
 		goto out;
 	}
 	label_vms(s);
+	s->limits = calloc(n ? n : 1, sizeof(*s->limits));
+	if (!s->limits) {
+		err = -ENOMEM;
+		goto out;
+	}
+	snapshot_limits(s, fd);
 	if (vcpus) {
 		s->detail = calloc(n ? n : 1, sizeof(*s->detail));
 		if (!s->detail) {
@@ -637,6 +705,54 @@ static double load_time_of(const struct vmrapl_info *info)
 	return r;
 }
 
+/* The VMs with an operator's power limit: the limit, and how it is held. */
+static void limit_metrics(struct buf *b, const struct snapshot *s)
+{
+	static const char *const name[] = {
+		"vmrapl_vm_power_limit_watts",
+		"vmrapl_vm_power_limit_window_seconds",
+		"vmrapl_vm_power_limit_held",
+		"vmrapl_vm_cpu_throttled_seconds_total",
+	};
+	static const char *const type[] = {
+		"gauge", "gauge", "gauge", "counter",
+	};
+	static const char *const help[] = {
+		"A VM's power limit (vmraplctl limit): its power averaged over the window is held at or under it; only VMs with a limit.",
+		"The window a VM's power limit averages over.",
+		"Whether vmrapl-limitd holds the VM to its limit now (1), or nothing does (0: the daemon is not running, or it could not take the VM's cgroup; its log says why).",
+		"Time the CPUs of a limited VM's cgroup spent throttled by CFS bandwidth control (cpu.stat throttled_usec; a quota the operator set there counts too); absent when the cgroup is not found.",
+	};
+	unsigned int m;
+	int i;
+
+	for (m = 0; m < 4; m++) {
+		bool any = false;
+
+		for (i = 0; i < s->nr_vms; i++) {
+			const struct vm_limit *vl = &s->limits[i];
+
+			if (!vl->l.limit_uw || (m == 3 && vl->throttled_us < 0))
+				continue;
+			if (!any)
+				header(b, name[m], type[m], help[m]);
+			any = true;
+			bprintf(b, "%s{", name[m]);
+			vm_labels(b, s, i);
+			b->len -= b->len && b->p[b->len - 1] == ',';
+			bprintf(b, "} ");
+			if (m == 0)
+				bprintf(b, "%.6f\n", vl->l.limit_uw / 1e6);
+			else if (m == 1)
+				bprintf(b, "%.6f\n", vl->l.window_us / 1e6);
+			else if (m == 2)
+				bprintf(b, "%d\n", vl->held);
+			else
+				bprintf(b, "%.6f\n", vl->throttled_us / 1e6);
+		}
+	}
+}
+
 /*
  * The static and dynamic parts of the pkg energy, of a VM and of a vCPU.
  * Their names said "pkg" beside domain="pkg" until 0.4; the old names
@@ -767,6 +883,8 @@ static void metrics(struct buf *b)
 			s.vms[i].pid, s.vms[i].nr_vcpus,
 			(s.vms[i].flags & VMRAPL_VM_F_ATTACHED) ? "true" : "false");
 	}
+
+	limit_metrics(b, &s);
 
 	header(b, "vmrapl_package_energy_joules_total", "counter",
 	       "Energy read from a host package's counter, per RAPL domain (core is part of pkg).");
@@ -1273,6 +1391,11 @@ static void usage(FILE *f)
 "                                (the layout scaphandre --vm reads); a VM's\n"
 "                                directory is removed when the VM has gone\n"
 "  -i, --powercap-interval S     refresh of the tree (default 1 s)\n"
+"      --limit-dir DIR           vmrapl-limitd's records (default\n"
+"                                /run/vmrapl/limit): a VM is held while its\n"
+"                                record is there\n"
+"      --cgroup-root DIR         the cgroup v2 mount (default /sys/fs/cgroup)\n"
+"      --proc DIR                where /proc is (default /proc; tests)\n"
 "  -h, --help                    this text\n"
 "  -V, --version                 print the version\n");
 }
@@ -1424,7 +1547,7 @@ static int parse_seconds(const char *opt, const char *arg, double min,
 }
 
 /* Long options without a short form. */
-enum { OPT_VCPU_METRICS = 256 };
+enum { OPT_VCPU_METRICS = 256, OPT_LIMIT_DIR, OPT_CGROUP_ROOT, OPT_PROC };
 
 int main(int argc, char **argv)
 {
@@ -1435,6 +1558,9 @@ int main(int argc, char **argv)
 		{ "powercap-tree", required_argument, NULL, 't' },
 		{ "powercap-interval", required_argument, NULL, 'i' },
 		{ "vcpu-metrics", no_argument, NULL, OPT_VCPU_METRICS },
+		{ "limit-dir", required_argument, NULL, OPT_LIMIT_DIR },
+		{ "cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT },
+		{ "proc", required_argument, NULL, OPT_PROC },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1475,6 +1601,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_VCPU_METRICS:
 			opt_vcpu = true;
+			break;
+		case OPT_LIMIT_DIR:
+			opt_limit_dir = optarg;
+			break;
+		case OPT_CGROUP_ROOT:
+			opt_cgroot = optarg;
+			break;
+		case OPT_PROC:
+			opt_proc = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -931,6 +931,44 @@ if [[ -n $exporter && -x $exporter ]]; then
 	check "exporter, no device: logs it once" test "$(grep -c 'vmrapl_up is 0' "$work/exp.err")" = 1
 	stop_exporter
 
+	# Power limits: VM 7 limited (40 W over 1 s), held (a record in the
+	# limit directory), its cgroup (a fake /proc and cgroup tree) 2.5 s
+	# throttled; VM 9 limited, not held, no cgroup found (its VMM, the
+	# exporter itself, has no entry in the fake /proc).
+	mkdir -p "$work/lrec" "$work/lproc/$qemu_pid" "$work/lcg/vms/a"
+	echo "0::/vms/a" > "$work/lproc/$qemu_pid/cgroup"
+	echo "$qemu_pid" > "$work/lcg/vms/a/cgroup.procs"
+	printf 'usage_usec 9000000\nnr_periods 40\nnr_throttled 20\nthrottled_usec 2500000\n' \
+		> "$work/lcg/vms/a/cpu.stat"
+	: > "$work/lrec/7"
+	printf '7 40000000 1000000\n9 2500 10000\n' > "$work/elim"
+	port=$((port + 1))
+	LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid FAKE_LIMITS=$work/elim \
+		"$exporter" --device "$dev" --listen 127.0.0.1:$port \
+		--limit-dir "$work/lrec" --proc "$work/lproc" \
+		--cgroup-root "$work/lcg" 2>/dev/null &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	check "exporter: a VM's power limit" has "vmrapl_vm_power_limit_watts{vm=\"web,1\",id=\"7\",uuid=\"$uuid\"} 40.000000"
+	check "exporter: its window" has "vmrapl_vm_power_limit_window_seconds{vm=\"web,1\",id=\"7\",uuid=\"$uuid\"} 1.000000"
+	check "exporter: held (vmrapl-limitd's record)" has "vmrapl_vm_power_limit_held{vm=\"web,1\",id=\"7\",uuid=\"$uuid\"} 1"
+	check "exporter: its cgroup's throttled time" has "vmrapl_vm_cpu_throttled_seconds_total{vm=\"web,1\",id=\"7\",uuid=\"$uuid\"} 2.500000"
+	check "exporter: a limit of 2.5 mW over 10 ms" grep -Eq '^vmrapl_vm_power_limit_watts\{vm="[^"]*",id="9"\} 0.002500$' <<< "$out"
+	check "exporter: not held without a record" grep -Eq '^vmrapl_vm_power_limit_held\{vm="[^"]*",id="9"\} 0$' <<< "$out"
+	check "exporter: no throttled time without a cgroup" \
+		test -z "$(grep '^vmrapl_vm_cpu_throttled_seconds_total{vm="[^"]*",id="9"}' <<< "$out")"
+	check "exporter: the limit metrics pass promtool and promcheck" metrics_ok
+	stop_exporter
+	: > "$work/elim"
+	port=$((port + 1))
+	LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid FAKE_LIMITS=$work/elim \
+		"$exporter" --device "$dev" --listen 127.0.0.1:$port 2>/dev/null &
+	exp_pid=$!
+	scrape 127.0.0.1 $port
+	check "exporter: no limit, no limit series" \
+		test -z "$(grep 'vmrapl_vm_power_limit\|vmrapl_vm_cpu_throttled' <<< "$out")"
+	stop_exporter
+
 	# --listen with a host name, and IPv6.
 	port=$((port + 1))
 	"$exporter" --device "$work/none" --listen localhost:$port 2>/dev/null &
