@@ -1151,6 +1151,44 @@ static void pkg_power(const struct vmrapl_pkg_stats *a,
 			       vmrapl_host_book(b, k)[VMRAPL_DOM_PKG], dt);
 }
 
+static void fmt_power(char *buf, size_t len, uint64_t uw);
+static void fmt_window(char *buf, size_t len, uint64_t us);
+
+/* vmrapl-limitd's records: a VM is held while its record is there. */
+#define LIMITD_RUN_DIR	"/run/vmrapl/limit"
+
+/*
+ * top, table view: a line for each VM with a power limit, its power over
+ * the interval against it, and whether vmrapl-limitd holds it.
+ */
+static void top_limits(const struct dev *d, const struct row *rows, int n)
+{
+	char name[NAME_LEN], p[64], w[64], rec[64];
+	struct vmrapl_limit l;
+	bool first = true;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (vmrapl_host_vm_limit_get(d->fd, rows[i].e.id, &l) ||
+		    !l.limit_uw)
+			continue;
+		if (first)
+			printf("\n");
+		first = false;
+		snprintf(rec, sizeof(rec), LIMITD_RUN_DIR "/%llu",
+			 (unsigned long long)rows[i].e.id);
+		text_ascii(rows[i].name, name, sizeof(name));
+		fmt_power(p, sizeof(p), l.limit_uw);
+		fmt_window(w, sizeof(w), l.window_us);
+		printf("capped: VM %llu \"%s\" ",
+		       (unsigned long long)rows[i].e.id, name);
+		if (rows[i].have_power)
+			printf("%.2f W, ", rows[i].power_w[VMRAPL_DOM_PKG]);
+		printf("limit %s over %s, %s\n", p, w,
+		       access(rec, F_OK) ? "NOT HELD (vmrapl-limitd)" : "held");
+	}
+}
+
 static int cmd_top(int argc, char **argv)
 {
 	struct sample prev, cur;
@@ -1262,6 +1300,7 @@ static int cmd_top(int argc, char **argv)
 				printf("W and OVH%% over the last %.1f s; J since each VM was first tracked\n",
 				       dt);
 				table_rows(&d, rows, cur.nr_vms, OVH_INTERVAL);
+				top_limits(&d, rows, cur.nr_vms);
 			}
 		}
 		fflush(stdout);

@@ -149,6 +149,12 @@ check "top --json two refreshes" test "$rc" = 0 -a "$(grep -c '"iteration"' <<< 
 check "top: package powers" has '"packages": [{"package": 0, "cpus": 2, "p_static_w": 5.000, "power_w": {"sampled": '
 run top --iterations 1 --interval 0.1
 check "top text header" has 'pkg 1:'
+check "top: no VM capped, no capped line" hasnt 'capped:'
+printf '7 40000000 1000000\n' > "$work/toplim"
+out=$(LD_PRELOAD=$shim FAKE_QEMU_PID=$qemu_pid FAKE_LIMITS=$work/toplim "$ctl" --device "$dev" top --iterations 1 --interval 0.1 2>&1)
+check "top marks a capped VM: its power against its limit, held or not" \
+	grep -Eq '^capped: VM 7 "web,1" [0-9.]+ W, limit 40 W over 1 s, (held|NOT HELD \(vmrapl-limitd\))$' <<< "$out"
+check "top: a line for each capped VM only" test "$(grep -c '^capped:' <<< "$out")" = 1
 
 # OVH%: VM 9's overhead all came before the first read, VM 7's is a
 # tenth of every joule.  list: since each VM was first tracked; top: over
