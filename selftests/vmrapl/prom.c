@@ -3,7 +3,8 @@
  * rig.mode=prom only (never in the test suite): one hypervisor of the
  * fleet that a real Prometheus on the host scrapes (scripts/prom-scrape.sh).
  * Starts three VMs (vmrapl-vmm --name busy --guest spin, duty --guest
- * duty:30, idle --guest idle) and vmrapl-exporter on 0.0.0.0:9877, which
+ * duty:30, idle --guest idle; busy with a 5 W power limit that nothing
+ * holds) and vmrapl-exporter on 0.0.0.0:9877, which
  * QEMU forwards to the host over user networking (eth0, 10.0.2.15, set up
  * by /init); checks once over loopback that all three are exported, then
  * stays up for PROM_SECONDS (default 80) so the host's Prometheus can
@@ -32,6 +33,7 @@
 
 #define VMM		"/bin/vmrapl-vmm"
 #define EXPORTER	"/bin/vmrapl-exporter"
+#define CTL		"/bin/vmraplctl"
 #define NVM		3
 
 static const char *const vm_name[NVM] = { "busy", "duty", "idle" };
@@ -119,7 +121,11 @@ static void stop_all(pid_t vm[NVM], pid_t exp)
 		waitpid(vm[i], NULL, 0);
 }
 
-/* Up to 20 s for the exporter to serve every VM, over loopback. */
+/*
+ * Up to 20 s for the exporter to serve every VM, over loopback; then
+ * "busy" gets a power limit of 5 W (no vmrapl-limitd here: it is not
+ * held), for the dashboard's power-against-limit panel.
+ */
 static int wait_served(void)
 {
 	int i;
@@ -127,10 +133,17 @@ static int wait_served(void)
 	for (i = 0; i < 100; i++) {
 		usleep(200 * 1000);
 		if (!scrape() && all_vms_exported())
-			return 1;
+			break;
 	}
-	printf("# last scrape:\n%s\n", out);
-	return 0;
+	if (i == 100) {
+		printf("# last scrape:\n%s\n", out);
+		return 0;
+	}
+	if (vr_cmd_output(CTL " limit busy 5W 2>&1", out, sizeof(out))) {
+		printf("# vmraplctl limit busy 5W:\n%s\n", out);
+		return 0;
+	}
+	return 1;
 }
 
 int main(void)
