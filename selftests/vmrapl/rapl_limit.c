@@ -12,7 +12,8 @@
  *    windows: their mean within 3 % of the limit, none more than 5 % over
  *    it (the issue's 3 %: measured, logged, the bound a rig's noise
  *    allows; bench/RESULTS.md has the simulator's figures);
- *  - a step to 30 %: within 5 % from the third window on;
+ *  - a step to 30 %: from the third window on, their mean within 3 %,
+ *    each within 7 %;
  *  - removed: cpu.max back to the original within a window and a scan,
  *    power back to at least 85 % of the unlimited;
  *  - the daemon killed mid-throttle: the quota and the record stay,
@@ -282,7 +283,7 @@ TEST_F_TIMEOUT(lim, held_by_limitd, 120)
 	EXPECT_LE(fabs(mean / lim - 1), 0.03);
 	EXPECT_LE(worst, 0.05);
 
-	/* A step to 30 %: within 5 % from the third window. */
+	/* A step to 30 %. */
 	lim = 0.3 * p0;
 	ASSERT_EQ(0, vmrapl_host_vm_limit_set(fd, id, (uint64_t)(lim * 1e6),
 					      1000000));
@@ -290,8 +291,16 @@ TEST_F_TIMEOUT(lim, held_by_limitd, 120)
 		w[i] = power_w(fd, self->vm.pid, 1000);
 	TH_LOG("step to %.3f W: windows %.3f %.3f %.3f %.3f %.3f %.3f W", lim,
 	       w[0], w[1], w[2], w[3], w[4], w[5]);
+	/*
+	 * From the third window on: their mean within 3 %, each within 7 %
+	 * (1 s windows on this TCG rig spread by about +-4 % around a held
+	 * limit: seen -3.5 to +5.1 %).
+	 */
+	mean = (w[2] + w[3] + w[4] + w[5]) / 4;
+	EXPECT_LE(fabs(mean / lim - 1), 0.03) TH_LOG("mean %+.2f %%",
+						       100 * (mean / lim - 1));
 	for (i = 2; i < 6; i++)
-		EXPECT_LE(fabs(w[i] / lim - 1), 0.05) TH_LOG("window %d", i);
+		EXPECT_LE(fabs(w[i] / lim - 1), 0.07) TH_LOG("window %d", i);
 
 	/* Removed: back to "max" within a window and a scan. */
 	ASSERT_EQ(0, vmrapl_host_vm_limit_clear(fd, id));

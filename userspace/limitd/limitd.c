@@ -184,7 +184,7 @@ static void vm_refuse(struct vm *v, const char *why)
 static int vm_controller(struct vm *v, uint32_t max_cpus)
 {
 	uint64_t window = v->window_us * NS_PER_US, tick, held;
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 	uint32_t every = 1;
 
 	while (window / (opt_tick_ns * every) > VR_LIMIT_RING)
@@ -195,7 +195,7 @@ static int vm_controller(struct vm *v, uint32_t max_cpus)
 		say("VM %" PRIu64 " (%s): window %s held as %s (whole ticks of %s)",
 		     v->id, v->name, fmt_t(window, a, sizeof(a)),
 		     fmt_t(held, b, sizeof(b)),
-		     fmt_t(tick, a, sizeof(a)));
+		     fmt_t(tick, c, sizeof(c)));
 	v->every = every;
 	v->phase = 0;
 	return vr_limit_init(&v->l, v->limit_uw, held, tick, opt_tick_ns,
@@ -300,7 +300,7 @@ static void vm_hold(struct vm *v, const struct vmrapl_vm_entry *e, uint64_t t)
 /* Stop holding @v: the original cpu.max back, the record removed. */
 static void vm_let_go(struct vm *v, const char *why)
 {
-	char id[24], line[CGQ_LINE_MAX];
+	char id[24], line[CGQ_LINE_MAX] = "?";
 	int err;
 
 	if (v->state == VM_REFUSED)
@@ -309,6 +309,9 @@ static void vm_let_go(struct vm *v, const char *why)
 	err = cgq_restore(&v->h);
 	if (cgq_max_format(&v->h.orig, line, sizeof(line)) > 0)
 		line[strcspn(line, "\n")] = 0;
+	/* A removed cgroup: its directory no longer opens cpu.max. */
+	if (err == -ENODEV)
+		err = -ENOENT;
 	if (!err || err == -ENOENT) {
 		cgq_forget(opt_rundir, id);
 		if (err)

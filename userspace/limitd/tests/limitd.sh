@@ -139,6 +139,13 @@ check "A: power over 1 s within 5 % of 5 W ($mw mW)" \
 check "A: the period written is the tick (20 ms)" \
 	grep -q ' 20000$' "$a_cg/cpu.max"
 
+# --- a window of 30 ms: held over two ticks, said so with each figure
+set_limit 5 5000000 30000
+check "a 30 ms window is held over two 20 ms ticks, said with each figure" \
+	eventually 5 logged "VM 5 (sleep): window 30 ms held as 40 ms (whole ticks of 20 ms)"
+set_limit 5 5000000 200000
+check "A: back to 200 ms, held" eventually 5 quota_near "$a_cg" 50 12
+
 # --- C shares its cgroup: not held, told why, nothing written
 set_limit 7 5000000 1000000
 check "C: refused, with the reason" eventually 5 logged \
