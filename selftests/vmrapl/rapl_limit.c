@@ -51,14 +51,28 @@
 #define RUNDIR	"/tmp/limitd"
 #define LOG	"/tmp/limitd.log"
 
+/* What cg_setup() changed, for cg_undo(). */
+static bool cg_mounted, cg_cpu_on;
+
 /* cgroup v2 at CGROOT with the cpu controller for its children. */
 static int cg_setup(void)
 {
+	char buf[256];
 	int fd, ok;
 
-	if (access(CGROOT "/cgroup.controllers", F_OK) &&
-	    mount("none", CGROOT, "cgroup2", 0, NULL))
-		return -errno;
+	if (access(CGROOT "/cgroup.controllers", F_OK)) {
+		if (mount("none", CGROOT, "cgroup2", 0, NULL))
+			return -errno;
+		cg_mounted = true;
+	}
+	fd = open(CGROOT "/cgroup.subtree_control", O_RDONLY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		buf[n > 0 ? n : 0] = 0;
+		close(fd);
+		cg_cpu_on = !strstr(buf, "cpu");
+	}
 	fd = open(CGROOT "/cgroup.subtree_control", O_WRONLY);
 	if (fd < 0)
 		return -errno;
@@ -69,6 +83,29 @@ static int cg_setup(void)
 	if (mkdir(CG, 0755) && errno != EEXIST)
 		return -errno;
 	return access(CG "/cpu.max", F_OK) ? -ENODEV : 0;
+}
+
+/*
+ * The rig as the test found it: the test's cgroup gone, the cpu
+ * controller off again and cgroup v2 unmounted if the test did either
+ * (the programs after it run their VMs in the root cgroup).
+ */
+static void cg_undo(void)
+{
+	int fd;
+
+	rmdir(CG);
+	if (cg_cpu_on) {
+		fd = open(CGROOT "/cgroup.subtree_control", O_WRONLY);
+		if (fd >= 0) {
+			if (write(fd, "-cpu", 4) != 4)
+				perror("-cpu");
+			close(fd);
+		}
+		cg_cpu_on = false;
+	}
+	if (cg_mounted && !umount(CGROOT))
+		cg_mounted = false;
 }
 
 static int read_file(const char *path, char *buf, size_t len)
@@ -228,7 +265,7 @@ FIXTURE_TEARDOWN(lim)
 		limitd_stop(self->d, SIGTERM);
 	vrp_stop(&self->vm);
 	limitd_restore();
-	rmdir(CG);
+	cg_undo();
 	if (self->fd >= 0)
 		close(self->fd);
 }
