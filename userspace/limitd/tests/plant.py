@@ -13,6 +13,13 @@ lines for the fake device ($FAKE_VM_ENERGY), each cgroup a cpu.stat
 (rewritten in place, as a reader of cgroupfs sees it).
 A VM whose cgroup is gone keeps its energy and stops.  Exits when
 STOP_FILE exists.
+
+This plant shares the controller's own assumption (energy proportional
+to the CPU time the quota gives, exactly, at once): limitd.sh judges the
+daemon's plumbing with it (cgroups, units, records, restores), never the
+controller's accuracy.  That is judged against plants unlike its model:
+common/tests/test_limit.c, bench/sim's CFS bandwidth model, and the rig's
+rapl_limit (real CFS bandwidth control, the emulated RAPL's power).
 """
 import os
 import sys
