@@ -247,7 +247,7 @@ static long vr_dev_get_info(void __user *argp)
 	info.features |= VMRAPL_INFO_F_LOAD_TIME | VMRAPL_INFO_F_STATIC_FIT |
 			 VMRAPL_INFO_F_STATIC_SPLIT | VMRAPL_INFO_F_STATIC_CORE |
 			 VMRAPL_INFO_F_STATIC_HOST | VMRAPL_INFO_F_PKG_V2 |
-			 VMRAPL_INFO_F_VCPU_ID;
+			 VMRAPL_INFO_F_VCPU_ID | VMRAPL_INFO_F_GUEST_LIMIT;
 	if (vr_core_kinds() & BIT(VR_CORE_ENERGY))
 		info.features |= VMRAPL_INFO_F_PERCORE;
 	if (vr_core_kinds() & BIT(VR_CORE_CYCLES))

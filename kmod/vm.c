@@ -143,6 +143,8 @@ static long vr_vm_ioctl(struct file *file, unsigned int cmd,
 		return vr_vm_add_task(vm, argp);
 	case VMRAPL_VM_READ_MSR:
 		return vr_vm_read_msr(vm, argp);
+	case VMRAPL_VM_WRITE_MSR:
+		return vr_vm_write_msr(vm, argp);
 	case VMRAPL_VM_SET_POLICY:
 		return vr_vm_set_policy(vm, argp);
 	case VMRAPL_VM_GET_STATS:
@@ -473,7 +475,7 @@ struct vr_vm *vr_vm_get_id(u64 id)
 long vr_attach_vm(void __user *argp)
 {
 	struct vr_vm *vm, *old = NULL;
-	u64 limit_uw = 0, limit_window_us = 0;
+	struct vr_limits lim;
 	struct vmrapl_attach a;
 	struct kvm *kvm;
 	struct file *f;
@@ -527,8 +529,8 @@ long vr_attach_vm(void __user *argp)
 	 * and keeps its power limit: attaching must not lift it.
 	 */
 	if (old) {
-		vr_gv_get_limit(old, &limit_uw, &limit_window_us);
-		vr_gv_set_limit(vm, limit_uw, limit_window_us);
+		vr_gv_get_limit(old, &lim);
+		vr_gv_set_limit(vm, lim.uw, lim.window_us);
 		vr_vm_unlink(old);
 	}
 	vr_vm_link(vm);

@@ -17,9 +17,11 @@
  *   vm_keys.c    who pays for a thread: the lookup table's writers, ADD_TASK,
  *                the vCPU threads; ioctl and workqueue context under
  *                vr_vm_mutex.
- *   vm_limit.c   the operator's power limits, SET_VM_LIMIT and
- *                GET_VM_LIMIT: ioctl context, vr_vm_mutex, the VM's
- *                gv_lock under it (through vm_guest.c).
+ *   vm_limit.c   the power limits: the operator's (SET_VM_LIMIT,
+ *                GET_VM_LIMIT) and the guest's power limit register
+ *                (WRITE_MSR, and its value for READ_MSR): ioctl context,
+ *                vr_vm_mutex for the operator's, the VM's gv_lock
+ *                innermost.
  *   vm.c         lifecycle in ioctl and workqueue context: attach,
  *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
  *
@@ -153,7 +155,9 @@ struct vr_task {
  *	cancelled before the VM is freed, after no probe can reach it.
  * @limit_uw, @limit_window_us: the operator's power limit (0: none) and
  *	its window (VMRAPL_SET_VM_LIMIT), which the guest reads in its power
- *	limit register; under @gv_lock (vr_gv_set_limit()).
+ *	limit register, locked; under @gv_lock (vm_limit.c).
+ * @guest_pl: the guest's power limit register as it last wrote it
+ *	(VMRAPL_VM_WRITE_MSR), 0 until it does; under @gv_lock.
  */
 struct vr_vm {
 	struct kvm *kvm;
@@ -199,6 +203,7 @@ struct vr_vm {
 	bool mapped;
 	u64 limit_uw;
 	u64 limit_window_us;
+	u64 guest_pl;
 };
 
 /* vm.c: the VMs and the lookup table's writers. */
@@ -219,13 +224,29 @@ struct vr_key *vr_lookup_key(const void *key);
 int vr_gv_init(struct vr_vm *vm);
 void vr_gv_free(struct vr_vm *vm);
 void vr_gv_kick(struct vr_vm *vm, u64 now);
+const struct vmrapl_reg *vr_reg_find(struct vr_vm *vm, u64 msr);
 long vr_vm_read_msr(struct vr_vm *vm, void __user *argp);
 long vr_vm_set_topology(struct vr_vm *vm, void __user *argp);
 long vr_vm_get_state(struct vr_vm *vm, void __user *argp);
 long vr_vm_set_state(struct vr_vm *vm, void __user *argp);
 int vr_vm_mmap(struct file *file, struct vm_area_struct *vma);
+
+/* vm_limit.c: the power limits. */
+/* The guest's power unit 1/8 W and time unit 976 us: Intel's common ones. */
+#define VR_UNIT_POWER	3
+#define VR_UNIT_TIME	10
+
+/* A VM's limits as VMRAPL_GET_VM_LIMIT reports them. */
+struct vr_limits {
+	u64 uw, window_us;		/* the operator's, 0: none */
+	u64 guest_uw, guest_window_us;	/* the guest's enabled PL1, 0: none */
+	u32 state;			/* VMRAPL_LIMIT_S_* */
+};
+
+u64 vr_power_limit_msr(struct vr_vm *vm);
 void vr_gv_set_limit(struct vr_vm *vm, u64 uw, u64 window_us);
-void vr_gv_get_limit(struct vr_vm *vm, u64 *uw, u64 *window_us);
+void vr_gv_get_limit(struct vr_vm *vm, struct vr_limits *l);
+long vr_vm_write_msr(struct vr_vm *vm, void __user *argp);
 
 /* vm_stats.c */
 long vr_vm_get_stats(struct vr_vm *vm, void __user *argp);

@@ -27,10 +27,6 @@
 
 #include "vm.h"
 
-/* Power unit 1/8 W, time unit 976 us: the common Intel values. */
-#define VR_UNIT_POWER			3
-#define VR_UNIT_TIME			10
-
 /* Every guest-visible register: the uapi's one table. */
 static const struct vmrapl_reg vr_regs[] = VMRAPL_REGISTERS;
 
@@ -49,7 +45,7 @@ static void __maybe_unused vr_regs_check(void)
 }
 
 /* The register @msr of @vm's register set, if the guest sees it. */
-static const struct vmrapl_reg *vr_reg_find(struct vr_vm *vm, u64 msr)
+const struct vmrapl_reg *vr_reg_find(struct vr_vm *vm, u64 msr)
 {
 	unsigned int i;
 
@@ -91,54 +87,6 @@ static u64 vr_power_info_msr(struct vr_vm *vm)
 		max(1U, num_online_cpus());
 
 	return min_t(u64, max_t(u64, w, 1) << VR_UNIT_POWER, 0x7fff);
-}
-
-/* MSR_PKG_POWER_LIMIT's PL1 fields (Intel SDM, "RAPL Interfaces"). */
-#define VR_PL1_POWER_MASK		0x7fffULL
-#define VR_PL1_ENABLE			BIT_ULL(15)
-#define VR_PL1_CLAMP			BIT_ULL(16)
-#define VR_PL1_TIME_SHIFT		17	/* Y: bits 21:17, Z: 23:22 */
-#define VR_POWER_LIMIT_LOCK		BIT_ULL(63)
-
-/*
- * PL1's time window field for @us: 2^Y * (1 + Z/4) time units, the
- * longest such window not longer than @us (the shortest, one unit, for
- * less).
- */
-static u64 vr_pl1_window(u64 us)
-{
-	u64 units = div_u64(us << VR_UNIT_TIME, USEC_PER_SEC);
-	u64 best = 0, w;
-	u32 y, z;
-
-	for (y = 0; y < 32; y++) {
-		for (z = 0; z < 4; z++) {
-			w = (4ULL + z) << y;	/* four times the window */
-			if (w <= units * 4)
-				best = (u64)z << 5 | y;
-		}
-	}
-	return best;
-}
-
-/*
- * MSR_PKG_POWER_LIMIT as the guest reads it: locked, and with an
- * operator's limit its PL1 enabled and clamped at the limit (in the
- * guest's power unit, at most what the field holds) over its window.
- * gv_lock held.
- */
-static u64 vr_power_limit_msr(struct vr_vm *vm)
-{
-	u64 units;
-
-	lockdep_assert_held(&vm->gv_lock);
-	if (!vm->limit_uw)
-		return VR_POWER_LIMIT_LOCK;
-	units = div_u64((vm->limit_uw << VR_UNIT_POWER) + USEC_PER_SEC / 2,
-			USEC_PER_SEC);
-	units = clamp_t(u64, units, 1, VR_PL1_POWER_MASK);
-	return VR_POWER_LIMIT_LOCK | units | VR_PL1_ENABLE | VR_PL1_CLAMP |
-	       vr_pl1_window(vm->limit_window_us) << VR_PL1_TIME_SHIFT;
 }
 
 /*
@@ -433,43 +381,11 @@ int vr_gv_init(struct vr_vm *vm)
 	vm->page->regset = vm->regset;
 	vm->page->unit = vr_unit_msr(vm);
 	vm->page->power_info = vr_power_info_msr(vm);
-	vm->page->power_limit = VR_POWER_LIMIT_LOCK;
+	vm->page->power_limit = 0;	/* no limit, not locked */
 	vm->page->domains = vm->domains;
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vm->page->vcpu[i] = (struct vmrapl_page_vcpu){ 1, 1, 1 };
 	return 0;
-}
-
-/*
- * Set @vm's power limit (@uw 0: none) and publish it: READ_MSR and the
- * page answer the guest's reads of its power limit register with it.
- */
-void vr_gv_set_limit(struct vr_vm *vm, u64 uw, u64 window_us)
-{
-	struct vmrapl_page *pg = vm->page;
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&vm->gv_lock, flags);
-	vm->limit_uw = uw;
-	vm->limit_window_us = uw ? window_us : 0;
-	WRITE_ONCE(pg->seq, pg->seq + 1);
-	/* Odd sequence before the value: pairs with the reader's rmb. */
-	smp_wmb();
-	pg->power_limit = vr_power_limit_msr(vm);
-	/* The value before the even sequence: pairs with the reader's rmb. */
-	smp_wmb();
-	WRITE_ONCE(pg->seq, pg->seq + 1);
-	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
-}
-
-void vr_gv_get_limit(struct vr_vm *vm, u64 *uw, u64 *window_us)
-{
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&vm->gv_lock, flags);
-	*uw = vm->limit_uw;
-	*window_us = vm->limit_window_us;
-	raw_spin_unlock_irqrestore(&vm->gv_lock, flags);
 }
 
 void vr_gv_free(struct vr_vm *vm)

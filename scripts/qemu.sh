@@ -17,8 +17,9 @@
 # QEMU's RAPL helper backend after hotplug; 0022: rapl-backend=helper|vmrapl;
 # 0023: the functional test; 0024: vmrapl's state in vmrapl.c, the MSR
 # filter and topology shared with the helper backend; 0025: amd-rapl's
-# default after -cpu's properties), and cache the binary outside the
-# checkout:
+# default after -cpu's properties; 0026: a QEMU that cannot list vhost's
+# workers starts; 0027: the guest's power limit writes go to vmrapl), and
+# cache the binary outside the checkout:
 #
 #   $VMRAPL_CACHE/qemu/<version>-<hash>/qemu-system-x86_64
 #

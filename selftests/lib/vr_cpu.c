@@ -28,6 +28,16 @@ int vr_cpu_package(int cpu)
 	return id;
 }
 
+int vr_pkg_cpu(int pkg, int nth)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < 64; cpu++)
+		if (vr_cpu_package(cpu) == pkg && !nth--)
+			return cpu;
+	return -1;
+}
+
 static int vr_cpu_online_path(int cpu, char *path, size_t len)
 {
 	return snprintf(path, len, "/sys/devices/system/cpu/cpu%d/online",

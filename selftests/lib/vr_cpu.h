@@ -10,6 +10,8 @@
 
 /* Package of @cpu (sysfs physical_package_id), -1 if unknown. */
 int vr_cpu_package(int cpu);
+/* The @nth CPU (from 0, in CPU order) of package @pkg, or -1. */
+int vr_pkg_cpu(int pkg, int nth);
 /* /sys/devices/system/cpu/cpuN/online: 1, 0, or -errno. */
 int vr_cpu_get_online(int cpu);
 int vr_cpu_set_online(int cpu, bool on);

@@ -32,6 +32,8 @@
 #define PORT_MSR_HI	0x32	/* rdmsr guest: edx (out) */
 #define PORT_MSR_GP	0x33	/* rdmsr guest: #GP taken (out) */
 #define PORT_MSR_WR	0x34	/* wrmsr guest: the write did not fault */
+#define PORT_MSR_VLO	0x35	/* wrmsr guest: eax to write (in) */
+#define PORT_MSR_VHI	0x36	/* wrmsr guest: edx to write (in) */
 
 /*
  * spin:  mov cx,2000 ; l: loop l ; out 0x10,al ; jmp spin
@@ -40,6 +42,8 @@
  * rdmsr: in eax,0x30 ; mov ecx,eax ; rdmsr ; out 0x31,eax ; mov eax,edx ;
  *        out 0x32,eax ; jmp rdmsr
  *        and at 0x1100 the #GP handler: out 0x33,al ; add sp,6 ; jmp rdmsr
+ * wrmsr: in eax,0x30 ; mov ecx,eax ; in eax,0x36 ; mov edx,eax ;
+ *        in eax,0x35 ; wrmsr ; out 0x34,al ; jmp wrmsr (the same handler)
  */
 static const uint8_t code_spin[] = { 0xb9, 0xd0, 0x07, 0xe2, 0xfe, 0xe6,
 				     PORT_TICK, 0xeb, 0xf7 };
@@ -66,11 +70,12 @@ static const uint8_t code_rdmsr_spin[] = {
 static const uint8_t code_wrmsr[] = {
 	0x66, 0xe5, PORT_MSR_IDX,	/* in eax, 0x30 */
 	0x66, 0x89, 0xc1,		/* mov ecx, eax */
-	0x66, 0x31, 0xc0,		/* xor eax, eax */
-	0x66, 0x31, 0xd2,		/* xor edx, edx */
+	0x66, 0xe5, PORT_MSR_VHI,	/* in eax, 0x36 */
+	0x66, 0x89, 0xc2,		/* mov edx, eax */
+	0x66, 0xe5, PORT_MSR_VLO,	/* in eax, 0x35 */
 	0x0f, 0x30,			/* wrmsr */
 	0xe6, PORT_MSR_WR,		/* out 0x34, al */
-	0xeb, 0xee,			/* jmp 0x1000 */
+	0xeb, 0xeb,			/* jmp 0x1000 */
 };
 static const uint8_t code_gp[] = {
 	0xe6, PORT_MSR_GP,		/* out 0x33, al */
@@ -107,6 +112,7 @@ struct vrg {
 	int period_ms;
 	volatile int stop;
 	volatile uint32_t msr;
+	uint64_t msr_val;	/* what the wrmsr guest writes */
 	struct vmrapl_vm *vr;
 	struct vrg_vcpu vcpu[];
 };
@@ -338,6 +344,14 @@ static void *vrg_thread(void *arg)
 				vrg_msr_seen(v, val);
 				if (g->prog == VRG_RDMSR_SPIN)
 					vrg_duty(v);
+			} else if (run->io.port == PORT_MSR_VLO ||
+				   run->io.port == PORT_MSR_VHI) {
+				uint64_t w = __atomic_load_n(&g->msr_val,
+							     __ATOMIC_RELAXED);
+
+				val = run->io.port == PORT_MSR_VLO ?
+				      (uint32_t)w : (uint32_t)(w >> 32);
+				memcpy(data, &val, sizeof(val));
 			} else if (run->io.port == PORT_MSR_GP) {
 				v->log.gp++;
 			} else if (run->io.port == PORT_MSR_WR) {
@@ -442,6 +456,11 @@ void vrg_set_msr(struct vrg *g, uint32_t msr)
 	g->msr = msr;
 }
 
+void vrg_set_msr_value(struct vrg *g, uint64_t val)
+{
+	__atomic_store_n(&g->msr_val, val, __ATOMIC_RELAXED);
+}
+
 void vrg_msr_log(struct vrg *g, int i, struct vrg_msr_log *out)
 {
 	*out = g->vcpu[i].log;
@@ -483,7 +502,7 @@ static int vrp_join(const char *dir)
 	return ok ? 0 : -EIO;
 }
 
-static void vrp_child(const struct vrp_opts *o, int wfd)
+static void vrp_child(const struct vrp_opts *o, int wfd, int cfd)
 {
 	struct sigaction sa = { .sa_handler = vrp_on_term };
 	int nr = o->nr_vcpus > 0 ? o->nr_vcpus : 1;
@@ -517,6 +536,22 @@ static void vrp_child(const struct vrp_opts *o, int wfd)
 	tid = vrg_tid(g, 0);
 	if (write(wfd, &tid, sizeof(tid)) != sizeof(tid))
 		_exit(15);
+	/* vrp_write_pl()'s requests, until SIGTERM (EINTR) or EOF. */
+	while (!vrp_term) {
+		uint64_t val;
+		ssize_t n;
+		int r;
+
+		n = read(cfd, &val, sizeof(val));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(val))
+			break;		/* EOF: vrp_stop() closed it */
+		r = vm ? vmrapl_write_msr(vm, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
+					  val) : -ENODEV;
+		if (write(wfd, &r, sizeof(r)) != sizeof(r))
+			break;
+	}
 	while (!vrp_term)
 		pause();
 	vrg_stop(g);
@@ -530,25 +565,50 @@ static void vrp_child(const struct vrp_opts *o, int wfd)
 
 int vrp_start(struct vrp *p, const struct vrp_opts *o)
 {
-	int fds[2];
+	int fds[2], cmd[2];
 
-	if (pipe(fds))
+	p->rfd = p->cfd = -1;
+	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
+	if (pipe2(cmd, O_CLOEXEC)) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
 	p->pid = fork();
-	if (p->pid < 0)
+	if (p->pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		close(cmd[0]);
+		close(cmd[1]);
 		return -errno;
+	}
 	if (!p->pid) {
 		close(fds[0]);
-		vrp_child(o, fds[1]);
+		close(cmd[1]);
+		vrp_child(o, fds[1], cmd[0]);
 	}
 	close(fds[1]);
-	if (read(fds[0], &p->tid, sizeof(p->tid)) != sizeof(p->tid)) {
-		close(fds[0]);
+	close(cmd[0]);
+	p->rfd = fds[0];
+	p->cfd = cmd[1];
+	if (read(p->rfd, &p->tid, sizeof(p->tid)) != sizeof(p->tid)) {
 		vrp_stop(p);
 		return -ECHILD;
 	}
-	close(fds[0]);
 	return 0;
+}
+
+int vrp_write_pl(struct vrp *p, uint64_t val)
+{
+	int r;
+
+	if (p->pid <= 0 || p->cfd < 0)
+		return -ESRCH;
+	if (write(p->cfd, &val, sizeof(val)) != sizeof(val) ||
+	    read(p->rfd, &r, sizeof(r)) != sizeof(r))
+		return -ECHILD;
+	return r;
 }
 
 void vrp_stop(struct vrp *p)
@@ -557,7 +617,12 @@ void vrp_stop(struct vrp *p)
 
 	if (p->pid <= 0)
 		return;
+	if (p->cfd >= 0)
+		close(p->cfd);		/* the child's read ends */
 	kill(p->pid, SIGTERM);
 	waitpid(p->pid, &status, 0);
 	p->pid = 0;
+	if (p->rfd >= 0)
+		close(p->rfd);
+	p->rfd = p->cfd = -1;
 }

@@ -49,6 +49,8 @@ int vrg_close_vm_fd(struct vrg *g);
 pid_t vrg_tid(struct vrg *g, int i);
 /* rdmsr guest: set the MSR to read, and what the guest saw. */
 void vrg_set_msr(struct vrg *g, uint32_t msr);
+/* wrmsr guest: the value it writes to that MSR (0 until set). */
+void vrg_set_msr_value(struct vrg *g, uint64_t val);
 struct vrg_msr_log {
 	uint64_t reads;
 	uint64_t gp;		/* #GP injected */
@@ -71,6 +73,8 @@ uint64_t vrg_exits(struct vrg *g, int i);
 struct vrp {
 	pid_t pid;
 	pid_t tid;	/* vCPU 0 */
+	int rfd;	/* the child's answers */
+	int cfd;	/* requests to the child */
 };
 struct vrp_opts {
 	enum vrg_prog prog;
@@ -83,5 +87,11 @@ struct vrp_opts {
 };
 int vrp_start(struct vrp *p, const struct vrp_opts *o);
 void vrp_stop(struct vrp *p);
+/*
+ * The child VMM writes @val to its guest's power limit register, as its
+ * exit handler does for the guest's wrmsr (vmrapl_write_msr()): its
+ * result, or -ECHILD / -ESRCH when the child cannot be asked.
+ */
+int vrp_write_pl(struct vrp *p, uint64_t val);
 
 #endif /* _VR_GUEST_H */

@@ -22,17 +22,6 @@
 #define ESU		14		/* test source unit: 61 uJ */
 #define TICK_MS		10
 
-/* CPUs of package @pkg, in order. */
-static int pkg_cpu(int pkg, int nth)
-{
-	int cpu;
-
-	for (cpu = 0; cpu < 64; cpu++)
-		if (vr_cpu_package(cpu) == pkg && !nth--)
-			return cpu;
-	return -1;
-}
-
 static double units_to_uj(uint64_t u)
 {
 	return (double)u * 1e6 / (1 << ESU);
@@ -155,9 +144,9 @@ TEST_F(attr, same_package_loads)
 	struct vr_books b0, b1;
 	double inj, ra, rb;
 
-	vr_pin_self(pkg_cpu(1, 1));
-	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
-	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 25, pkg_cpu(0, 1)));
+	vr_pin_self(vr_pkg_cpu(1, 1));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, vr_pkg_cpu(0, 0)));
+	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 25, vr_pkg_cpu(0, 1)));
 	vr_sleep_ms(300);
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
@@ -197,9 +186,9 @@ TEST_F(attr, across_packages)
 {
 	struct vm a = { 0 }, b = { 0 };
 
-	vr_pin_self(pkg_cpu(1, 1));
-	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
-	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 100, pkg_cpu(1, 0)));
+	vr_pin_self(vr_pkg_cpu(1, 1));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, vr_pkg_cpu(0, 0)));
+	ASSERT_EQ(0, vm_start(&b, VRG_SPIN, 100, vr_pkg_cpu(1, 0)));
 	vr_sleep_ms(200);
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
@@ -211,7 +200,7 @@ TEST_F(attr, across_packages)
 	EXPECT_EQ(0, E(&a));
 	EXPECT_GT(E(&b), 0);
 
-	vr_pin_self(pkg_cpu(0, 1));
+	vr_pin_self(vr_pkg_cpu(0, 1));
 	vm_snap(&a, 0);
 	vm_snap(&b, 0);
 	inject_for(0, 20.0, 800);
@@ -239,7 +228,7 @@ TEST(idle_package)
 	 * package's own busy CPU-ns over the same window.
 	 */
 	ASSERT_EQ(0, vr_reload("source=test test_esu=14 test_static_mw=10000 sample_period_us=50000"));
-	vr_pin_self(pkg_cpu(0, 0));
+	vr_pin_self(vr_pkg_cpu(0, 0));
 	vr_sleep_ms(100);
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &b0));
 	t0 = vr_now_ns();
@@ -317,10 +306,10 @@ static void lone_vcpu(struct __test_metadata *_metadata,
 	pid_t load;
 
 	ASSERT_EQ(0, vmrapl_host_param_set("static_policy", policy));
-	vr_pin_self(pkg_cpu(0, 0));
-	load = host_load(pkg_cpu(1, 1), 40);
+	vr_pin_self(vr_pkg_cpu(0, 0));
+	load = host_load(vr_pkg_cpu(1, 1), 40);
 	ASSERT_GT(load, 0);
-	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(1, 0))) host_load_stop(load);
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, vr_pkg_cpu(1, 0))) host_load_stop(load);
 	vr_sleep_ms(200);
 	vr_inject(1, VMRAPL_DOM_PKG, 0, false);
 	vm_snap(&a, 0);
@@ -423,8 +412,8 @@ TEST_F(attr, migration_between_packages)
 	cpu_set_t set;
 
 	/* Phase 1: the vCPU on package 0; we inject from package 1. */
-	vr_pin_self(pkg_cpu(1, 1));
-	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, pkg_cpu(0, 0)));
+	vr_pin_self(vr_pkg_cpu(1, 1));
+	ASSERT_EQ(0, vm_start(&a, VRG_SPIN, 100, vr_pkg_cpu(0, 0)));
 	vr_sleep_ms(200);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0a));
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1a));
@@ -447,9 +436,9 @@ TEST_F(attr, migration_between_packages)
 
 	/* Phase 2: moved to package 1 (sched_setaffinity); we go to 0. */
 	CPU_ZERO(&set);
-	CPU_SET(pkg_cpu(1, 0), &set);
+	CPU_SET(vr_pkg_cpu(1, 0), &set);
 	ASSERT_EQ(0, sched_setaffinity(a.p.tid, sizeof(set), &set));
-	vr_pin_self(pkg_cpu(0, 1));
+	vr_pin_self(vr_pkg_cpu(0, 1));
 	vr_sleep_ms(150);
 	ASSERT_EQ(0, vr_read_books(0, "pkg", &p0b));
 	ASSERT_EQ(0, vr_read_books(1, "pkg", &p1b));
@@ -477,9 +466,9 @@ TEST_F(attr, oversubscription)
 	int i;
 
 	/* Four vCPUs on one CPU share that CPU's part by runtime. */
-	vr_pin_self(pkg_cpu(1, 1));
+	vr_pin_self(vr_pkg_cpu(1, 1));
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, vm_start(&v[i], VRG_SPIN, 100, pkg_cpu(0, 0)));
+		ASSERT_EQ(0, vm_start(&v[i], VRG_SPIN, 100, vr_pkg_cpu(0, 0)));
 	vr_sleep_ms(300);
 	for (i = 0; i < 4; i++)
 		vm_snap(&v[i], 0);

@@ -797,13 +797,13 @@ TEST_F(attach, vm_limit)
 	pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
 
-	/* None yet: 0x610 locked, nothing enabled. */
+	/* None yet: 0x610 not locked (the guest may write it), nothing enabled. */
 	get = (struct vmrapl_limit){ .size = sizeof(get), .id = id };
 	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
 	EXPECT_EQ(0, get.limit_uw);
 	EXPECT_EQ(0, get.state);
 	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
-	EXPECT_EQ(1ull << 63, m.data);
+	EXPECT_EQ(0, m.data);
 
 	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
 				     .limit_uw = 40000000,
@@ -828,7 +828,13 @@ TEST_F(attach, vm_limit)
 	bad.flags = VMRAPL_LIMIT_F_CLEAR;	/* a clear with a limit */
 	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
 	bad = set;
-	bad.reserved[3] = 1;
+	bad.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.guest_limit_uw = 1000000;	/* the guest's: GET's output only */
+	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
+	bad = set;
+	bad.guest_window_us = 1000000;
 	EXPECT_EQ(-EINVAL, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &bad));
 	bad = set;
 	bad.state = VMRAPL_LIMIT_S_OPERATOR;
@@ -856,7 +862,7 @@ TEST_F(attach, vm_limit)
 	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
 	EXPECT_EQ(40000000, get.limit_uw);
 	EXPECT_EQ(1000000, get.window_us);
-	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR, get.state);
+	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR | VMRAPL_LIMIT_S_LOCKED, get.state);
 	m.vcpu = 1;
 	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
 	pl1_decode(m.data, &w, &secs);
@@ -880,7 +886,7 @@ TEST_F(attach, vm_limit)
 	EXPECT_EQ(0, get.limit_uw);
 	EXPECT_EQ(0, get.state);
 	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
-	EXPECT_EQ(1ull << 63, m.data);
+	EXPECT_EQ(0, m.data);
 	EXPECT_EQ(m.data, pg->power_limit);
 
 	/* Gone with the VM. */
@@ -890,6 +896,136 @@ TEST_F(attach, vm_limit)
 	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
 				     .limit_uw = 1000000, .window_us = 10000 };
 	EXPECT_EQ(-ENOENT, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &set));
+}
+
+static int write_msr(int fd, uint32_t vcpu, uint32_t msr, uint64_t v)
+{
+	struct vmrapl_msr m = { .vcpu = vcpu, .index = msr, .data = v };
+	int r = ioctl(fd, VMRAPL_VM_WRITE_MSR, &m);
+
+	return r < 0 ? -errno : r;
+}
+
+/*
+ * The guest's own power limit (VMRAPL_VM_WRITE_MSR): read back as
+ * written, reported by GET_VM_LIMIT in watts and seconds; an operator's
+ * limit locks the register (writes ignored, the operator's value read),
+ * and lifting it shows the guest's again; the guest's lock bit holds;
+ * reserved bits, read-only registers and bad fields refused with
+ * nothing changed; the AMD register set has no limit register.
+ */
+TEST_F(attach, vm_guest_limit)
+{
+	/* PL1 50 W (400 x 1/8 W), enabled, clamped, 2^10 units (1 s). */
+	const uint64_t pl1 = 400 | 1ull << 15 | 1ull << 16 | 10ull << 17;
+	/* PL2 60 W, enabled, over 2^3 units. */
+	const uint64_t pl2 = (480ull | 1ull << 15 | 3ull << 17) << 32;
+	struct vmrapl_limit get, set;
+	struct vmrapl_msr m = { .index = VMRAPL_MSR_PKG_POWER_LIMIT };
+	const struct vmrapl_page *pg;
+	struct vmrapl_info info;
+	uint64_t id;
+	int fd, amd;
+
+	ASSERT_EQ(0, ioctl(self->dev, VMRAPL_GET_INFO, &info));
+	ASSERT_TRUE(info.features & VMRAPL_INFO_F_GUEST_LIMIT);
+	fd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2,
+		       VMRAPL_REGSET_INTEL, 0);
+	ASSERT_LE(0, fd);
+	id = own_vm_id(self->dev, true);
+	ASSERT_NE(0, id);
+	pg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	get = (struct vmrapl_limit){ .size = sizeof(get), .id = id };
+
+	/* Refused, nothing changed: each #GP for the VMM. */
+	EXPECT_EQ(-EINVAL, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
+				     pl1 | 1ull << 24));	/* reserved */
+	EXPECT_EQ(-EINVAL, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
+				     pl1 | 1ull << 62));	/* reserved */
+	EXPECT_EQ(-EINVAL, write_msr(fd, 0, VMRAPL_MSR_PKG_ENERGY_STATUS, 5));
+	EXPECT_EQ(-EINVAL, write_msr(fd, 0, VMRAPL_MSR_RAPL_POWER_UNIT, 5));
+	EXPECT_EQ(-EINVAL, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_INFO, 5));
+	EXPECT_EQ(-ENOENT, write_msr(fd, 0, VMRAPL_MSR_AMD_PKG_ENERGY, 5));
+	EXPECT_EQ(-ENOENT, write_msr(fd, 0, 0x10, 5));
+	EXPECT_EQ(-EINVAL, write_msr(fd, 2, VMRAPL_MSR_PKG_POWER_LIMIT, pl1));
+	m.data = pl1;
+	m.flags = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_WRITE_MSR, &m));
+	EXPECT_EQ(EINVAL, errno);
+	m.flags = 0;
+	m.reserved0 = 1;
+	EXPECT_EQ(-1, ioctl(fd, VMRAPL_VM_WRITE_MSR, &m));
+	EXPECT_EQ(EINVAL, errno);
+	m.reserved0 = 0;
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(0, m.data);
+
+	/* Taken: read back as written, PL2 too; GET reports PL1. */
+	ASSERT_EQ(0, write_msr(fd, 1, VMRAPL_MSR_PKG_POWER_LIMIT, pl1 | pl2));
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(pl1 | pl2, m.data);
+	EXPECT_EQ(pl1 | pl2, pg->power_limit);
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(VMRAPL_LIMIT_S_GUEST, get.state);
+	EXPECT_EQ(0, get.limit_uw);
+	EXPECT_EQ(50000000, get.guest_limit_uw);
+	EXPECT_EQ(1000000, get.guest_window_us);
+
+	/* PL1 disabled: no guest limit, the value still read back. */
+	ASSERT_EQ(0, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
+			       pl1 & ~(1ull << 15)));
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(0, get.state);
+	EXPECT_EQ(0, get.guest_limit_uw);
+	/* One time unit is brought up to the shortest window, 10 ms. */
+	ASSERT_EQ(0, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
+			       400 | 1ull << 15));
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(VMRAPL_LIMIT_MIN_WINDOW_US, get.guest_window_us);
+	ASSERT_EQ(0, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT, pl1));
+
+	/* An operator's limit locks it: the guest's writes are ignored. */
+	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
+				     .limit_uw = 20000000,
+				     .window_us = 1000000 };
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &set));
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_TRUE(m.data & (1ull << 63));
+	EXPECT_EQ(160, m.data & 0x7fff);		/* 20 W */
+	EXPECT_EQ(1, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT, 8 | 1ull << 15));
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR | VMRAPL_LIMIT_S_GUEST |
+		  VMRAPL_LIMIT_S_LOCKED, get.state);
+	EXPECT_EQ(20000000, get.limit_uw);
+	EXPECT_EQ(50000000, get.guest_limit_uw);	/* not the ignored 1 W */
+	/* Lifted: the guest's own value again. */
+	set = (struct vmrapl_limit){ .size = sizeof(set), .id = id,
+				     .flags = VMRAPL_LIMIT_F_CLEAR };
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_SET_VM_LIMIT, &set));
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(pl1, m.data);
+	EXPECT_EQ(pl1, pg->power_limit);
+
+	/* The guest's own lock holds: later writes ignored. */
+	ASSERT_EQ(0, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
+			       pl1 | 1ull << 63));
+	EXPECT_EQ(1, write_msr(fd, 0, VMRAPL_MSR_PKG_POWER_LIMIT, 0));
+	ASSERT_EQ(0, ioctl(fd, VMRAPL_VM_READ_MSR, &m));
+	EXPECT_EQ(pl1 | 1ull << 63, m.data);
+	ASSERT_EQ(0, limit_ioctl(self->dev, VMRAPL_GET_VM_LIMIT, &get));
+	EXPECT_EQ(VMRAPL_LIMIT_S_GUEST | VMRAPL_LIMIT_S_LOCKED, get.state);
+	munmap((void *)pg, 4096);
+	close(fd);
+
+	/* AMD's register set has no limit register. */
+	vrg_destroy(self->g);
+	self->g = vrg_create(2, VRG_HLT);
+	ASSERT_NE(NULL, self->g);
+	amd = vr_attach(self->dev, vrg_kvm_fd(self->g), 2, VMRAPL_REGSET_AMD, 0);
+	ASSERT_LE(0, amd);
+	EXPECT_EQ(-ENOENT, write_msr(amd, 0, VMRAPL_MSR_PKG_POWER_LIMIT, pl1));
+	close(amd);
 }
 
 /*
@@ -972,7 +1108,7 @@ TEST(vm_limit_kept_on_attach)
 	ASSERT_EQ(0, limit_ioctl(dev, VMRAPL_GET_VM_LIMIT, &l));
 	EXPECT_EQ(25000000, l.limit_uw);
 	EXPECT_EQ(500000, l.window_us);
-	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR, l.state);
+	EXPECT_EQ(VMRAPL_LIMIT_S_OPERATOR | VMRAPL_LIMIT_S_LOCKED, l.state);
 	l = (struct vmrapl_limit){ .size = sizeof(l), .id = auto_id };
 	EXPECT_EQ(-ENOENT, limit_ioctl(dev, VMRAPL_GET_VM_LIMIT, &l));
 	close(fd);

@@ -361,6 +361,8 @@ static void kill_vmm(struct __test_metadata *_metadata, int i,
 	/* Its files are closed by the exit: the VM is gone, not stale. */
 	EXPECT_EQ(0, wait_vm_listed(p.pid, 0, NULL, 4000))
 		TH_LOG("VM of the killed VMM %d still listed", p.pid);
+	close(p.rfd);
+	close(p.cfd);
 	p.pid = 0;
 	*charged += uj;
 }

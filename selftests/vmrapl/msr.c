@@ -16,6 +16,9 @@
 
 #define TEST_ESU	14
 
+/* PL1 50 W (400 x 1/8 W), enabled, over 2^10 time units (1 s). */
+#define PL1_50W	(400 | 1ULL << 15 | 10ULL << 17)
+
 struct guest {
 	struct vrg *g;
 	struct vmrapl *dev;
@@ -116,7 +119,7 @@ TEST_F(msr, intel_registers)
 	EXPECT_EQ(0xA0E03, v);
 	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
 					   VMRAPL_MSR_PKG_POWER_LIMIT, &v));
-	EXPECT_EQ(1ULL << 63, v);
+	EXPECT_EQ(0, v);	/* no limit, not locked */
 	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
 					   VMRAPL_MSR_PKG_POWER_INFO, &v));
 	EXPECT_NE(0, v & 0x7fff);
@@ -196,17 +199,27 @@ TEST_F(msr, writes)
 	ASSERT_EQ(0, guest_start(&self->gs, VRG_WRMSR, VMRAPL_REGSET_INTEL,
 				 0, 0, 1));
 	/*
-	 * The power limit reads locked (bit 63), and writes to it #GP, as on
-	 * hardware whose firmware locked it; nothing reaches the host.  (The
-	 * guest starts on 0x611, whose writes #GP too: observe() counts
-	 * deltas.)
+	 * The guest's wrmsr of its power limit goes through the VMM's exit
+	 * handler to vmrapl, which keeps it: PL1 50 W over 1 s, read back
+	 * (nothing reaches the host).  A reserved bit #GPs and changes
+	 * nothing.  (The guest starts on 0x611, whose writes #GP: observe()
+	 * counts deltas.)
 	 */
+	vrg_set_msr_value(self->gs.g, PL1_50W);
+	observe(&self->gs, VMRAPL_MSR_PKG_POWER_LIMIT, self->pkg, 0, 200, &log);
+	EXPECT_GT(log.writes, 5);
+	EXPECT_EQ(0, log.gp);
+	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
+					   VMRAPL_MSR_PKG_POWER_LIMIT, &v));
+	EXPECT_EQ(PL1_50W, v);
+	vrg_set_msr_value(self->gs.g, PL1_50W | 1ULL << 30);
 	observe(&self->gs, VMRAPL_MSR_PKG_POWER_LIMIT, self->pkg, 0, 200, &log);
 	EXPECT_EQ(0, log.writes);
 	EXPECT_GT(log.gp, 5);
 	ASSERT_EQ(0, vmrapl_read_msr_ioctl(self->gs.vm, 0,
 					   VMRAPL_MSR_PKG_POWER_LIMIT, &v));
-	EXPECT_EQ(1ULL << 63, v);
+	EXPECT_EQ(PL1_50W, v);
+	vrg_set_msr_value(self->gs.g, 0);
 	/* A write to an energy counter is #GP. */
 	observe(&self->gs, VMRAPL_MSR_PKG_ENERGY_STATUS, self->pkg, 0, 200,
 		&log);

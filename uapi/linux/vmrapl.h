@@ -19,7 +19,9 @@
  *    KVM_CAP_X86_USER_SPACE_MSR with KVM_MSR_EXIT_REASON_FILTER) that makes
  *    guest accesses to the RAPL MSRs exit, and answers each
  *    KVM_EXIT_X86_RDMSR with VMRAPL_VM_READ_MSR or, without a syscall, from
- *    the read-only page obtained by mmap() of the VM fd.
+ *    the read-only page obtained by mmap() of the VM fd, and each
+ *    KVM_EXIT_X86_WRMSR of the power limit register with
+ *    VMRAPL_VM_WRITE_MSR (the others are read-only: #GP).
  * 5. VMRAPL_VM_GET_STATS reports exact per-vCPU and per-virtual-package
  *    energy.  VMRAPL_VM_GET_STATE/SET_STATE carry the guest-visible counters
  *    across a live migration, in the spirit of KVM_GET_CLOCK/KVM_SET_CLOCK.
@@ -114,6 +116,11 @@
 #define VMRAPL_INFO_F_PKG_V2		_BITULL(10)
 /* VMRAPL_ATTACH_F_VCPU_ID: a VM's vCPUs keyed by their KVM vCPU ids */
 #define VMRAPL_INFO_F_VCPU_ID		_BITULL(11)
+/*
+ * VMRAPL_VM_WRITE_MSR: the guest writes its own power limit register, and
+ * VMRAPL_GET_VM_LIMIT reports it (vmrapl_limit.guest_*)
+ */
+#define VMRAPL_INFO_F_GUEST_LIMIT	_BITULL(12)
 
 /**
  * struct vmrapl_info - VMRAPL_GET_INFO
@@ -391,6 +398,9 @@ struct vmrapl_vm_query {
 
 /* vmrapl_limit.state (VMRAPL_GET_VM_LIMIT) */
 #define VMRAPL_LIMIT_S_OPERATOR	_BITUL(0)	/* an operator's limit is set */
+#define VMRAPL_LIMIT_S_GUEST	_BITUL(1)	/* the guest enabled its PL1 */
+/* the guest's power limit register is locked: its writes are ignored */
+#define VMRAPL_LIMIT_S_LOCKED	_BITUL(2)
 
 /**
  * struct vmrapl_limit - VMRAPL_SET_VM_LIMIT / VMRAPL_GET_VM_LIMIT
@@ -405,14 +415,20 @@ struct vmrapl_vm_query {
  *	VMRAPL_LIMIT_MAX_WINDOW_US, as @limit_uw.
  * @state: GET: VMRAPL_LIMIT_S_*; SET: zero.
  * @reserved0: zero.
+ * @guest_limit_uw: GET (VMRAPL_INFO_F_GUEST_LIMIT): the PL1 the guest
+ *	wrote to its power limit register (VMRAPL_VM_WRITE_MSR), in uW,
+ *	with VMRAPL_LIMIT_S_GUEST; 0 when it did not enable one.  SET: zero.
+ * @guest_window_us: GET: its time window in us, brought into
+ *	VMRAPL_LIMIT_MIN_WINDOW_US..VMRAPL_LIMIT_MAX_WINDOW_US; SET: zero.
  * @reserved: zero.
  *
  * The limit is the VM's, by its id: the guest reads it from its power
  * limit register (0x610 of the Intel register set) with the lock bit
  * set, and it ends with the VM (a VM attached again, or adopted again by
  * track_all, has a new id).  vmrapl only keeps it: a controller holds the
- * VM under it by throttling its threads (Documentation/limits.rst).  SET
- * takes CAP_SYS_ADMIN (EPERM), GET what the other host-wide reads take,
+ * VM under the lower of the operator's limit and the guest's by
+ * throttling its threads (Documentation/limits.rst).  SET takes
+ * CAP_SYS_ADMIN (EPERM), GET what the other host-wide reads take,
  * CAP_PERFMON.  EINVAL for a value out of range, flags or reserved
  * fields not zero; ENOENT when no tracked VM has @id.
  */
@@ -424,7 +440,9 @@ struct vmrapl_limit {
 	__u64 window_us;
 	__u32 state;
 	__u32 reserved0;
-	__u64 reserved[4];
+	__u64 guest_limit_uw;
+	__u64 guest_window_us;
+	__u64 reserved[2];
 };
 
 #define VMRAPL_SET_VM_LIMIT	_IOW(VMRAPL_IO, 0x05, struct vmrapl_limit)
@@ -577,13 +595,24 @@ struct vmrapl_task {
 #define VMRAPL_VM_ADD_TASK	_IOW(VMRAPL_IO, 0x11, struct vmrapl_task)
 
 /**
- * struct vmrapl_msr - VMRAPL_VM_READ_MSR
- * @vcpu: vCPU index that executed rdmsr.
+ * struct vmrapl_msr - VMRAPL_VM_READ_MSR / VMRAPL_VM_WRITE_MSR
+ * @vcpu: vCPU index that executed rdmsr or wrmsr.
  * @index: MSR number.  ENOENT when vmrapl does not virtualize it (the VMM
  *	should then inject #GP).
  * @flags: zero.
  * @reserved0: zero.
- * @data: out: the value the guest reads.
+ * @data: READ: out, the value the guest reads; WRITE: the value it wrote.
+ *
+ * WRITE_MSR (VMRAPL_INFO_F_GUEST_LIMIT) takes the guest's writes of its
+ * power limit register (VMRAPL_REG_POWER_LIMIT): PL1 (bits 23:0) and PL2
+ * (55:32) in the units of its unit register, and the lock (63); it reads
+ * them back as written, and a controller holds the VM under its enabled
+ * PL1 (struct vmrapl_limit).  Returns 0, or 1 when the register is
+ * locked (an operator's limit, or the guest's own lock bit, which holds
+ * until the VM is detached) and the write was ignored, as hardware
+ * ignores it.  EINVAL, for which the VMM injects #GP as hardware does:
+ * a reserved bit set, or a register the guest may not write (the energy,
+ * unit and power info registers).
  */
 struct vmrapl_msr {
 	__u32 vcpu;
@@ -594,6 +623,7 @@ struct vmrapl_msr {
 };
 
 #define VMRAPL_VM_READ_MSR	_IOWR(VMRAPL_IO, 0x12, struct vmrapl_msr)
+#define VMRAPL_VM_WRITE_MSR	_IOW(VMRAPL_IO, 0x17, struct vmrapl_msr)
 
 /*
  * Exact energy of one vCPU.  energy_uj is indexed by VMRAPL_DOM_*;

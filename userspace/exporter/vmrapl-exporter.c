@@ -143,8 +143,9 @@ struct vm_detail {
 };
 
 /*
- * A VM's power limit (GET_VM_LIMIT; limit_uw 0: none, or a module without
- * limits) and, for a VM with one, whether vmrapl-limitd holds it (its
+ * A VM's power limit (GET_VM_LIMIT; limit_uw and window_us the one held,
+ * the lower of the operator's and the guest's, 0: none, or a module
+ * without limits) and, for a VM with one, whether vmrapl-limitd holds it (its
  * record exists) and its cgroup's cpu.stat throttled_usec (-1: no cgroup
  * found, or no cpu.stat).
  */
@@ -261,8 +262,14 @@ static void snapshot_limits(struct snapshot *s, int fd)
 	for (i = 0; i < s->nr_vms; i++) {
 		struct vm_limit *vl = &s->limits[i];
 
-		if (vmrapl_host_vm_limit_get(fd, s->vms[i].id, &vl->l) ||
-		    !vl->l.limit_uw) {
+		uint64_t uw = 0, us = 0;
+
+		/* The limit held: the lower of the operator's and the guest's. */
+		if (vmrapl_host_vm_limit_get(fd, s->vms[i].id, &vl->l) == 0)
+			vmrapl_host_limit_held(&vl->l, &uw, &us);
+		vl->l.limit_uw = uw;
+		vl->l.window_us = us;
+		if (!uw) {
 			memset(&vl->l, 0, sizeof(vl->l));
 			continue;
 		}
@@ -705,7 +712,7 @@ static double load_time_of(const struct vmrapl_info *info)
 	return r;
 }
 
-/* The VMs with an operator's power limit: the limit, and how it is held. */
+/* The VMs with a power limit: the limit held, and how it is held. */
 static void limit_metrics(struct buf *b, const struct snapshot *s)
 {
 	static const char *const name[] = {
@@ -718,7 +725,7 @@ static void limit_metrics(struct buf *b, const struct snapshot *s)
 		"gauge", "gauge", "gauge", "counter",
 	};
 	static const char *const help[] = {
-		"A VM's power limit (vmraplctl limit): its power averaged over the window is held at or under it; only VMs with a limit.",
+		"A VM's power limit: the lower of the operator's (vmraplctl limit) and the PL1 its guest wrote; its power averaged over the window is held at or under it; only VMs with a limit.",
 		"The window a VM's power limit averages over.",
 		"Whether vmrapl-limitd holds the VM to its limit now (1), or nothing does (0: the daemon is not running, or it could not take the VM's cgroup; its log says why).",
 		"Time the CPUs of a limited VM's cgroup spent throttled by CFS bandwidth control (cpu.stat throttled_usec; a quota the operator set there counts too); absent when the cgroup is not found.",

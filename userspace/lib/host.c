@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -220,6 +221,22 @@ int vmrapl_host_vm_limit_get(int devfd, uint64_t id, struct vmrapl_limit *out)
 		return -errno;
 	*out = l;
 	return 0;
+}
+
+uint32_t vmrapl_host_limit_held(const struct vmrapl_limit *l, uint64_t *uw,
+				uint64_t *window_us)
+{
+	bool op = (l->state & VMRAPL_LIMIT_S_OPERATOR) && l->limit_uw;
+	bool guest = (l->state & VMRAPL_LIMIT_S_GUEST) && l->guest_limit_uw;
+
+	if (guest && (!op || l->guest_limit_uw < l->limit_uw)) {
+		*uw = l->guest_limit_uw;
+		*window_us = l->guest_window_us;
+		return VMRAPL_LIMIT_S_GUEST;
+	}
+	*uw = op ? l->limit_uw : 0;
+	*window_us = op ? l->window_us : 0;
+	return op ? VMRAPL_LIMIT_S_OPERATOR : 0;
 }
 
 /* SET_VM_LIMIT of @id: @flags, @limit_uw and @window_us as given. */

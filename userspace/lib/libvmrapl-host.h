@@ -44,12 +44,21 @@ int vmrapl_host_vm_stats(int devfd, uint64_t id, struct vmrapl_stats *st,
 /*
  * VMRAPL_GET_VM_LIMIT of the VM with @id into *@out (untouched on
  * failure): limit_uw and window_us of the operator's limit, 0 for none,
- * and state (VMRAPL_LIMIT_S_OPERATOR while one is set).  0, or -ENOENT
- * when the VM has gone, -EPERM without CAP_PERFMON, -ENOTTY from a module
- * without limits.
+ * guest_limit_uw and guest_window_us of the PL1 its guest wrote, and
+ * state (VMRAPL_LIMIT_S_*).  0, or -ENOENT when the VM has gone, -EPERM
+ * without CAP_PERFMON, -ENOTTY from a module without limits.
  */
 int vmrapl_host_vm_limit_get(int devfd, uint64_t id,
 			     struct vmrapl_limit *out);
+
+/*
+ * The limit @l's VM is held to: the lower of the operator's and the
+ * guest's (the operator's when they are equal), in *@uw over *@window_us,
+ * both 0 for none.  Returns whose it is, VMRAPL_LIMIT_S_OPERATOR or
+ * VMRAPL_LIMIT_S_GUEST, or 0.
+ */
+uint32_t vmrapl_host_limit_held(const struct vmrapl_limit *l, uint64_t *uw,
+				uint64_t *window_us);
 
 /*
  * VMRAPL_SET_VM_LIMIT: the VM with @id held to @limit_uw averaged over

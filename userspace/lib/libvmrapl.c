@@ -675,6 +675,24 @@ int vmrapl_read_msr(struct vmrapl_vm *vm, unsigned int vcpu, uint32_t index,
 	return read_msr(vm, vcpu, index, data, &from_page);
 }
 
+int vmrapl_write_msr(struct vmrapl_vm *vm, unsigned int vcpu, uint32_t index,
+		     uint64_t data)
+{
+	struct vmrapl_msr m;
+	int r;
+
+	if (vm->fd < 0)
+		return fail(ENODEV);
+	memset(&m, 0, sizeof(m));
+	m.vcpu = vcpu;
+	m.index = index;
+	m.data = data;
+	r = ioctl(vm->fd, VMRAPL_VM_WRITE_MSR, &m);
+	if (r < 0)
+		return sys_fail();
+	return r ? 1 : 0;
+}
+
 /* ---- KVM MSR filter ---------------------------------------------------- */
 
 int vmrapl_build_msr_filter(unsigned int regset, uint32_t domains,
@@ -804,18 +822,27 @@ int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 	if (!r || !reg_in_view(r, vm->domains))
 		return 0;
 
+	saved_errno = errno;
 	/*
-	 * Writes: the energy, unit and power info registers are read-only,
-	 * and the power limit reads locked (bit 63), whose writes hardware
-	 * answers with #GP too.  None reaches the host.
+	 * Writes: the power limit register's go to vmrapl, which keeps them
+	 * (a locked register ignores them, as hardware does); the energy,
+	 * unit and power info registers are read-only, and a reserved bit
+	 * or an older module (ENOTTY) is #GP.  None reaches the host.
 	 */
 	if (run->exit_reason == KVM_EXIT_X86_WRMSR) {
-		run->msr.error = 1;
-		count(&vm->cnt.gp);
+		int w = r->reg == VMRAPL_REG_POWER_LIMIT ?
+			vmrapl_write_msr(vm, vcpu, r->msr, run->msr.data) :
+			-EINVAL;
+
+		run->msr.error = w < 0;
+		if (w < 0)
+			count(&vm->cnt.gp);
+		else if (w)
+			count(&vm->cnt.wrmsr_dropped);
+		errno = saved_errno;
 		return 1;
 	}
 
-	saved_errno = errno;
 	if (read_msr(vm, vcpu, r->msr, &data, &from_page) == 0) {
 		run->msr.data = data;
 		run->msr.error = 0;

@@ -192,6 +192,17 @@ VMRAPL_API int vmrapl_read_msr_ioctl(struct vmrapl_vm *vm, unsigned int vcpu,
 VMRAPL_API int vmrapl_read_msr(struct vmrapl_vm *vm, unsigned int vcpu,
 			       uint32_t index, uint64_t *data);
 
+/*
+ * VMRAPL_VM_WRITE_MSR: the guest's write of @data to its power limit
+ * register (since 1.4, VMRAPL_INFO_F_GUEST_LIMIT).  Returns 0 when
+ * vmrapl took it, 1 when the register is locked and the write was
+ * ignored (as hardware ignores it), -EINVAL for a reserved bit or a
+ * read-only register and -ENOTTY from an older module (inject #GP for
+ * both), -ENOENT when not virtualized.
+ */
+VMRAPL_API int vmrapl_write_msr(struct vmrapl_vm *vm, unsigned int vcpu,
+				uint32_t index, uint64_t data);
+
 /* A consistent copy of one vCPU's view of the page. */
 struct vmrapl_page_snapshot {
 	uint32_t abi_version;
@@ -294,8 +305,9 @@ VMRAPL_API int vmrapl_enable_user_msr(int kvm_fd, int kvm_vm_fd,
  * Handle a KVM_RUN exit of vCPU @vcpu.  Returns 1 when it was a
  * KVM_EXIT_X86_RDMSR/WRMSR of an MSR in the VM's view (run->msr.data and
  * run->msr.error are filled: reads answer the virtual value, writes to
- * 0x610 are dropped, other writes and unavailable values get error = 1,
- * i.e. #GP), and 0 when the exit is not vmrapl's (untouched).
+ * the power limit register go to vmrapl_write_msr(), other writes, a
+ * write vmrapl refuses and unavailable values get error = 1, i.e. #GP),
+ * and 0 when the exit is not vmrapl's (untouched).
  */
 VMRAPL_API int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 				  unsigned int vcpu);
@@ -304,7 +316,7 @@ VMRAPL_API int vmrapl_handle_exit(struct vmrapl_vm *vm, struct kvm_run *run,
 struct vmrapl_exit_counters {
 	uint64_t rdmsr;		/* reads answered */
 	uint64_t rdmsr_page;	/* ... of which from the page */
-	uint64_t wrmsr_dropped;	/* 0 since 1.2: 0x610 writes #GP (locked) */
+	uint64_t wrmsr_dropped;	/* 0x610 writes ignored: locked (1.4) */
 	uint64_t gp;		/* #GP injected */
 };
 VMRAPL_API void vmrapl_exit_counters(const struct vmrapl_vm *vm,

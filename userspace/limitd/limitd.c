@@ -474,6 +474,7 @@ static void scan(int fd, const struct vmrapl_vm_entry *ents, int n,
 		 uint64_t t)
 {
 	struct vmrapl_limit lim;
+	uint64_t uw, us;
 	struct vm *v;
 	int i, err;
 
@@ -491,6 +492,10 @@ static void scan(int fd, const struct vmrapl_vm_entry *ents, int n,
 			     strerror(-err));
 			continue;
 		}
+		/* Held to the lower of the operator's and the guest's. */
+		vmrapl_host_limit_held(&lim, &uw, &us);
+		lim.limit_uw = uw;
+		lim.window_us = us;
 		if (!lim.limit_uw) {
 			if (v) {
 				vm_let_go(v, "limit removed");

@@ -1166,12 +1166,18 @@ static void top_limits(const struct dev *d, const struct row *rows, int n)
 	char name[NAME_LEN], p[64], w[64], rec[64];
 	struct vmrapl_limit l;
 	bool first = true;
+	uint64_t uw, us;
+	uint32_t src;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		if (vmrapl_host_vm_limit_get(d->fd, rows[i].e.id, &l) ||
-		    !l.limit_uw)
+		if (vmrapl_host_vm_limit_get(d->fd, rows[i].e.id, &l))
 			continue;
+		src = vmrapl_host_limit_held(&l, &uw, &us);
+		if (!src)
+			continue;
+		l.limit_uw = uw;
+		l.window_us = us;
 		if (first)
 			printf("\n");
 		first = false;
@@ -1184,7 +1190,8 @@ static void top_limits(const struct dev *d, const struct row *rows, int n)
 		       (unsigned long long)rows[i].e.id, name);
 		if (rows[i].have_power)
 			printf("%.2f W, ", rows[i].power_w[VMRAPL_DOM_PKG]);
-		printf("limit %s over %s, %s\n", p, w,
+		printf("limit %s over %s%s, %s\n", p, w,
+		       src == VMRAPL_LIMIT_S_GUEST ? " (guest's)" : "",
 		       access(rec, F_OK) ? "NOT HELD (vmrapl-limitd)" : "held");
 	}
 }
@@ -2158,9 +2165,15 @@ static int limit_err(const char *what, uint64_t id, int err)
 }
 
 /* A VM and its limit, as limit lists them. */
+/*
+ * @l: GET_VM_LIMIT's answer, with limit_uw and window_us the limit held
+ * (the lower of the operator's and the guest's); @src whose it is
+ * (VMRAPL_LIMIT_S_OPERATOR or _GUEST), 0 for none.
+ */
 struct limit_row {
 	struct row r;
 	struct vmrapl_limit l;
+	uint32_t src;
 };
 
 /*
@@ -2173,6 +2186,7 @@ static int limit_rows(const struct dev *d, const struct sample *s, int only,
 {
 	struct row *rows = make_rows(NULL, s);
 	struct limit_row *lr;
+	uint64_t uw, us;
 	int i, n = 0, err;
 
 	*out = NULL;
@@ -2195,6 +2209,9 @@ static int limit_rows(const struct dev *d, const struct sample *s, int only,
 			return -limit_err("VMRAPL_GET_VM_LIMIT", rows[i].e.id,
 					  err);
 		}
+		lr[n].src = vmrapl_host_limit_held(&lr[n].l, &uw, &us);
+		lr[n].l.limit_uw = uw;
+		lr[n].l.window_us = us;
 		lr[n++].r = rows[i];
 	}
 	free(rows);
@@ -2202,9 +2219,15 @@ static int limit_rows(const struct dev *d, const struct sample *s, int only,
 	return n;
 }
 
-static bool has_limit(const struct vmrapl_limit *l)
+static bool has_limit(const struct limit_row *x)
 {
-	return (l->state & VMRAPL_LIMIT_S_OPERATOR) && l->limit_uw;
+	return x->src && x->l.limit_uw;
+}
+
+/* Whose the limit held is, for the STATE column. */
+static const char *limit_src(const struct limit_row *x)
+{
+	return x->src == VMRAPL_LIMIT_S_GUEST ? "guest" : "operator";
 }
 
 static void limit_json(const struct limit_row *lr, int n, double wall)
@@ -2223,12 +2246,13 @@ static void limit_json(const struct limit_row *lr, int n, double wall)
 			json_str(stdout, x->r.uuid);
 		else
 			printf("null");
-		if (has_limit(&x->l))
-			printf(", \"limit_w\": %.6f, \"limit_uw\": %llu, \"window_s\": %.6f, \"window_us\": %llu, \"state\": \"operator\"}",
+		if (has_limit(x))
+			printf(", \"limit_w\": %.6f, \"limit_uw\": %llu, \"window_s\": %.6f, \"window_us\": %llu, \"state\": \"%s\"}",
 			       x->l.limit_uw / 1e6,
 			       (unsigned long long)x->l.limit_uw,
 			       x->l.window_us / 1e6,
-			       (unsigned long long)x->l.window_us);
+			       (unsigned long long)x->l.window_us,
+			       limit_src(x));
 		else
 			printf(", \"limit_w\": null, \"limit_uw\": null, \"window_s\": null, \"window_us\": null, \"state\": null}");
 	}
@@ -2250,12 +2274,13 @@ static void limit_csv(const struct limit_row *lr, int n, double wall)
 		text_csv(stdout, x->r.name, sep);
 		printf("%s", sep);
 		text_csv(stdout, x->r.uuid, sep);
-		if (has_limit(&x->l))
-			printf("%s%.6f%s%llu%s%.6f%s%llu%soperator", sep,
+		if (has_limit(x))
+			printf("%s%.6f%s%llu%s%.6f%s%llu%s%s", sep,
 			       x->l.limit_uw / 1e6, sep,
 			       (unsigned long long)x->l.limit_uw, sep,
 			       x->l.window_us / 1e6, sep,
-			       (unsigned long long)x->l.window_us, sep);
+			       (unsigned long long)x->l.window_us, sep,
+			       limit_src(x));
 		else
 			printf("%s%s%s%s%s", sep, sep, sep, sep, sep);
 		printf("%s%.3f\n", sep, wall);
@@ -2272,7 +2297,7 @@ static void limit_table(const struct limit_row *lr, int n)
 		if ((int)strlen(name) > name_w)
 			name_w = (int)strlen(name);
 		fmt_window(w, sizeof(w), lr[i].l.window_us);
-		if (has_limit(&lr[i].l) && (int)strlen(w) > win_w)
+		if (has_limit(&lr[i]) && (int)strlen(w) > win_w)
 			win_w = (int)strlen(w);
 	}
 	printf("%-6s %-*s %12s %*s  %s\n", "ID", name_w, "NAME", "LIMIT_W",
@@ -2283,10 +2308,10 @@ static void limit_table(const struct limit_row *lr, int n)
 		table_name(x->r.name, name, sizeof(name));
 		printf("%-6llu %-*s ", (unsigned long long)x->r.e.id, name_w,
 		       name);
-		if (has_limit(&x->l)) {
+		if (has_limit(x)) {
 			fmt_window(w, sizeof(w), x->l.window_us);
-			printf("%12.3f %*s  operator\n", x->l.limit_uw / 1e6,
-			       win_w, w);
+			printf("%12.3f %*s  %s\n", x->l.limit_uw / 1e6,
+			       win_w, w, limit_src(x));
 		} else {
 			printf("%12s %*s  -\n", "-", win_w, "-");
 		}
@@ -2392,10 +2417,12 @@ static int cmd_limit(int argc, char **argv)
 		text_ascii(lr[0].r.name, name, sizeof(name));
 		printf("VM %llu \"%s\": ", (unsigned long long)lr[0].r.e.id,
 		       name);
-		if (has_limit(&lr[0].l)) {
+		if (has_limit(&lr[0])) {
 			fmt_power(p, sizeof(p), lr[0].l.limit_uw);
 			fmt_window(w, sizeof(w), lr[0].l.window_us);
-			printf("power limit %s over %s now in force\n", p, w);
+			printf("power limit %s over %s now in force%s\n", p, w,
+			       lr[0].src == VMRAPL_LIMIT_S_GUEST ?
+			       " (the guest's own, lower)" : "");
 			if (!limitd_running())
 				msg("warning: vmrapl-limitd is not running: the limit is stored and the guest sees it, but nothing holds the VM to it (systemctl start vmrapl-limitd)");
 		} else {

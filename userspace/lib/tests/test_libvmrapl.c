@@ -435,10 +435,15 @@ static int t_exit_writes(void)
 	struct fake fk;
 
 	CHECK(fake_vm(&fk, VMRAPL_REGSET_INTEL, 3, &vm) == 0);
-	/* 0x610: #GP, as with a locked limit; the page untouched. */
+	/*
+	 * 0x610 goes to the module (VMRAPL_VM_WRITE_MSR, the rig's msr
+	 * tests): a VM with only a page has no fd to take it, so #GP; the
+	 * page untouched.
+	 */
 	run_exit(&run, KVM_EXIT_X86_WRMSR, 0x610, 0x12345);
 	CHECK(vmrapl_handle_exit(vm, &run, 0) == 1);
 	CHECK(run.msr.error == 1 && fk.page.power_limit == 0x8000);
+	CHECK(vmrapl_write_msr(vm, 0, 0x610, 0x12345) == -ENODEV);
 	/* Any other RAPL MSR: #GP. */
 	CHECK(exit_is(vm, KVM_EXIT_X86_WRMSR, 0x611, 1, 0, 1, 1));
 	CHECK(exit_is(vm, KVM_EXIT_X86_WRMSR, 0x606, 1, 0, 1, 1));

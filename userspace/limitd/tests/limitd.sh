@@ -96,6 +96,12 @@ set_limit() { # id uw window_us ("" uw: remove)
 	[[ -n $2 ]] && echo "$1 $2 $3" >> "$f"
 	mv "$f" "$limits"
 }
+set_limit_both() { # id uw window_us guest_uw guest_window_us (0 0: no operator's)
+	local f=$limits.new
+	grep -v "^$1 " "$limits" > "$f"
+	echo "$*" >> "$f"
+	mv "$f" "$limits"
+}
 quota() { # cgroup dir -> "max" or the share of a CPU in %
 	awk '{ if ($1 == "max") print "max"; else printf "%d\n", 100 * $1 / $2 }' "$1/cpu.max"
 }
@@ -172,6 +178,20 @@ check "B: limit removed: the operator's value back, exactly" \
 check "B: its record removed" eventually 2 test ! -e "$run/6"
 check "B: the log says so" logged \
 	"VM 6 (sleep): limit removed; cpu.max back to \"150000 100000\""
+
+# --- B: the guest's own PL1 (GET_VM_LIMIT's guest fields) is held alone,
+# and under an operator's limit the lower one is
+set_limit_both 6 0 0 5000000 1000000
+check "B: the guest's 5 W alone: held" eventually 5 quota_near "$b_cg" 50 12
+set_limit_both 6 100000000 1000000 5000000 1000000
+sleep 0.3
+check "B: an operator's 100 W over the guest's 5 W: still 5 W" quota_near "$b_cg" 50 12
+set_limit_both 6 2500000 1000000 5000000 1000000
+check "B: an operator's 2.5 W under the guest's 5 W: 2.5 W" \
+	eventually 5 quota_near "$b_cg" 25 8
+set_limit 6 "" ""
+check "B: both removed: the operator's value back, exactly" \
+	eventually 5 grep -qx "150000 100000" "$b_cg/cpu.max"
 
 # --- A: a higher limit releases it, a lower one holds it again
 set_limit 5 100000000 200000

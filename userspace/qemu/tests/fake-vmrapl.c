@@ -241,6 +241,18 @@ static int vm_ioctl(unsigned long req, void *arg)
 		m->data = 42;
 		return 0;
 	}
+	case VMRAPL_VM_WRITE_MSR: {
+		struct vmrapl_msr *m = arg;
+
+		LOG("WRITE_MSR vcpu %u msr %#x data %#llx\n", m->vcpu, m->index,
+		    (unsigned long long)m->data);
+		/* As the module: only 0x610, and none of its reserved bits. */
+		if (m->index != VMRAPL_MSR_PKG_POWER_LIMIT ||
+		    (m->data & 0x7f000000ff000000ull))
+			return fail(EINVAL);
+		__atomic_store_n(&page->power_limit, m->data, __ATOMIC_RELAXED);
+		return 0;
+	}
 	}
 	LOG("VM ioctl %#lx unknown\n", req);
 	return fail(ENOTTY);

@@ -37,4 +37,5 @@ void main(void)
 	}
 	puts_("guest: wrmsr 0xc001029b "); puts_(wrmsr(0xc001029b, 5) ? "#GP\n" : "no fault\n");
 	puts_("guest: wrmsr 0x610 "); puts_(wrmsr(0x610, 5) ? "#GP\n" : "no fault\n");
+	puts_("guest: wrmsr 0x610 reserved bit "); puts_(wrmsr(0x610, 1ull << 24) ? "#GP\n" : "no fault\n");
 }

@@ -31,8 +31,10 @@
  * with parameters it can read back.
  *
  * $FAKE_LIMITS=FILE: the power limits of SET_VM_LIMIT and GET_VM_LIMIT,
- * one line "ID LIMIT_UW WINDOW_US" (decimal, one space) per VM with a
- * limit; no file is no limits.  It is read at every call and, at every
+ * one line "ID LIMIT_UW WINDOW_US [GUEST_UW GUEST_US]" (decimal, one
+ * space) per VM with a limit: the operator's (0 0: none) and the PL1 its
+ * guest wrote (GET's guest fields; a SET keeps them); no file is no
+ * limits.  It is read at every call and, at every
  * SET that succeeds, written anew to FILE.tmp.PID and renamed over FILE
  * (under flock() of FILE.lock), so a test sets or reads limits through
  * the file and several processes share them.  Both ioctls check their
@@ -326,12 +328,12 @@ static bool vm_listed(uint64_t id)
 }
 
 #define MAX_LIMITS	256
-static struct { uint64_t id, uw, us; } limits[MAX_LIMITS];
+static struct { uint64_t id, uw, us, guw, gus; } limits[MAX_LIMITS];
 
 /* The limits of $FAKE_LIMITS (@path) into limits[]; their count. */
 static unsigned int limits_read(const char *path)
 {
-	unsigned long long id, uw, us;
+	unsigned long long id, uw, us, guw, gus;
 	unsigned int n = 0;
 	char line[256];
 	FILE *f = fopen(path, "r");
@@ -339,11 +341,16 @@ static unsigned int limits_read(const char *path)
 	if (!f)
 		return 0;
 	while (n < MAX_LIMITS && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llu %llu %llu", &id, &uw, &us) != 3)
+		guw = 0;
+		gus = 0;
+		if (sscanf(line, "%llu %llu %llu %llu %llu", &id, &uw, &us,
+			   &guw, &gus) < 3)
 			continue;
 		limits[n].id = id;
 		limits[n].uw = uw;
 		limits[n].us = us;
+		limits[n].guw = guw;
+		limits[n].gus = gus;
 		n++;
 	}
 	fclose(f);
@@ -361,10 +368,16 @@ static int limits_write(const char *path, unsigned int n)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -1;
-	for (i = 0; i < n; i++)
-		fprintf(f, "%llu %llu %llu\n", (unsigned long long)limits[i].id,
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%llu %llu %llu", (unsigned long long)limits[i].id,
 			(unsigned long long)limits[i].uw,
 			(unsigned long long)limits[i].us);
+		if (limits[i].guw)
+			fprintf(f, " %llu %llu",
+				(unsigned long long)limits[i].guw,
+				(unsigned long long)limits[i].gus);
+		fputc('\n', f);
+	}
 	if (fclose(f) || rename(tmp, path)) {
 		int err = errno;
 
@@ -413,7 +426,8 @@ static int set_limit(struct vmrapl_limit *l)
 	err = limit_in(l);
 	if (err)
 		return err;
-	if ((l->flags & ~VMRAPL_LIMIT_F_CLEAR) || l->state)
+	if ((l->flags & ~VMRAPL_LIMIT_F_CLEAR) || l->state ||
+	    l->guest_limit_uw || l->guest_window_us)
 		return -EINVAL;
 	if (clear ? l->limit_uw || l->window_us :
 	    l->limit_uw < VMRAPL_LIMIT_MIN_UW ||
@@ -433,15 +447,23 @@ static int set_limit(struct vmrapl_limit *l)
 	for (i = 0; i < n && limits[i].id != l->id; i++)
 		;
 	if (clear) {
-		if (i < n)
+		/* The guest's limit stays; a line with neither goes. */
+		if (i < n && limits[i].guw) {
+			limits[i].uw = 0;
+			limits[i].us = 0;
+		} else if (i < n) {
 			limits[i] = limits[--n];
+		}
 	} else {
 		if (i == n && n == MAX_LIMITS) {
 			close(lfd);
 			return -ENOMEM;
 		}
-		if (i == n)
+		if (i == n) {
 			n++;
+			limits[i].guw = 0;
+			limits[i].gus = 0;
+		}
 		limits[i].id = l->id;
 		limits[i].uw = l->limit_uw;
 		limits[i].us = l->window_us;
@@ -469,13 +491,20 @@ static int get_limit(struct vmrapl_limit *l)
 	n = path ? limits_read(path) : 0;
 	l->limit_uw = 0;
 	l->window_us = 0;
+	l->guest_limit_uw = 0;
+	l->guest_window_us = 0;
 	for (i = 0; i < n; i++)
 		if (limits[i].id == l->id) {
 			l->limit_uw = limits[i].uw;
 			l->window_us = limits[i].us;
+			l->guest_limit_uw = limits[i].guw;
+			l->guest_window_us = limits[i].gus;
 		}
 	l->size = sizeof(*l);
-	l->state = l->limit_uw ? VMRAPL_LIMIT_S_OPERATOR : 0;
+	l->state = l->limit_uw ? VMRAPL_LIMIT_S_OPERATOR |
+				 VMRAPL_LIMIT_S_LOCKED : 0;
+	if (l->guest_limit_uw)
+		l->state |= VMRAPL_LIMIT_S_GUEST;
 	return 0;
 }
 

@@ -267,6 +267,23 @@ check "limit: the largest limit and window" grep -Eq '^0:VM 9 "[^"]+": power lim
 limrun limit 9 1mW --window 10ms
 check "limit: the smallest limit and window" grep -q ': power limit 1 mW over 10 ms now in force$' <<< "$out"
 check "limit: both kept in the file" test "$(sort "$lim" | tr '\n' ' ')" = "7 40000000 1000000 9 1000 10000 "
+# The guest's own PL1 (its 0x610, GET_VM_LIMIT's guest fields): the lower
+# of it and the operator's is the one held, and the one shown.
+printf '7 40000000 1000000 20000000 500000\n9 0 0 30000000 2000000\n' > "$lim"
+limrun limit
+check "limit: the guest's lower PL1 is held (VM 7)" grep -Eq '^7 +web,1 +20\.000 +500 ms  guest$' <<< "$out"
+check "limit: a guest's PL1 alone (VM 9)" grep -Eq '^9 +[^ ]+ +30\.000 +2 s  guest$' <<< "$out"
+limrun --json limit
+check "limit --json: the guest's" has '"limit_w": 20.000000, "limit_uw": 20000000, "window_s": 0.500000, "window_us": 500000, "state": "guest"}'
+limrun limit 7 10W
+check "limit 7 10W under the guest's 20 W: the operator's held" test "$rc:$out" = '0:VM 7 "web,1": power limit 10 W over 1 s now in force'
+check "limit 7 10W: the guest's kept" test "$(sort "$lim" | head -1)" = "7 10000000 1000000 20000000 500000"
+limrun limit 7 30W
+check "limit 7 30W over the guest's 20 W: says the guest's holds" test "$rc:$out" = '0:VM 7 "web,1": power limit 20 W over 500 ms now in force (the guest'"'"'s own, lower)'
+limrun limit 7 off
+limrun limit
+check "limit 7 off: the guest's still held" grep -Eq '^7 +web,1 +20\.000 +500 ms  guest$' <<< "$out"
+printf '7 40000000 1000000\n9 1000 10000\n' > "$lim"
 # Errors: one line, the exit status, nothing changed.
 lim_save
 limrun limit 7 0W
@@ -355,6 +372,8 @@ cases = [
     ('SET state', SET, lim(state=1), E),
     ('SET reserved0', SET, lim(r0=1), E),
     ('SET reserved', SET, lim(r=(0, 0, 0, 1)), E),
+    ('SET guest_limit_uw', SET, lim(r=(1, 0, 0, 0)), E),
+    ('SET guest_window_us', SET, lim(r=(0, 1, 0, 0)), E),
     ('SET 999 uW', SET, lim(uw=999), E),
     ('SET 100 kW + 1 uW', SET, lim(uw=100000000001), E),
     ('SET window 9999 us', SET, lim(us=9999), E),
@@ -365,7 +384,8 @@ cases = [
     ('SET 1 mW over 10 ms', SET, lim(uw=1000, us=10000), 0),
     ('SET 100 kW over 1 h', SET, lim(uw=100000000000, us=3600000000), 0),
     ('GET a flag', GET, lim(flags=1), E),
-    ('GET reserved', GET, lim(r=(1, 0, 0, 0)), E),
+    ('GET reserved', GET, lim(r=(0, 0, 1, 0)), E),
+    ('GET: the guest fields are output only', GET, lim(r=(5, 5, 0, 0)), 0),
     ('GET an unknown VM', GET, lim(id=12345), errno.ENOENT),
 ]
 bad = 0
@@ -376,7 +396,7 @@ for name, req, buf, want in cases:
         bad = 1
 # The limits set, read back through GET and through the file.
 buf = lim(uw=0, us=0, state=0)
-if call(GET, buf) or struct.unpack_from('=IIQQQI', buf)[3:6] != (100000000000, 3600000000, 1):
+if call(GET, buf) or struct.unpack_from("=IIQQQI", buf)[3:6] != (100000000000, 3600000000, 5):
     print('# GET after SET: %r' % (struct.unpack_from('=IIQQQI', buf),), file=sys.stderr)
     bad = 1
 text = open(os.environ['FAKE_LIMITS']).read().split('\n')
