@@ -48,6 +48,10 @@
 #                             -accel kvm,vmrapl=on (libvmrapl linked in), and
 #                             the vr-icount plugin of the icount variant
 #                             (scripts/qemu.sh; cached in /var/cache/vmrapl/qemu)
+#   make bench                the simulator's full runs and the rig's
+#                             benchmarks into bench/RESULTS.md
+#   make bench-limit          the rig's power-limit benchmark alone
+#                             (BENCH_LIMIT_BOOTS boots, default 3)
 #   make dkms-install / dkms-uninstall / dkms-test / deps / clean
 
 TOP := $(CURDIR)
@@ -101,7 +105,7 @@ LINT_FILES := $(wildcard kmod/*.c kmod/*.h kmod/user/*.h uapi/linux/*.h selftest
 
 KBUILD_MAKE = $(KCHROOT) $(MAKE) -C $(KDIR) M=$(MODDIR) VMRAPL_SRCTREE=$(TOP)
 
-.PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-quick \
+.PHONY: install uninstall install-test all module testmod modules-all userspace selftests unit bench bench-limit bench-quick \
 	lint sparse doc-check qemu \
 	checkpatch ksrc deps check check-debug check-qemu check-qemu-next check-intel check-rig check-libvirt deb deb-test debug-kernel vmtest demo try readme-demo prom-check prom-rules dkms-install dkms-uninstall \
 	dkms-test \
@@ -200,6 +204,23 @@ bench:
 		$$(ls $(ICOUNT_LOG).[0-9]*.log 2>/dev/null)
 	$(TOP)/scripts/plot-bench.sh $(TOP)/bench/results.json $(TOP)/bench/accuracy.png
 	$(TOP)/scripts/plot-limit.sh $(TOP)/bench/sim/out/limit-series.csv $(TOP)/bench/limit.png
+	$(MAKE) --no-print-directory bench-limit
+
+# The rig's power-limit benchmark: BENCH_LIMIT_BOOTS boots of the rapl
+# variant running bench_limit, into bench/rig/limit.md and bench/RESULTS.md
+# (about 2 min a boot).
+BENCH_LIMIT_BOOTS ?= 3
+bench-limit:
+	$(MAKE) --no-print-directory module selftests userspace KVER=$(BENCH_KVER)
+	$(TOP)/scripts/qemu.sh build > /dev/null
+	@rm -f $(BUILD)/bench-limit.*.log
+	-@for i in $$(seq $(BENCH_LIMIT_BOOTS)); do \
+		RIG_ONLY=bench_limit RIG_TIMEOUT=900 $(TOP)/selftests/rig/run.sh \
+			$(BENCH_KVER) --variant rapl --mode bench; \
+		cp $(BUILD)/rig-$(BENCH_KVER)-rapl-bench.log $(BUILD)/bench-limit.$$i.log; \
+	done
+	python3 $(TOP)/bench/rig/limit.py $(TOP)/bench/rig/limit.md \
+		$(TOP)/bench/RESULTS.md $(BUILD)/bench-limit.*.log
 
 bench-quick:
 	$(MAKE) -C $(TOP)/bench/sim quick

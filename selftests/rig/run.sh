@@ -37,7 +37,7 @@
 # (per program, default 300 s, debug and rapl 900 s), RIG_EXPECTED (space separated test names;
 # default: one per selftests/vmrapl/*.c, without demo*, bench* and prom*,
 # which only run in --mode demo, bench and prom), RIG_EXTRA_CMDLINE,
-# RIG_ONLY (tests mode: space separated programs to run, for development;
+# RIG_ONLY (tests and bench modes: space separated programs to run;
 # the run then expects only those), RIG_PROM_PORT (--mode prom: the host
 # port, on 127.0.0.1, that QEMU's user network forwards to the guest
 # exporter's 9877; default 19877), RIG_QEMU (the QEMU binary of every
@@ -618,6 +618,7 @@ elif [[ $mode == bench && $variant == icount ]]; then
 elif [[ $mode == bench ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls bench*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}
+	[[ -n ${RIG_ONLY:-} ]] && expected=$RIG_ONLY
 elif [[ $mode == prom ]]; then
 	expected=${RIG_EXPECTED-$(cd "$top/selftests/vmrapl" 2>/dev/null &&
 		ls prom*.c 2>/dev/null | sed 's/\.c$//' | tr '\n' ' ')}
