@@ -78,7 +78,9 @@ static void test_layout(void)
 	vt_eq(sizeof(struct vmrapl_vm_query), 40, "vm_query is 40 bytes");
 	vt_eq(sizeof(struct vmrapl_limit), 72, "vmrapl_limit is 72 bytes");
 	vt_eq(OFF(vmrapl_limit, state), 32, "limit.state at 32");
-	vt_eq(OFF(vmrapl_limit, reserved), 40, "limit.reserved at 40");
+	vt_eq(OFF(vmrapl_limit, guest_limit_uw), 40, "limit.guest_limit_uw at 40");
+	vt_eq(OFF(vmrapl_limit, guest_window_us), 48, "limit.guest_window_us at 48");
+	vt_eq(OFF(vmrapl_limit, reserved), 56, "limit.reserved at 56");
 	vt_eq(OFF(vmrapl_vm_query, id), 8, "vm_query.id at 8");
 	vt_eq(OFF(vmrapl_vm_query, stats_ptr), 16, "vm_query.stats_ptr at 16");
 	vt_eq(sizeof(struct vmrapl_reg), 16, "vmrapl_reg is 16 bytes");
@@ -139,6 +141,7 @@ static const struct {
 	{ "VMRAPL_VM_SET_TOPOLOGY", VMRAPL_VM_SET_TOPOLOGY, _IOC_WRITE },
 	{ "VMRAPL_VM_ADD_TASK", VMRAPL_VM_ADD_TASK, _IOC_WRITE },
 	{ "VMRAPL_VM_READ_MSR", VMRAPL_VM_READ_MSR, _IOC_READ | _IOC_WRITE },
+	{ "VMRAPL_VM_WRITE_MSR", VMRAPL_VM_WRITE_MSR, _IOC_WRITE },
 	{ "VMRAPL_VM_GET_STATS", VMRAPL_VM_GET_STATS,
 	  _IOC_READ | _IOC_WRITE },
 	{ "VMRAPL_VM_SET_POLICY", VMRAPL_VM_SET_POLICY, _IOC_WRITE },

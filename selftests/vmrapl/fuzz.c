@@ -100,7 +100,7 @@ static const unsigned int vr_cmds[] = {
 	VMRAPL_VM_SET_POLICY, VMRAPL_VM_GET_STATE, VMRAPL_VM_SET_STATE,
 	VMRAPL_TEST_INJECT, VMRAPL_GET_PKG_STATS, VMRAPL_GET_PKG_STATS_V1,
 	VMRAPL_LIST_VMS, VMRAPL_GET_VM_STATS, VMRAPL_SET_VM_LIMIT,
-	VMRAPL_GET_VM_LIMIT,
+	VMRAPL_GET_VM_LIMIT, VMRAPL_VM_WRITE_MSR,
 };
 
 static bool is_dev_cmd(unsigned int cmd)
@@ -117,7 +117,7 @@ static bool is_vm_cmd(unsigned int cmd)
 	return cmd == VMRAPL_VM_SET_TOPOLOGY || cmd == VMRAPL_VM_ADD_TASK ||
 	       cmd == VMRAPL_VM_READ_MSR || cmd == VMRAPL_VM_GET_STATS ||
 	       cmd == VMRAPL_VM_SET_POLICY || cmd == VMRAPL_VM_GET_STATE ||
-	       cmd == VMRAPL_VM_SET_STATE;
+	       cmd == VMRAPL_VM_SET_STATE || cmd == VMRAPL_VM_WRITE_MSR;
 }
 
 /*
@@ -311,6 +311,16 @@ static void fill_arg(struct fuzzer *f, unsigned int cmd, char *p, size_t len)
 		u.m.vcpu = pick(&f->s, 4);
 		u.m.index = msrs[pick(&f->s, sizeof(msrs) / sizeof(msrs[0]))];
 		break;
+	case VMRAPL_VM_WRITE_MSR:
+		u.m.vcpu = pick(&f->s, 4);
+		u.m.index = pick(&f->s, 2) ? VMRAPL_MSR_PKG_POWER_LIMIT :
+			    msrs[pick(&f->s, sizeof(msrs) / sizeof(msrs[0]))];
+		/* Valid fields, the lock now and then, or anything. */
+		u.m.data = pick(&f->s, 2) ? rnd(&f->s) & 0x00ffffff00ffffffULL :
+			   rnd(&f->s);
+		if (!pick(&f->s, 8))
+			u.m.data |= 1ULL << 63;
+		break;
 	case VMRAPL_VM_GET_STATS:
 		u.s.size = pick_size(f, sizeof(u.s));
 		u.s.nr_vcpus = pick(&f->s, 5);
@@ -419,7 +429,8 @@ static bool err_allowed(unsigned int cmd, int err)
 		return cmd == VMRAPL_ATTACH_VM || cmd == VMRAPL_VM_ADD_TASK;
 	case ENOENT:
 		return cmd == VMRAPL_VM_READ_MSR || cmd == VMRAPL_GET_VM_STATS ||
-		       cmd == VMRAPL_SET_VM_LIMIT || cmd == VMRAPL_GET_VM_LIMIT;
+		       cmd == VMRAPL_SET_VM_LIMIT || cmd == VMRAPL_GET_VM_LIMIT ||
+		       cmd == VMRAPL_VM_WRITE_MSR;
 	case EPERM: case ESRCH: case ENOSPC:
 		return cmd == VMRAPL_VM_ADD_TASK;
 	case EBUSY:
@@ -577,7 +588,9 @@ static void fuzz_one(struct fuzzer *f)
 				 fd, ret, err);
 		return;
 	}
-	if (ret > 0 && cmd != VMRAPL_ATTACH_VM)
+	/* WRITE_MSR's 1: the register is locked, the write ignored. */
+	if (ret > 0 && cmd != VMRAPL_ATTACH_VM &&
+	    !(cmd == VMRAPL_VM_WRITE_MSR && ret == 1))
 		note_bad(f, "positive return", cmd, fd, ret, 0);
 	if (ret < 0 && !err_allowed(cmd, err))
 		note_bad(f, "undocumented error", cmd, fd, ret, err);
