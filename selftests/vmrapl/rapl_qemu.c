@@ -64,7 +64,9 @@
 
 #include "kselftest_harness.h"
 #include "libvmrapl-host.h"
+#include "vr_ioctl.h"
 #include "vr_kvm.h"
+#include "vr_limit.h"
 #include "vr_truth.h"
 
 #define QEMU		"/usr/bin/qemu-system-x86_64"
@@ -128,6 +130,11 @@ static const char *l2_missing(void)
 #define L2_HOTPLUG	0x40
 #define L2_HOTPLUG_SMP	"1,sockets=2,cores=3,threads=1,maxcpus=6"
 /*
+ * The tenant caps itself (l2.limit=1): QEMU in a cgroup of its own,
+ * vmrapl-limitd holding the VM.
+ */
+#define L2_LIMIT	0x80
+/*
  * A Skylake-Server guest on the rig's AMD CPU: KVM takes another vendor's
  * CPUID; the features the host lacks are left out, with a warning each.
  */
@@ -157,7 +164,8 @@ static int l2_start(struct l2 *g, const char *accel, const char *test,
 
 	memset(g, 0, sizeof(*g));
 	snprintf(append, sizeof(append),
-		 "console=ttyS0 panic=-1 loglevel=3 l2.test=%s", test);
+		 "console=ttyS0 panic=-1 loglevel=3 l2.test=%s%s", test,
+		 flags & L2_LIMIT ? " l2.limit=1" : "");
 	for (n = 0; n < (int)ARRAY_SIZE(fixed); n++)
 		argv[n] = fixed[n];
 	if (flags & L2_INTEL)
@@ -713,6 +721,7 @@ static void l2_tools(struct __test_metadata *_metadata, struct l2 *g,
 FIXTURE(l2) {
 	struct l2 g;
 	struct vrp other;	/* chain_then_migration's other VM */
+	pid_t limitd;		/* L2_LIMIT's daemon */
 };
 
 FIXTURE_SETUP(l2)
@@ -721,6 +730,7 @@ FIXTURE_SETUP(l2)
 
 	self->g.pid = 0;
 	self->other.pid = 0;
+	self->limitd = 0;
 	if (miss)
 		SKIP(return, "no %s in this rig", miss);
 	/* This process reads the console: off package 0, which QEMU uses. */
@@ -733,6 +743,109 @@ FIXTURE_TEARDOWN(l2)
 	if (self->g.pid > 0 && !kill(self->g.pid, SIGKILL))
 		l2_stop(&self->g, 1000);
 	vrp_stop(&self->other);
+	if (self->limitd > 0) {
+		if (!_metadata->passed)
+			vr_lim_log_dump();
+		vr_lim_limitd_stop(self->limitd, SIGTERM);
+		vr_lim_limitd_restore();
+		vr_lim_cg_undo();
+	}
+}
+
+/* QEMU (the whole process) into the limit's cgroup: 0 or -errno. */
+static int l2_into_cgroup(pid_t pid)
+{
+	FILE *f = fopen(VR_LIM_CG "/cgroup.procs", "w");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%d\n", (int)pid) > 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+/*
+ * The tenant's own limit (L2_LIMIT, after "measure"): the guest's
+ * powercap writes PL1 at half of what it drew spinning, over 1 s; the
+ * guest reads it back, GET_VM_LIMIT reports it, and vmrapl-limitd holds
+ * the VM's power (as vmrapl attributes it) there while the guest spins.
+ * Then an operator's limit locks the register: the guest's next write is
+ * ignored and it reads the operator's limit, locked.
+ */
+static void own_limit(struct __test_metadata *_metadata, struct l2 *gg)
+{
+	unsigned long long pl, reg, file, en, pl_units;
+	struct vmrapl_stats st0, st1;
+	struct vmrapl_limit l;
+	uint64_t id, uj, t0, t1;
+	double w, lim;
+	char line[200];
+	int fd, rc;
+
+	ASSERT_EQ(0, l2_expect(gg, "### L2 PL before ", line, sizeof(line),
+			       30000))
+		l2_dump(_metadata, gg);
+	EXPECT_STREQ("0x0", line);	/* nothing enabled, not locked */
+	ASSERT_EQ(0, l2_expect(gg, "### L2 PL set ", line, sizeof(line),
+			       30000))
+		l2_dump(_metadata, gg);
+	ASSERT_EQ(4, sscanf(line, "%llu %llx %llu %llu", &pl, &reg, &file,
+			    &en))
+		TH_LOG("line: %s", line);
+	pl_units = reg & 0x7fff;
+	TH_LOG("the guest wrote PL1 %llu uW: 0x610 %#llx, powercap reads %llu uW, enabled %llu",
+	       pl, reg, file, en);
+	EXPECT_TRUE(reg & (1ULL << 15));	/* PL1 enabled */
+	EXPECT_FALSE(reg & (1ULL << 63));	/* not locked */
+	EXPECT_EQ((pl * 8 + 500000) / 1000000, pl_units);
+	EXPECT_EQ(1, en);
+	fd = vr_open_dev();
+	ASSERT_LE(0, fd);
+	ASSERT_TRUE(vr_lim_vm_energy(fd, gg->pid, &id, &uj));
+	ASSERT_EQ(0, vmrapl_host_vm_limit_get(fd, id, &l));
+	EXPECT_TRUE(l.state & VMRAPL_LIMIT_S_GUEST);
+	EXPECT_EQ(pl_units * 125000, l.guest_limit_uw);
+	TH_LOG("GET_VM_LIMIT: the guest's %llu uW over %llu us",
+	       (unsigned long long)l.guest_limit_uw,
+	       (unsigned long long)l.guest_window_us);
+	lim = l.guest_limit_uw / 1e6;
+
+	/* Held while it spins: 3 s to settle, then 3 s. */
+	ASSERT_EQ(0, l2_expect(gg, "### L2 LIMIT SPIN", line, sizeof(line),
+			       30000))
+		l2_dump(_metadata, gg);
+	vr_sleep_ms(3000);
+	ASSERT_EQ(0, host_stats(gg->pid, &st0));
+	t0 = vr_now_ns();
+	vr_sleep_ms(3000);
+	ASSERT_EQ(0, host_stats(gg->pid, &st1));
+	t1 = vr_now_ns();
+	w = (st1.energy_uj[VMRAPL_DOM_PKG] - st0.energy_uj[VMRAPL_DOM_PKG]) /
+	    ((t1 - t0) / 1e3);
+	TH_LOG("held: %.3f W against the guest's %.3f W (%+.1f %%), cpu.max \"%s\"",
+	       w, lim, 100 * (w / lim - 1), vr_lim_cpu_max());
+	EXPECT_TRUE(vr_lim_throttled());
+	EXPECT_LE(fabs(w / lim - 1), 0.10);
+	ASSERT_EQ(0, l2_expect(gg, "### L2 LIMIT END", line, sizeof(line),
+			       30000))
+		l2_dump(_metadata, gg);
+
+	/* The operator's limit locks it: the guest's write is ignored. */
+	ASSERT_EQ(0, vmrapl_host_vm_limit_set(fd, id, 3000000, 1000000));
+	ASSERT_EQ(0, l2_expect(gg, "### L2 LOCKED ", line, sizeof(line),
+			       60000))
+		l2_dump(_metadata, gg);
+	ASSERT_EQ(3, sscanf(line, "%llx %d %llu", &reg, &rc, &file))
+		TH_LOG("line: %s", line);
+	TH_LOG("locked: 0x610 %#llx, the guest's write's status %d, powercap reads %llu uW",
+	       reg, rc, file);
+	EXPECT_TRUE(reg & (1ULL << 63));
+	EXPECT_EQ(24, reg & 0x7fff);		/* the operator's 3 W */
+	EXPECT_EQ(3000000, file);
+	ASSERT_EQ(0, vmrapl_host_vm_limit_get(fd, id, &l));
+	EXPECT_EQ(pl_units * 125000, l.guest_limit_uw);	/* not 2x: ignored */
+	EXPECT_EQ(0, vmrapl_host_vm_limit_clear(fd, id));
+	close(fd);
 }
 
 /*
@@ -743,7 +856,7 @@ FIXTURE_TEARDOWN(l2)
  * worker's time is checked too.
  */
 static void measure(struct __test_metadata *_metadata, struct l2 *gg,
-		    const char *accel, unsigned int flags)
+		    const char *accel, unsigned int flags, pid_t *limitd)
 {
 	double g[4], h[4], ovh[4], late[4], busy[4], all[4], spin_w, tol;
 	double perf, gs, gi;
@@ -757,7 +870,16 @@ static void measure(struct __test_metadata *_metadata, struct l2 *gg,
 
 	if (!(flags & L2_INTEL))
 		flags |= L2_NIC | L2_TRACE;
+	if (flags & L2_LIMIT) {
+		ASSERT_EQ(0, access(VR_LIM_LIMITD, X_OK));
+		ASSERT_EQ(0, vr_lim_cg_setup());
+		unlink(VR_LIM_LOG);
+		*limitd = vr_lim_limitd_start();
+		ASSERT_LT(0, *limitd);
+	}
 	ASSERT_EQ(0, l2_start(gg, accel, "measure", 1, flags));
+	if (flags & L2_LIMIT)
+		ASSERT_EQ(0, l2_into_cgroup(gg->pid));
 	ASSERT_EQ(0, l2_boot(_metadata, gg, &zone, &gp));
 	EXPECT_TRUE(zone);
 	EXPECT_FALSE(gp);
@@ -862,24 +984,27 @@ static void measure(struct __test_metadata *_metadata, struct l2 *gg,
 		EXPECT_STREQ("eth0", line);
 		vhost_is_overhead(_metadata, gg);
 	}
+	if (flags & L2_LIMIT)
+		own_limit(_metadata, gg);
 	ASSERT_EQ(0, l2_expect(gg, "### L2 DONE", line, sizeof(line), 60000));
 	l2_stop(gg, 30000);
 }
 
 TEST_F_TIMEOUT(l2, guest_reads_own_energy, 600)
 {
-	measure(_metadata, &self->g, VMRAPL_ON, 0);
+	measure(_metadata, &self->g, VMRAPL_ON, 0, NULL);
 }
 
 /*
  * An Intel server guest (Skylake-Server, on the rig's AMD CPU) on the
  * Intel register set: the same readers, the same bounds.  Started as
  * libvirt starts QEMU: -accel kvm, the vmrapl properties in QEMU_VMRAPL.
+ * Then the tenant caps itself through powercap (own_limit()).
  */
 TEST_F_TIMEOUT(l2, intel_guest_reads_own_energy, 600)
 {
 	measure(_metadata, &self->g, VMRAPL_ON ",vmrapl-regset=intel",
-		L2_INTEL | L2_ENV);
+		L2_INTEL | L2_ENV | L2_LIMIT, &self->limitd);
 }
 
 static int l2_save(struct __test_metadata *_metadata, struct l2 *g);
