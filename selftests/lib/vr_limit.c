@@ -4,6 +4,7 @@
  * cgroup v2, vmrapl-limitd started, stopped and restoring, and a VM's
  * power as vmrapl attributes it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -60,9 +61,25 @@ int vr_lim_cg_setup(void)
  */
 void vr_lim_cg_undo(void)
 {
+	struct dirent *de;
+	DIR *d;
 	int fd;
 
 	rmdir(VR_LIM_CG);
+	/* What a daemon that failed left of the cgroups it made. */
+	d = opendir(VR_LIM_CGROOT "/vmrapl.slice");
+	while (d && (de = readdir(d))) {
+		char path[512];
+
+		if (strncmp(de->d_name, "vm-", 3))
+			continue;
+		snprintf(path, sizeof(path), VR_LIM_CGROOT "/vmrapl.slice/%s",
+			 de->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(VR_LIM_CGROOT "/vmrapl.slice");
 	if (cg_cpu_on) {
 		fd = open(VR_LIM_CGROOT "/cgroup.subtree_control", O_WRONLY);
 		if (fd >= 0) {

@@ -24,7 +24,10 @@
  *  - the daemon killed mid-throttle: the quota and the record stay,
  *    "vmrapl-limitd --restore" (the unit's ExecStopPost) puts them back;
  *  - the VM exits while held: its record removed, cpu.max restored, the
- *    cgroup removable.
+ *    cgroup removable;
+ *  - a VMM in the root cgroup, shared with the rig: moved into a cgroup
+ *    the daemon makes for it, held (three windows' mean within 5 %); the
+ *    limit removed, back in the root cgroup, the made one gone.
  *
  * Runs in the rapl variant (emulated AMD RAPL, whose model's power
  * follows the CPUs' load); the rig's /init mounts no cgroup v2, the test
@@ -51,6 +54,25 @@
 #include "vr_limit.h"
 #include "vr_module.h"
 #include "vr_time.h"
+
+/* The VMM's cgroup v2 line of /proc/PID/cgroup, or "?". */
+static const char *proc_cgroup(pid_t pid)
+{
+	static char line[256];
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "r");
+	snprintf(line, sizeof(line), "?");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3))
+			break;
+	if (f)
+		fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	return line;
+}
 
 static bool record_exists(uint64_t id)
 {
@@ -94,6 +116,7 @@ TEST_F_TIMEOUT(lim, held_by_limitd, 120)
 	struct vrp_opts o = { .prog = VRG_SPIN, .duty = 100, .cpu = -1,
 			      .attach = true, .cgroup = VR_LIM_CG };
 	double p0, w[8], mean, lim, worst;
+	char made[128], want[128];
 	struct vmrapl_limit got;
 	struct vr_books books[2];
 	uint64_t id = 0, uj, pl1;
@@ -229,6 +252,40 @@ TEST_F_TIMEOUT(lim, held_by_limitd, 120)
 	vr_sleep_ms(200);
 	EXPECT_FALSE(record_exists(id));
 	EXPECT_EQ(0, rmdir(VR_LIM_CG)) TH_LOG("rmdir %s: %s", VR_LIM_CG, strerror(errno));
+
+	/*
+	 * A VMM in a shared cgroup (the root one, with the rest of the rig):
+	 * the daemon makes it a cgroup of its own, moves it there and holds
+	 * it; the limit removed, the VMM goes back and the cgroup away.
+	 */
+	o.cgroup = NULL;
+	ASSERT_EQ(0, vrp_start(&self->vm, &o));
+	ASSERT_TRUE(vr_lim_vm_energy(fd, self->vm.pid, &id, &uj));
+	snprintf(made, sizeof(made), VR_LIM_CGROOT "/vmrapl.slice/vm-%llu",
+		 (unsigned long long)id);
+	vr_sleep_ms(500);
+	p0 = vr_lim_power_w(fd, self->vm.pid, 2000);
+	lim = 0.5 * p0;
+	ASSERT_EQ(0, vmrapl_host_vm_limit_set(fd, id, (uint64_t)(lim * 1e6),
+					      1000000));
+	vr_sleep_ms(3000);
+	snprintf(want, sizeof(want), "0::/vmrapl.slice/vm-%llu",
+		 (unsigned long long)id);
+	EXPECT_STREQ(want, proc_cgroup(self->vm.pid));
+	mean = 0;
+	for (i = 0; i < 3; i++) {
+		w[i] = vr_lim_power_w(fd, self->vm.pid, 1000);
+		mean += w[i] / 3;
+	}
+	TH_LOG("moved from the root cgroup into %s: limit %.3f W: windows %.3f %.3f %.3f W, mean %+.2f %%",
+	       made, lim, w[0], w[1], w[2], 100 * (mean / lim - 1));
+	EXPECT_LE(fabs(mean / lim - 1), 0.05);
+	ASSERT_EQ(0, vmrapl_host_vm_limit_clear(fd, id));
+	for (i = 0; i < 30 && !access(made, F_OK); i++)
+		vr_sleep_ms(100);
+	EXPECT_NE(0, access(made, F_OK)) TH_LOG("%s is still there", made);
+	EXPECT_STREQ("0::/", proc_cgroup(self->vm.pid));
+	vrp_stop(&self->vm);
 	EXPECT_EQ(0, vr_lim_limitd_stop(self->d, SIGTERM));
 	self->d = 0;
 }

@@ -20,8 +20,8 @@
 #define TOKEN_MAX	20
 /* The first line of a record. */
 #define REC_MAGIC	"vmrapl-cgquota 1\n"
-/* A record: the magic, the path, three short lines. */
-#define REC_MAX		(PATH_MAX + 256)
+/* A record: the magic, the path, three short lines, the move's line. */
+#define REC_MAX		(2 * PATH_MAX + 256)
 #define STAT_MAX	4096
 
 static bool blank(char c)
@@ -250,6 +250,8 @@ int cgq_open(struct cgq *h, const char *path)
 	h->orig = m;
 	h->cur = m;
 	h->recorded = false;
+	h->moved_pid = 0;
+	h->moved_from[0] = '\0';
 	memcpy(h->path, path, len + 1);
 	return 0;
 
@@ -351,6 +353,8 @@ struct record {
 	uint64_t ino;
 	struct cgq_max orig;
 	int64_t time;
+	pid_t moved_pid;
+	char moved_from[PATH_MAX];
 };
 
 static bool id_ok(const char *id)
@@ -374,8 +378,9 @@ static const char *rec_field(const char *s, const char *key,
 
 /*
  * A record's text: REC_MAGIC, then "cgroup PATH", "ino N", "cpu.max LINE"
- * (as cpu_max_show() shows it, formatted back identically), "time N", in
- * that order, each line ending in a newline, nothing after.
+ * (as cpu_max_show() shows it, formatted back identically), "time N", and
+ * for a cgroup made for its VMM (cgq_make()) "moved PID FROM", in that
+ * order, each line ending in a newline, nothing after.
  */
 static int rec_parse(const char *s, struct record *r)
 {
@@ -417,9 +422,25 @@ static int rec_parse(const char *s, struct record *r)
 	}
 	s = e + 1;
 	v = rec_field(s, "time", &e);
-	if (!v || scan_u64(&v, e, &t) || v != e || e[1])
+	if (!v || scan_u64(&v, e, &t) || v != e)
 		return -EBADMSG;
 	r->time = (int64_t)t;
+	r->moved_pid = 0;
+	r->moved_from[0] = '\0';
+	s = e + 1;
+	if (!*s)
+		return 0;
+	v = rec_field(s, "moved", &e);
+	if (!v || scan_u64(&v, e, &t) || !t || t > INT_MAX || *v != ' ' ||
+	    e[1])
+		return -EBADMSG;
+	v++;
+	n = (size_t)(e - v);
+	if (!n || n >= sizeof(r->moved_from))
+		return -EBADMSG;
+	r->moved_pid = (pid_t)t;
+	memcpy(r->moved_from, v, n);
+	r->moved_from[n] = '\0';
 	return 0;
 }
 
@@ -466,6 +487,9 @@ static int rec_write(int rfd, const char *id, const struct cgq *h)
 		     REC_MAGIC "cgroup %s\nino %" PRIu64 "\ncpu.max %stime %"
 		     PRIu64 "\n", h->path, h->ino, line,
 		     (uint64_t)(now < 0 ? 0 : now));
+	if (n >= 0 && (size_t)n < sizeof(buf) && h->moved_pid)
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "moved %d %s\n",
+			      (int)h->moved_pid, h->moved_from);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -ENAMETOOLONG;
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", id);
@@ -503,6 +527,9 @@ int cgq_record(const char *rundir, const char *vm_id, struct cgq *h)
 		} else if (r.ino == h->ino) {
 			/* a restart: cpu.max may hold our own throttle */
 			h->orig = r.orig;
+			h->moved_pid = r.moved_pid;
+			memcpy(h->moved_from, r.moved_from,
+			       sizeof(h->moved_from));
 			h->recorded = true;
 		} else {
 			/* the cgroup was made again: the record is stale */
@@ -564,6 +591,13 @@ static int restore_one(int rfd, const char *id, const struct record *r)
 		close(dfd);
 	if (err && err != -ENOENT)
 		return err;
+	/* A cgroup made for its VMM: the VMM back, the cgroup removed. */
+	if (r->moved_pid) {
+		int uerr = cgq_unmake(r->path, r->moved_pid, r->moved_from);
+
+		if (uerr && uerr != -ENOENT)
+			return uerr;
+	}
 	return rec_remove(rfd, id) ? -EIO : err;
 }
 
@@ -660,17 +694,17 @@ int cgq_vm_cgroup(const char *proc, const char *cgroot, pid_t pid,
 			break;
 		}
 	}
-	if (!strcmp(p, "/")) {
-		snprintf(why, wlen, "its VMM (pid %d) is in the root cgroup, which has no cpu.max",
-			 (int)pid);
-		return -ENODEV;
-	}
 	if ((size_t)snprintf(rel, len, "%s", p) >= len) {
 		snprintf(why, wlen, "cgroup path too long");
 		return -ENAMETOOLONG;
 	}
 	if (scope)
 		return 0;
+	if (!strcmp(p, "/")) {
+		snprintf(why, wlen, "its VMM (pid %d) is in the root cgroup, which has no cpu.max",
+			 (int)pid);
+		return -EBUSY;
+	}
 	/* No scope: the VMM's own cgroup, if nothing else runs in it. */
 	snprintf(procs, sizeof(procs), "%s%s/cgroup.procs", cgroot, rel);
 	f = fopen(procs, "r");
@@ -692,5 +726,142 @@ int cgq_vm_cgroup(const char *proc, const char *cgroot, pid_t pid,
 			 rel, (int)pid);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* @s, and a newline, into @path: one write; 0 or -errno. */
+static int write_line(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do {
+		n = write(fd, s, len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/* Is "cpu" one of @dir's cgroup.subtree_control's words? */
+static bool cpu_enabled(const char *dir)
+{
+	char path[PATH_MAX + 32], buf[512], *w, *save = NULL;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	if (read_all(AT_FDCWD, path, -1, buf, sizeof(buf)))
+		return false;
+	for (w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (!strcmp(w, "cpu"))
+			return true;
+	return false;
+}
+
+/* The cpu controller for @dir's children: 0 or -errno. */
+static int enable_cpu(const char *dir)
+{
+	char path[PATH_MAX + 32];
+
+	if (cpu_enabled(dir))
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	return write_line(path, "+cpu");
+}
+
+/* Is @pid listed in @dir's cgroup.procs?  -ENOENT when @dir is gone. */
+static int procs_has(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX + 32], line[32];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ENOENT : -errno;
+	while (fgets(line, sizeof(line), f))
+		if (atol(line) == (long)pid)
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+int cgq_make(const char *cgroot, const char *vm_id, pid_t pid, char *path,
+	     size_t len)
+{
+	char slice[PATH_MAX], procs[PATH_MAX + 32], num[24];
+	int err;
+
+	if (!id_ok(vm_id) || pid <= 0)
+		return -EINVAL;
+	if ((size_t)snprintf(slice, sizeof(slice), "%s/" CGQ_SLICE, cgroot) >=
+	    sizeof(slice) ||
+	    (size_t)snprintf(path, len, "%s/vm-%s", slice, vm_id) >= len)
+		return -ENAMETOOLONG;
+	err = enable_cpu(cgroot);
+	if (err)
+		return err;
+	if (mkdir(slice, 0755) && errno != EEXIST)
+		return -errno;
+	err = enable_cpu(slice);
+	if (err)
+		return err;
+	if (mkdir(path, 0755))
+		return -errno;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	err = write_line(procs, num);
+	if (err)
+		rmdir(path);
+	return err;
+}
+
+int cgq_set_moved(struct cgq *h, pid_t pid, const char *from)
+{
+	size_t n = strlen(from);
+
+	if (n >= sizeof(h->moved_from) || !n || strchr(from, '\n'))
+		return n ? -ENAMETOOLONG : -EINVAL;
+	h->moved_pid = pid;
+	memcpy(h->moved_from, from, n + 1);
+	return 0;
+}
+
+int cgq_unmake(const char *path, pid_t pid, const char *from)
+{
+	char to[PATH_MAX], procs[PATH_MAX + 32], num[24], *slash;
+	int in, err;
+
+	in = procs_has(path, pid);
+	if (in < 0)
+		return in;
+	if (in) {
+		/* Back where it came from, or the nearest that is left. */
+		snprintf(to, sizeof(to), "%s", from);
+		for (;;) {
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", to);
+			if (!access(procs, W_OK))
+				break;
+			slash = strrchr(to, '/');
+			if (!slash || slash == to)
+				return -ENOENT;
+			*slash = '\0';
+		}
+		snprintf(num, sizeof(num), "%d", (int)pid);
+		err = write_line(procs, num);
+		/* ESRCH: it exited meanwhile, and the cgroup empties. */
+		if (err && err != -ESRCH)
+			return err;
+	}
+	if (rmdir(path))
+		return errno == ENOENT ? -ENOENT : -errno;
 	return 0;
 }

@@ -99,6 +99,9 @@ struct cgq_stat {
  *	cgq_open(), then each value written.
  * @recorded: cgq_record() succeeded; cgq_apply() refuses before.
  * @path: the cgroup directory's path, as given to cgq_open().
+ * @moved_pid: the VMM moved into this cgroup, made for it (cgq_make(),
+ *	cgq_set_moved()); 0 for a cgroup that was there.
+ * @moved_from: the cgroup directory it was moved from.
  *
  * Read the fields; change them only through these functions.
  */
@@ -110,7 +113,12 @@ struct cgq {
 	struct cgq_max cur;
 	bool recorded;
 	char path[PATH_MAX];
+	pid_t moved_pid;
+	char moved_from[PATH_MAX];
 };
+
+/* Where cgq_make() makes a VMM's cgroup: CGQ_SLICE/vm-ID under the root. */
+#define CGQ_SLICE		"vmrapl.slice"
 
 /**
  * struct cgq_counts - what cgq_restore_all() did
@@ -325,12 +333,63 @@ int cgq_nr_periods(struct cgq *h, uint64_t *n);
  * one, the VMM's own cgroup when its cgroup.procs lists no other
  * process (a scope of its own, a cgroup the operator made).
  *
- * Return: 0; -ENODEV for a host without cgroup v2 or a VMM in the root
- * cgroup (no cpu.max); -EBUSY when its cgroup holds other processes, which
- * a quota would throttle too; -ENAMETOOLONG; another -errno of reading
- * the files.
+ * Return: 0; -ENODEV for a host without cgroup v2; -EBUSY when its cgroup
+ * holds other processes, which a quota would throttle too, or is the root
+ * cgroup (no cpu.max): @rel is that cgroup all the same, for cgq_make();
+ * -ENAMETOOLONG; another -errno of reading the files.
  */
 int cgq_vm_cgroup(const char *proc, const char *cgroot, pid_t pid,
 		  char *rel, size_t len, char *why, size_t wlen);
+
+/**
+ * cgq_make() - a cgroup of its own for a VMM in a shared one
+ * @cgroot: where cgroup v2 is mounted.
+ * @vm_id: the VM's id, as cgq_record()'s: the cgroup is
+ *	@cgroot/CGQ_SLICE/vm-@vm_id.
+ * @pid: the VMM: the whole process moves (its cgroup.procs).
+ * @path: out: the cgroup made, the path cgq_open() takes.
+ * @len: @path's size.
+ *
+ * Makes @cgroot/CGQ_SLICE if it is not there, with the cpu controller
+ * enabled for its children (and in @cgroot's cgroup.subtree_control when
+ * it was not), then the VM's cgroup, and moves @pid into it.  Call
+ * cgq_set_moved() on the handle cgq_open() gives for it, before
+ * cgq_record(), so that a restore moves it back.
+ *
+ * Return: 0; -EINVAL for a bad @vm_id; -ENAMETOOLONG; -EEXIST when the
+ * VM's cgroup is there already (a restore pass has not run); another
+ * -errno of mkdir() or of the writes.  On error the VM's cgroup is not
+ * left behind and @pid stays where it was.
+ */
+int cgq_make(const char *cgroot, const char *vm_id, pid_t pid, char *path,
+	     size_t len);
+
+/**
+ * cgq_set_moved() - note that @h's cgroup was made for @pid (cgq_make())
+ * @h: the handle, open.
+ * @pid: the VMM.
+ * @from: the cgroup directory it came from (absolute).
+ *
+ * cgq_record() then records it, and cgq_unmake() and the restore pass
+ * move @pid back and remove the cgroup.
+ *
+ * Return: 0, or -ENAMETOOLONG.
+ */
+int cgq_set_moved(struct cgq *h, pid_t pid, const char *from);
+
+/**
+ * cgq_unmake() - a made cgroup undone: its VMM moved back, it removed
+ * @path: the cgroup cgq_make() made.
+ * @pid: the VMM it made it for.
+ * @from: where that VMM came from.
+ *
+ * Only while @pid is still in @path (an operator who moved it since is
+ * not overruled) is it moved back: to @from, or to its nearest ancestor
+ * that still exists.  Then @path is removed.
+ *
+ * Return: 0; -ENOENT when @path is gone already; -EBUSY when it still
+ * holds a process (left, for the operator); another -errno of the writes.
+ */
+int cgq_unmake(const char *path, pid_t pid, const char *from);
 
 #endif /* VMRAPL_COMMON_CGQUOTA_H */

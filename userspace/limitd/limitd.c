@@ -66,6 +66,7 @@ static const char *opt_device = "/dev/vmrapl";
 static const char *opt_cgroot = "/sys/fs/cgroup";
 static const char *opt_rundir = "/run/vmrapl/limit";
 static const char *opt_proc = "/proc";
+static bool opt_make_cgroup = true;
 static uint64_t opt_tick_ns = 100 * NS_PER_MS;
 static uint64_t opt_scan_ns = 1000 * NS_PER_MS;
 static bool opt_verbose;
@@ -243,18 +244,40 @@ static int vm_sample(struct vm *v, const struct vmrapl_vm_entry *e,
 static void vm_hold(struct vm *v, const struct vmrapl_vm_entry *e, uint64_t t)
 {
 	char rel[PATH_MAX], path[PATH_MAX + 64], why[PATH_MAX + 160];
+	char from[PATH_MAX], made[PATH_MAX];
 	char id[24], a[32], b[32], line[CGQ_LINE_MAX];
 	int err;
 
 	err = cgq_vm_cgroup(opt_proc, opt_cgroot, v->pid, rel, sizeof(rel),
 			    why, sizeof(why));
+	id_str(v->id, id, sizeof(id));
+	made[0] = 0;
+	if (err == -EBUSY && opt_make_cgroup) {
+		/* A shared cgroup: one of its own, the VMM moved into it. */
+		snprintf(from, sizeof(from), "%s%s", opt_cgroot,
+			 strcmp(rel, "/") ? rel : "");
+		err = cgq_make(opt_cgroot, id, v->pid, made, sizeof(made));
+		if (err) {
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 "; cannot make it a cgroup of its own (%s/vm-%s): %s",
+				 CGQ_SLICE, id, strerror(-err));
+		} else {
+			say("VM %" PRIu64 " (%s): %s; moved it into %s, made for its limit",
+			     v->id, v->name, why, made);
+			snprintf(rel, sizeof(rel), "%s", made + strlen(opt_cgroot));
+		}
+	}
 	if (err) {
 		vm_refuse(v, why);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s%s", opt_cgroot, rel);
 	err = cgq_open(&v->h, path);
+	if (!err && made[0])
+		err = cgq_set_moved(&v->h, v->pid, from);
 	if (err) {
+		if (made[0])
+			cgq_unmake(made, v->pid, from);
 		if (err == -ENODEV)
 			snprintf(why, sizeof(why), "%s has no cpu.max: enable the cpu controller in its parent's cgroup.subtree_control",
 				 path);
@@ -264,11 +287,12 @@ static void vm_hold(struct vm *v, const struct vmrapl_vm_entry *e, uint64_t t)
 		vm_refuse(v, why);
 		return;
 	}
-	id_str(v->id, id, sizeof(id));
 	err = cgq_record(opt_rundir, id, &v->h);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot record %s's cpu.max in %s: %s",
 			 path, opt_rundir, strerror(-err));
+		if (v->h.moved_pid)
+			cgq_unmake(v->h.path, v->h.moved_pid, v->h.moved_from);
 		cgq_close(&v->h);
 		vm_refuse(v, why);
 		return;
@@ -280,6 +304,8 @@ static void vm_hold(struct vm *v, const struct vmrapl_vm_entry *e, uint64_t t)
 		snprintf(why, sizeof(why), "cannot start its controller: %s",
 			 strerror(-err));
 		cgq_restore(&v->h);
+		if (v->h.moved_pid)
+			cgq_unmake(v->h.path, v->h.moved_pid, v->h.moved_from);
 		cgq_forget(opt_rundir, id);
 		cgq_close(&v->h);
 		vm_refuse(v, why);
@@ -312,6 +338,18 @@ static void vm_let_go(struct vm *v, const char *why)
 	/* A removed cgroup: its directory no longer opens cpu.max. */
 	if (err == -ENODEV)
 		err = -ENOENT;
+	/* One made for its VMM: the VMM back where it was, the cgroup gone. */
+	if ((!err || err == -ENOENT) && v->h.moved_pid) {
+		int uerr = cgq_unmake(v->h.path, v->h.moved_pid,
+				      v->h.moved_from);
+
+		if (uerr && uerr != -ENOENT)
+			say("VM %" PRIu64 " (%s): cannot undo the cgroup %s made for it: %s",
+			     v->id, v->name, v->h.path, strerror(-uerr));
+		else
+			say("VM %" PRIu64 " (%s): its VMM back in %s, %s removed",
+			     v->id, v->name, v->h.moved_from, v->h.path);
+	}
 	if (!err || err == -ENOENT) {
 		cgq_forget(opt_rundir, id);
 		if (err)
@@ -639,6 +677,9 @@ static void usage(FILE *f)
 		"                     the tick (default 1000)\n"
 		"  --restore          put back every recorded cpu.max and exit\n"
 		"                     (the unit's ExecStopPost)\n"
+		"  --no-make-cgroup   leave a VM whose VMM shares its cgroup unheld\n"
+		"                     (default: move the VMM into a cgroup of its\n"
+		"                     own, " CGQ_SLICE "/vm-ID, and back at the end)\n"
 		"  --proc DIR         where /proc is (a test's fake one)\n"
 		"  -v, --verbose      log every tick\n"
 		"  -h, --help         this text\n");
@@ -670,6 +711,7 @@ int main(int argc, char **argv)
 		{ "tick-ms", required_argument, NULL, 't' },
 		{ "scan-ms", required_argument, NULL, 's' },
 		{ "restore", no_argument, NULL, 'R' },
+		{ "no-make-cgroup", no_argument, NULL, 'M' },
 		{ "proc", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -703,6 +745,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			restore_only = true;
+			break;
+		case 'M':
+			opt_make_cgroup = false;
 			break;
 		case 'p':
 			opt_proc = optarg;

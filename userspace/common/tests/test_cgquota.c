@@ -329,6 +329,93 @@ static void report(void *arg, const char *vm_id, const char *cgroup, int err)
 	diag("restore_all: %s (%s): %d", vm_id, cgroup ? cgroup : "?", err);
 }
 
+/*
+ * A cgroup made for its VMM (cgq_make(), cgq_set_moved()): the move is
+ * recorded, taken back by a restart, undone by the restore pass; a
+ * malformed move line is a corrupt record.  cgq_unmake() against a fake
+ * tree: the VMM written back into the nearest cgroup that is left (a
+ * plain directory is no cgroup: its rmdir() fails, -ENOTEMPTY).
+ */
+static void test_moved_records(const char *run)
+{
+	char cg[PLEN], from[PLEN], rec[FLEN], f[FLEN], buf[PATH_MAX + 256];
+	struct cgq h, h2;
+	struct cgq_counts c;
+	int err;
+
+	snprintf(rec, sizeof(rec), "%s/vm5", run);
+	snprintf(from, sizeof(from), "%s/shared", base);
+	mkdir(from, 0755);
+	snprintf(f, sizeof(f), "%s/cgroup.procs", from);
+	put(f, "");
+	mkcg("vm5", "max 100000\n", cg, sizeof(cg));
+	snprintf(f, sizeof(f), "%s/cgroup.procs", cg);
+	put(f, "4242\n");
+	err = cgq_open(&h, cg);
+	if (!err)
+		err = cgq_set_moved(&h, 4242, from);
+	if (!err)
+		err = cgq_record(run, "vm5", &h);
+	snprintf(f, sizeof(f), "\nmoved 4242 %s\n", from);
+	tap(!err && strstr(get(rec, buf, sizeof(buf)), f),
+	    "a made cgroup's record holds the move (%d)", err);
+	cgq_close(&h);
+	err = cgq_open(&h2, cg);
+	if (!err)
+		err = cgq_record(run, "vm5", &h2);
+	tap(!err && h2.moved_pid == 4242 && !strcmp(h2.moved_from, from),
+	    "restart: the move is taken from the record (%d)", err);
+	cgq_close(&h2);
+	snprintf(f, sizeof(f), "%s/sub/gone", from);
+	tap(cgq_unmake(cg, 4242, f) == -ENOTEMPTY,
+	    "unmake: back into the nearest cgroup left, rmdir tried");
+	snprintf(f, sizeof(f), "%s/cgroup.procs", from);
+	tap(!strcmp(get(f, buf, sizeof(buf)), "4242"),
+	    "unmake: the VMM written to %s", f);
+	put(f, "");
+	snprintf(f, sizeof(f), "%s/cgroup.procs", cg);
+	put(f, "17\n");
+	tap(cgq_unmake(cg, 4242, from) == -ENOTEMPTY &&
+	    !strcmp(get(f, buf, sizeof(buf)), "17\n"),
+	    "unmake: a VMM that is no longer there is not moved");
+	unlink(f);
+	rmcg(cg);
+	tap(cgq_unmake(cg, 4242, from) == -ENOENT, "unmake: gone is -ENOENT");
+
+	/* The VM's cgroup went away with the VM: the record is removed. */
+	memset(&seen, 0, sizeof(seen));
+	err = cgq_restore_all(run, report, NULL, &c);
+	tap(!err && c.gone == 1 && !c.failed && !exists(rec),
+	    "restore_all: a made cgroup that is gone, removed (%d)", err);
+	/* Malformed move lines: corrupt, left in place. */
+	snprintf(buf, sizeof(buf),
+		 "vmrapl-cgquota 1\ncgroup %s\nino 1\ncpu.max max 100000\ntime 1\nmoved 0 /x\n",
+		 cg);
+	put(rec, buf);
+	snprintf(buf, sizeof(buf),
+		 "vmrapl-cgquota 1\ncgroup %s\nino 1\ncpu.max max 100000\ntime 1\nmoved 12\n",
+		 cg);
+	snprintf(f, sizeof(f), "%s/vm6", run);
+	put(f, buf);
+	snprintf(buf, sizeof(buf),
+		 "vmrapl-cgquota 1\ncgroup %s\nino 1\ncpu.max max 100000\ntime 1\nmoved 12 /x\nmore\n",
+		 cg);
+	snprintf(f, sizeof(f), "%s/vm7", run);
+	put(f, buf);
+	memset(&seen, 0, sizeof(seen));
+	err = cgq_restore_all(run, report, NULL, &c);
+	tap(!err && c.failed == 3 && !c.gone && !c.restored,
+	    "restore_all: malformed move lines are corrupt (%d: %u %u %u)",
+	    err, c.restored, c.gone, c.failed);
+	unlink(rec);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/vm6", run);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/cgroup.procs", from);
+	unlink(f);
+	rmdir(from);
+}
+
 static void test_records(void)
 {
 	char run[PLEN], cg[PLEN], cg2[PLEN], rec[FLEN];
@@ -466,6 +553,7 @@ static void test_records(void)
 	snprintf(f, sizeof(f), "%s/junk", run);
 	unlink(f);
 	rmcg(cg2);
+	test_moved_records(run);
 	snprintf(f, sizeof(f), "%s/other", base);
 	rmcg(f);
 	rmdir(run);
