@@ -502,9 +502,46 @@ static int vrp_join(const char *dir)
 	return ok ? 0 : -EIO;
 }
 
+/* The child's other end of vrp_write_pl(). */
+struct vrp_req {
+	struct vmrapl_vm *vm;
+	int wfd;
+	int cfd;
+};
+
+/*
+ * vrp_write_pl()'s requests, in a thread of their own (SIGTERM blocked,
+ * so that it reaches the main thread's pause()), until EOF; the main
+ * thread's _exit() ends it.  The parent waits for each answer before it
+ * asks again or stops the child, so no request is in flight then.
+ */
+static void *vrp_requests(void *arg)
+{
+	const struct vrp_req *q = arg;
+	uint64_t val;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		n = read(q->cfd, &val, sizeof(val));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(val))
+			return NULL;
+		r = q->vm ? vmrapl_write_msr(q->vm, 0,
+					     VMRAPL_MSR_PKG_POWER_LIMIT, val) :
+			    -ENODEV;
+		if (write(q->wfd, &r, sizeof(r)) != sizeof(r))
+			return NULL;
+	}
+}
+
 static void vrp_child(const struct vrp_opts *o, int wfd, int cfd)
 {
 	struct sigaction sa = { .sa_handler = vrp_on_term };
+	static struct vrp_req req;
+	sigset_t term, old;
+	pthread_t rt;
 	int nr = o->nr_vcpus > 0 ? o->nr_vcpus : 1;
 	struct vmrapl_vm *vm = NULL;
 	struct vmrapl *dev = NULL;
@@ -512,6 +549,8 @@ static void vrp_child(const struct vrp_opts *o, int wfd, int cfd)
 	pid_t tid;
 
 	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
 	/* Into the cgroup first, so that every thread starts there. */
 	if (o->cgroup && vrp_join(o->cgroup))
 		_exit(16);
@@ -536,22 +575,13 @@ static void vrp_child(const struct vrp_opts *o, int wfd, int cfd)
 	tid = vrg_tid(g, 0);
 	if (write(wfd, &tid, sizeof(tid)) != sizeof(tid))
 		_exit(15);
-	/* vrp_write_pl()'s requests, until SIGTERM (EINTR) or EOF. */
-	while (!vrp_term) {
-		uint64_t val;
-		ssize_t n;
-		int r;
-
-		n = read(cfd, &val, sizeof(val));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != sizeof(val))
-			break;		/* EOF: vrp_stop() closed it */
-		r = vm ? vmrapl_write_msr(vm, 0, VMRAPL_MSR_PKG_POWER_LIMIT,
-					  val) : -ENODEV;
-		if (write(wfd, &r, sizeof(r)) != sizeof(r))
-			break;
-	}
+	req.vm = vm;
+	req.wfd = wfd;
+	req.cfd = cfd;
+	pthread_sigmask(SIG_BLOCK, &term, &old);
+	if (pthread_create(&rt, NULL, vrp_requests, &req))
+		_exit(17);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (!vrp_term)
 		pause();
 	vrg_stop(g);
@@ -617,12 +647,12 @@ void vrp_stop(struct vrp *p)
 
 	if (p->pid <= 0)
 		return;
-	if (p->cfd >= 0)
-		close(p->cfd);		/* the child's read ends */
 	kill(p->pid, SIGTERM);
 	waitpid(p->pid, &status, 0);
 	p->pid = 0;
 	if (p->rfd >= 0)
 		close(p->rfd);
+	if (p->cfd >= 0)
+		close(p->cfd);
 	p->rfd = p->cfd = -1;
 }
