@@ -29,8 +29,8 @@
 #                             guest reads its energy (rapl_qemu.c)
 #   make check-intel          the rig's intel variant on the full kernels
 #                             make check does not run it on (.ci/run does)
-#   make check-rig            the rig's watchdog and triple-fault retry
-#                             (.ci/run)
+#   make check-rig            the rig's watchdog and triple-fault retry,
+#                             the smoke subset on the older 7.x (.ci/run)
 #   make check-libvirt        a booted Debian hypervisor in the rig: the
 #                             packages, and libvirt's domains (.ci/run)
 #   make debug-kernel         build (or reuse) that kernel only
@@ -294,7 +294,8 @@ check-libvirt:
 	@$(TOP)/scripts/libvirt-test.sh
 
 # The rig's checks of itself: its silence watchdog and its triple-fault
-# retry (scripts/check-rig.sh); summary as check.
+# retry, and the smoke subset on the older 7.x kernels
+# (scripts/check-rig.sh); summary as check.
 check-rig:
 	@$(TOP)/scripts/check-rig.sh
 
