@@ -685,10 +685,17 @@ static void l2_tools(struct __test_metadata *_metadata, struct l2 *g,
 		/* turbostat prints joules to 0.01 J. */
 		EXPECT_LE(pkg * 1e6 * PC_SCALE, e1 - e0 + 2 * ESU_UJ + 5000);
 		EXPECT_GE(pkg, 0.6 * spin_w * 1.0);
-		/* turbostat reads no core energy on Intel server models. */
+		/*
+		 * turbostat reads no core energy on Intel server models.  It
+		 * reads the core and the package registers one after the
+		 * other at each end of its interval: a publication of the
+		 * guest view between them moves one and not the other, by up
+		 * to one guest period's energy at the spinning power (seen:
+		 * Cor_J 18.22 over Pkg_J 18.04).
+		 */
 		if (!(flags & L2_INTEL) || cor >= 0) {
 			EXPECT_GT(cor, 0);
-			EXPECT_LE(cor, pkg + 0.01);
+			EXPECT_LE(cor, pkg + 0.01 + spin_w * PERIOD_MS / 1000.0);
 		}
 	}
 	ASSERT_EQ(0, l2_expect(g, "### L2 NODE ", line, sizeof(line), 120000))
