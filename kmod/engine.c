@@ -193,8 +193,8 @@ static bool vr_in(const struct vr_acct *a, const struct vr_acct_range *r)
  * CPU's current account, no package's pending or lag list.  Returns
  * VR_SWEEP_CLEAN, or what was found, named in @why; a CPU or a lag list is
  * put right (purged, forgotten again), a pending list cannot be.
- * @inject: first leave a stale pointer to @r on package 0's lag list, as
- * a bug would (the sweep's own test, inject_stale).
+ * @inject: leave a stale pointer to @r on package 0's lag list, as a bug
+ * would, just before scanning it (the sweep's own test, inject_stale).
  */
 int vr_engine_sweep(const struct vr_acct_range *r, bool inject, char *why,
 		    size_t len)
@@ -204,16 +204,6 @@ int vr_engine_sweep(const struct vr_acct_range *r, bool inject, char *why,
 	unsigned long flags;
 	unsigned int i, s;
 
-	if (inject) {
-		struct vr_pkg *p = &vr_pkgs[0]->core;
-
-		raw_spin_lock_irqsave(&p->close_lock, flags);
-		if (!first->pprev && p->prev != first) {
-			first->pprev = p->prev;
-			p->prev = first;
-		}
-		raw_spin_unlock_irqrestore(&p->close_lock, flags);
-	}
 	for_each_possible_cpu(cpu) {
 		struct vr_cpu *c = per_cpu_ptr(&vr_pcpu, cpu);
 
@@ -235,6 +225,14 @@ int vr_engine_sweep(const struct vr_acct_range *r, bool inject, char *why,
 		bool lag = false, pend = false;
 
 		raw_spin_lock_irqsave(&p->close_lock, flags);
+		/*
+		 * Under the lock that scans for it: a close in between would
+		 * clear the lag list and take the stale pointer with it.
+		 */
+		if (inject && i == 0 && !first->pprev && p->prev != first) {
+			first->pprev = p->prev;
+			p->prev = first;
+		}
 		for (a = p->prev; a && !lag; a = a->pprev)
 			lag = vr_in(a, r);
 		for (s = 0; s < 2; s++)
