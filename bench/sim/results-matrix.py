@@ -246,8 +246,9 @@ def section(dir):
         'One setting changed at a time, the rest the default model\'s; '
         'vmrapl\'s learned and per-core rows and the naive baseline, '
         'occupied truth, 60 s windows, the mean over seeds (the seeds\' '
-        'min–max).  The module\'s lag share stays its default (`lag_ns` = '
-        'half its 1 ms step) in every run.')
+        'min–max).  The module\'s lag share comes from the update interval it '
+        'measures in each run (the model\'s counter as polled at load), as '
+        'on hardware.')
     out.append('')
     for title, opt, cols in SWEEPS:
         out.append('**%s** (`%s`).' % (title, opt))

@@ -224,7 +224,9 @@ if [ -s "$dir/callgrind.txt" ]; then
 		"$dir/callgrind.txt"
 fi
 echo
-cat "$here/results-why.md"
+# The mechanisms; the runs that show some of them separately follow, and
+# the limits' section (the file's last) comes after the limit bench.
+sed '/^### Per-VM power limits/,$d' "$here/results-why.md"
 # The occupied 60 s cell (mean and seeds' range) of workload $1, row $3,
 # in the vrsim markdown $2.
 occ() { awk -F'|' -v wl="$1" -v row="$3" '
@@ -322,6 +324,9 @@ if [ -s "$dir/limit.md" ]; then
 	echo
 	cat "$dir/limit.md"
 fi
+# results-why.md's last section explains the limit bench's misses.
+echo
+sed -n '/^### Per-VM power limits/,$p' "$here/results-why.md"
 echo
 echo "## Core hot path"
 echo
