@@ -111,7 +111,7 @@ MODULE_PARM_DESC(unpriv_step_uj,
 		 "Without CAP_PERFMON a VM's energy moves in steps of this (uJ), default 1000");
 
 /*
- * The debug sweep of every release (vm.c, vr_vm_swept()): on by default on
+ * The debug sweep of every release (vm_release.c, vr_vm_swept()): on by default on
  * a KASAN kernel (make check-debug's), where a late write into a freed
  * account would also be caught; off on production kernels, where it costs
  * a walk of every CPU and package per released VM.

@@ -3,7 +3,7 @@
  * The VM layer's private declarations: struct vr_vm, its accounts, and the
  * per-vCPU and per-VM energy sums, written once here.
  *
- * The layer is six files, one execution context each:
+ * The layer is seven files, one execution context each:
  *
  *   vm_probe.c   probe context: the scheduler and KVM tracepoints, IRQs
  *                off, under RCU-sched.  Lookups only; takes no lock (the
@@ -23,7 +23,10 @@
  *                vr_vm_mutex for the operator's, the VM's gv_lock
  *                innermost.
  *   vm.c         lifecycle in ioctl and workqueue context: attach,
- *                track_all's adoption, release, the VM fd.  vr_vm_mutex.
+ *                track_all's adoption, the VM fd.  vr_vm_mutex.
+ *   vm_release.c a dead VM's release: the put that queues it, the release
+ *                work that takes it off the engine and frees it.  Process
+ *                and workqueue context, no VM-layer lock.
  *
  * Locks: vr_vm_mutex and vr_vm.lock are never nested (GET_VM_STATS takes
  * a reference under the first, drops it, then takes the second), and
@@ -127,7 +130,7 @@ struct vr_task {
  *	that looked the VM up under vr_vm_mutex and dropped it
  *	(GET_VM_STATS).  The last vr_vm_put() frees the VM.
  * @list: in vr_vms, under vr_vm_mutex.
- * @dead: on vm.c's vr_dead_vms once the last reference is gone.
+ * @dead: on vm_release.c's vr_dead_vms once the last reference is gone.
  * @tasks: registered overhead tasks, under vr_vm_mutex.
  * @charge: VMRAPL_CHARGE_*, read locklessly by the probes.
  * @exact: the VMM that attached it had CAP_PERFMON (perfmon_capable()),
@@ -256,7 +259,6 @@ void vr_key_add(struct vr_key *k, const void *key, u32 kind, struct vr_vm *vm);
 void vr_key_del(struct vr_key *k);
 void vr_vcpu_key_drop(struct vr_vcpu_thread *vt);
 extern unsigned long vr_key_early_moves;	/* vr_vm_mutex */
-extern unsigned long vr_release_stale;		/* vm.c's release work */
 void vr_filter_rebuild(void);
 void vr_mm_owner_update(struct mm_struct *mm);
 bool vr_vcpu_threads_install(struct vr_vm *vm, struct task_struct **old,
@@ -267,8 +269,14 @@ long vr_vm_add_task(struct vr_vm *vm, void __user *argp);
 /* vm.c: references. */
 struct vr_vm *vr_vm_id_locked(u64 id);
 struct vr_vm *vr_vm_get_id(u64 id);
-void vr_vm_put(struct vr_vm *vm);
 void vr_kvm_put(struct kvm *kvm);
+void vr_vm_free(struct vr_vm *vm);
+
+/* vm_release.c: the last reference and what follows it. */
+void vr_vm_put(struct vr_vm *vm);
+void vr_vm_release_init(void);
+void vr_vm_release_flush(void);
+extern unsigned long vr_release_stale;		/* the release work's */
 
 /*
  * Copy a size-versioned struct from userspace (see the uapi header): the

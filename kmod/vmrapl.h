@@ -57,9 +57,9 @@ int vr_topo_pkg_of(unsigned int cpu);
  * @safety_reads: closes done by the timer.
  * @remote_closes: closes requested from process context.
  * @last_remote: local clock of the last such request (rate limit).
- * @release_closes: closes forced by a batch of VM releases (vm.c), each
+ * @release_closes: closes forced by a batch of VM releases (vm_release.c), each
  *	one IPI to @timer_cpu at most; only vr_engine_release(), which
- *	vm.c's release work serializes, writes it.
+ *	vm_release.c's work serializes, writes it.
  * @step_work: times the counters' steps when the package comes online
  *	(engine_step.c).
  * @step_cpu, @step_tries: the CPU it was queued on, and how many times
@@ -203,6 +203,12 @@ void vr_engine_set_period(u64 ns);
 void vr_engine_set_policy(unsigned int policy);
 u64 vr_engine_period_ns(void);
 unsigned int vr_engine_policy(void);
+void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
+void vr_close_pkg_wait(struct vr_hpkg *hp);
+void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
+struct vr_cpu *vr_engine_cpu(unsigned int cpu);
+
+/* engine_remote.c: closes and releases asked from process context */
 void vr_close_all(u64 min_gap_ns);
 /* The accounts [@lo, @hi) of one VM, for vr_engine_release(). */
 struct vr_acct_range {
@@ -216,9 +222,6 @@ enum { VR_SWEEP_CLEAN, VR_SWEEP_REPAIRED, VR_SWEEP_STUCK };
 
 int vr_engine_sweep(const struct vr_acct_range *r, bool inject, char *why,
 		    size_t len);
-void vr_close_pkg_local(struct vr_hpkg *hp, bool timer);
-void vr_pkg_static_read(struct vr_hpkg *hp, struct vr_static_report *r);
-struct vr_cpu *vr_engine_cpu(unsigned int cpu);
 
 /* engine_timer.c: the package timer */
 void vr_pkg_timer_init(struct vr_hpkg *hp);

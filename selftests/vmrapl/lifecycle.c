@@ -921,7 +921,7 @@ static long long release_closes(int *npk)
 
 #define STORM_THREADS	64
 #define STORM_MS	2000
-#define RELEASE_GAP_MS	20	/* kmod/vm.c VR_RELEASE_GAP_MS */
+#define RELEASE_GAP_MS	20	/* kmod/vm_release.c VR_RELEASE_GAP_MS */
 
 /* The storm's start, which its threads sleep on while the VMs are made. */
 struct storm_go {
