@@ -216,6 +216,7 @@ struct vr_split {
 	 */
 	u64 pc;
 	u64 wsum;
+	bool merge;	/* the epoch joins the lag list (vr_lag_merge()) */
 };
 
 /* The static part of this epoch, with the debt of earlier ones. */
@@ -291,6 +292,9 @@ static u64 vr_settle_part(struct vr_pkg *p)
  * the list all its dynamic energy and keeps the part of the window its
  * own read has still not shown (vr_cpu_tail() at its close: a CPU idle
  * for longer than two lag_ns has none left), for the next busy epoch.
+ * A busy epoch whose read showed nothing (epochs shorter than the
+ * counter's step) joins the list instead of replacing it
+ * (vr_lag_merge()): its energy shows later, with the list's.
  * With per-core energy (VR_CORE_ENERGY), the share comes out of the
  * whole dynamic energy too, and the per-core part of this epoch is the
  * weight of its seen busy time only (below).
@@ -336,7 +340,22 @@ static void vr_split_policy(struct vr_pkg *p, struct vr_split *sp, u64 busy,
 		stat_busy = cap ? vr_mul_div(stat, busy < cap ? busy : cap,
 					     cap) : 0;
 
-	dprev = vr_lag_share(p, busy, dyn, &seen);
+	/*
+	 * A busy epoch whose read showed none of it (the counter did not
+	 * step): its energy shows later, with the list's; it joins the list
+	 * (vr_drain(), vr_lag_merge()) and takes no share now.  Not where
+	 * per-core weights split the list or the epoch: they would be lost.
+	 */
+	sp->merge = busy && !de && p->lag_ns && !p->prev_busy_e &&
+		    !(busy_e && p->policy != VR_STATIC_BUSY &&
+		      (p->core.kind == VR_CORE_ENERGY ||
+		       p->core.kind == VR_CORE_CYCLES));
+	if (sp->merge) {
+		dprev = 0;
+		seen = 0;
+	} else {
+		dprev = vr_lag_share(p, busy, dyn, &seen);
+	}
 	/*
 	 * Per-core energy (VR_CORE_ENERGY): the busy time's per-core energy
 	 * (its weight) is charged by weight, out of the dynamic part left
@@ -439,7 +458,10 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 	struct vr_acct *a, *next, *prev = NULL;
 	u64 cum, cum_e, r, e;
 
-	vr_lag_give(p, sp->prev, sp->given_prev, busy, keep, now);
+	if (sp->merge)		/* only ever set for a clean epoch */
+		vr_lag_merge(p, busy, now);
+	else
+		vr_lag_give(p, sp->prev, sp->given_prev, busy, keep, now);
 
 	/*
 	 * Every CPU of the package accrues into the other slot since the
@@ -461,14 +483,17 @@ static void vr_drain(struct vr_pkg *p, u32 slot, struct vr_split *sp,
 			cum_e = sp->wsum;
 		vr_give_cur(a, sp, cum, busy, cum_e);
 		WRITE_ONCE(a->ns, a->ns + r);
-		if (keep && r) {
+		if (keep && r && sp->merge) {
+			vr_lag_join(p, a, r);
+		} else if (keep && r) {
 			a->prev_ns = r;
 			a->prev_e = e;
 			a->pprev = prev;
 			prev = a;
 		}
 	}
-	vr_lag_keep(p, prev, busy, sp->wsum, keep, now);
+	if (!sp->merge)
+		vr_lag_keep(p, prev, busy, sp->wsum, keep, now);
 }
 
 /**

@@ -324,7 +324,9 @@ struct vr_core_src {
  *	(vr_pkg_read_step()).  The CORE entry is PP0's, or where the cores
  *	have their own energy counters, the measuring CPU's core counter.
  * @prev, @prev_busy, @prev_t: accounts, busy ns and end of the last busy
- *	epoch, which get the lag share of the next closes.
+ *	epoch, which get the lag share of the next closes; with the busy
+ *	epochs after it that no read showed, merged in (vr_lag_merge(): an
+ *	account's @prev_ns is then its busy ns not shown yet).
  * @prev_busy_e: its per-core weight, which then splits the lag share
  *	(VR_CORE_CYCLES, or VR_CORE_ENERGY when every busy CPU of it had a
  *	weight; 0: by time).

@@ -4,7 +4,8 @@
  * reading that the previous busy epoch spent and the counter had not yet
  * shown, its size (vr_lag_share()), and the lag list of that epoch's
  * accounts that receives it (vr_lag_give(), vr_lag_keep(),
- * vr_pkg_forget()).  The rule is described at vr_split_policy() in
+ * vr_pkg_forget()), which busy epochs that no read showed join
+ * (vr_lag_merge(), vr_lag_join()).  The rule is described at vr_split_policy() in
  * vr_core.c, whose close calls everything here; all of it runs under the
  * package's close_lock, as the rest of the close: see vr_core.h.
  */
@@ -42,6 +43,14 @@ static void vr_give(struct vr_acct *a, const u64 *amount, u64 *given,
 		WRITE_ONCE(a->energy[d], a->energy[d] + s - given[d]);
 		given[d] = s;
 	}
+}
+
+/* Of @busy CPU-ns just closed, those its read showed (vr_lag_note()). */
+static u64 vr_lag_seen(const struct vr_pkg *p, u64 busy)
+{
+	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
+
+	return busy - (t > busy / 2 ? busy / 2 : t);
 }
 
 /*
@@ -104,6 +113,14 @@ u64 vr_lag_share(struct vr_pkg *p, u64 busy, u64 dyn, u64 *seen)
 		if (p->prev_seen)
 			dprev = vr_mul_div(p->prev_dyn, p->prev_tail,
 					   p->prev_seen);
+		else if (p->prev_tail)
+			/*
+			 * A list of epochs no read showed (vr_lag_merge()),
+			 * with no delta before them to price them: this
+			 * delta covers them and this epoch's seen time.
+			 */
+			dprev = vr_mul_div(dyn, p->prev_tail,
+					   p->prev_tail + vr_lag_seen(p, busy));
 		if (dprev > dyn) {
 			if (p->core.kind == VR_CORE_ENERGY && p->prev_busy_e)
 				p->pc_owed += dprev - dyn;
@@ -179,6 +196,78 @@ void vr_lag_keep(struct vr_pkg *p, struct vr_acct *list, u64 busy, u64 wsum,
 		p->prev = list;
 		p->prev_busy = busy;
 		vr_prev_clear(p);
+	}
+}
+
+/**
+ * vr_lag_merge() - an epoch whose read showed none of it joins the lag list
+ * @p: the package.
+ * @busy: busy CPU-ns of the closed epoch.
+ * @now: its end.
+ *
+ * A counter that updates less often than the epochs close (250 us epochs
+ * on a 1 ms counter) leaves busy epochs with a delta of 0: their energy
+ * shows at a later read, with what is still unseen of the list before
+ * them.  Such an epoch neither replaces the list nor prices the next
+ * share: the list keeps its unseen busy time (each account's weight
+ * scaled to it), the epoch's busy time joins it whole (its accounts by
+ * vr_lag_join(), the host's implicitly), and the next share is priced at
+ * the power of the last delta that showed something, or, with none
+ * before the list, by time (vr_lag_share()).  Only for lists split by
+ * time: vr_split_policy() does not merge per-core weighted epochs.
+ * Context: close_lock held.
+ */
+void vr_lag_merge(struct vr_pkg *p, u64 busy, u64 now)
+{
+	struct vr_acct **pp = &p->prev, *a;
+	u64 unseen = 0;
+
+	vr_lock_held(&p->close_lock);
+	if (p->prev_busy) {
+		/* The list's busy CPU-ns not shown yet, the host's included. */
+		unseen = p->prev_tail < p->prev_busy ? p->prev_tail :
+			 p->prev_busy;
+		while ((a = *pp)) {
+			a->prev_ns = vr_mul_div(a->prev_ns, unseen,
+						p->prev_busy);
+			a->prev_e = 0;
+			if (a->prev_ns) {
+				pp = &a->pprev;
+				continue;
+			}
+			/* Nothing of it unseen: off the list. */
+			*pp = a->pprev;
+			a->pprev = NULL;
+		}
+	} else {
+		p->prev_dyn = 0;
+		p->prev_seen = 0;
+	}
+	p->prev_busy = unseen + busy;
+	p->prev_tail = unseen + busy;
+	p->prev_busy_e = 0;
+	p->prev_t = now;
+}
+
+/**
+ * vr_lag_join() - add @r busy ns of @a to the list vr_lag_merge() kept
+ * @p: the package.
+ * @a: an account of the merged epoch.
+ * @r: its busy ns in it, > 0.
+ *
+ * An account is on the list if and only if its weight (prev_ns) is not 0.
+ * Context: close_lock held.
+ */
+void vr_lag_join(struct vr_pkg *p, struct vr_acct *a, u64 r)
+{
+	vr_lock_held(&p->close_lock);
+	if (a->prev_ns) {
+		a->prev_ns += r;
+	} else {
+		a->prev_ns = r;
+		a->prev_e = 0;
+		a->pprev = p->prev;
+		p->prev = a;
 	}
 }
 

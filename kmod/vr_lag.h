@@ -12,6 +12,8 @@
 u64 vr_lag_share(struct vr_pkg *p, u64 busy, u64 dyn, u64 *seen);
 void vr_lag_give(struct vr_pkg *p, const u64 *amount, u64 *given, u64 busy,
 		 bool keep, u64 now);
+void vr_lag_merge(struct vr_pkg *p, u64 busy, u64 now);
+void vr_lag_join(struct vr_pkg *p, struct vr_acct *a, u64 r);
 void vr_lag_keep(struct vr_pkg *p, struct vr_acct *list, u64 busy, u64 wsum,
 		 bool keep, u64 now);
 

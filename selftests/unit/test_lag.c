@@ -20,7 +20,8 @@
  * short idle epoch, where a share of the next epoch's energy went mostly
  * to the task that ran then, and a steady load after a late first read,
  * where a power taken from what the last share left made the error flip
- * sides every epoch.
+ * sides every epoch, and epochs shorter than the counter's step, whose
+ * reads showed none of them, before one that shows them.
  *
  * Energies are chosen so that every share is a whole number of eu: the
  * result does not depend on the order of the lists.
@@ -357,6 +358,35 @@ int main(void)
 	close_ms(1500000, 300);
 	expect("A and B stop, a host task runs: their last 0.5 ms to them",
 	       500000, 500000, 500000, 0, 0, 100, 100, 100);
+
+	/*
+	 * Epochs shorter than the counter's step (250 us closes): A runs on
+	 * CPU 0 over [1, 1.5) ms, and the counter does not step in either
+	 * of its two epochs; B runs on CPU 1 from 1.5 ms, and the 1.75 ms
+	 * close reads A's 0.5 ms (5e5).  Epochs no read showed join the
+	 * list whole (vr_lag_merge()), A once with both: 0.5 ms unseen.
+	 * B's epoch shows 0.125 ms of its own (its 0.25 ms run, unseen at
+	 * most half), and with no delta before A's to price it by, the
+	 * share goes by time: 0.5 of 0.625 ms, 4e5 to A, the rest to B.
+	 * Before such epochs joined the list, A got nothing and B all.
+	 */
+	setup(true);
+	close_ms(0, 0);
+	ev(0, 1000, true, &A);
+	close_us(1250, 0, 0);
+	expect("a busy epoch the counter did not show: nothing yet", 0, 0,
+	       0, 0, 0, 0, 0, 0);
+	vt_ok(p.prev == &A && A.prev_ns == 250000 && p.prev_tail == 250000 &&
+	      !p.prev_seen, "it joined the lag list, all of it unseen");
+	close_us(1500, 0, 0);
+	expect("a second one: nothing yet", 0, 0, 0, 0, 0, 0, 0, 0);
+	vt_ok(p.prev == &A && !A.pprev && A.prev_ns == 500000 &&
+	      p.prev_busy == 500000, "A on the list once, with both epochs");
+	ev(0, 1500, false, NULL);
+	ev(1, 1500, true, &B);
+	close_us(1750, 500000, 50);
+	expect("the read that shows them: by unseen time, A 4:1", 400000,
+	       100000, 0, 0, 0, 40, 10, 0);
 
 	/* lag_ns 0: no list at all */
 	setup(false);
