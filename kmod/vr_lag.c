@@ -5,9 +5,10 @@
  * shown, its size (vr_lag_share()), and the lag list of that epoch's
  * accounts that receives it (vr_lag_give(), vr_lag_keep(),
  * vr_pkg_forget()), which busy epochs that no read showed join
- * (vr_lag_merge(), vr_lag_join()).  The rule is described at vr_split_policy() in
- * vr_core.c, whose close calls everything here; all of it runs under the
- * package's close_lock, as the rest of the close: see vr_core.h.
+ * (vr_lag_merge(), vr_lag_join()).  The rule is described at
+ * vr_split_policy() in vr_core.c, whose close calls everything here; all
+ * of it runs under the package's close_lock, as the rest of the close:
+ * see vr_core.h.
  */
 #include "vr_core.h"
 #include "vr_lag.h"
