@@ -46,10 +46,16 @@ static void vr_give(struct vr_acct *a, const u64 *amount, u64 *given,
 	}
 }
 
-/* Of @busy CPU-ns just closed, those its read showed (vr_lag_note()). */
+/* The busy CPU-ns of the closed epoch's lag window its read missed. */
+static u64 vr_lag_tail(const struct vr_pkg *p)
+{
+	return p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
+}
+
+/* Of @busy CPU-ns just closed, those its read showed: all but at most half. */
 static u64 vr_lag_seen(const struct vr_pkg *p, u64 busy)
 {
-	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
+	u64 t = vr_lag_tail(p);
 
 	return busy - (t > busy / 2 ? busy / 2 : t);
 }
@@ -68,11 +74,10 @@ static u64 vr_lag_seen(const struct vr_pkg *p, u64 busy)
  */
 static u64 vr_lag_note(struct vr_pkg *p, u64 busy, u64 dyn)
 {
-	u64 t = p->lag_ns ? p->fold_tail / (4 * p->lag_ns) : 0;
+	u64 t = vr_lag_tail(p);
 
 	if (busy) {
-		if (t > busy / 2)
-			t = busy / 2;
+		t = busy - vr_lag_seen(p, busy);
 		p->prev_dyn = dyn;
 		p->prev_seen = (p->prev_busy ? p->prev_tail : 0) + busy - t;
 		p->prev_tail = t;
